@@ -1,0 +1,124 @@
+"""User-facing errors and warnings, rendered against the user's source.
+
+Every error a user can cause is a ``SirenError`` carrying a ``Span``; the CLI
+prints ``render()`` and exits with status 1, so no Python traceback ever
+reaches the user::
+
+    model.si:3:9: error: unbound variable 'y'
+      let z = y + 1 in
+              ^
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Span:
+    """A source range; lines and columns are 1-based, ``end_col`` exclusive."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int = 0
+    end_col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+# Source texts by file name, so a diagnostic can show the offending line
+# without every stage carrying the text around.
+_SOURCES: dict[str, str] = {}
+
+
+def register_source(file: str, text: str) -> None:
+    _SOURCES[file] = text
+
+
+def source_line(span: Span) -> str | None:
+    text = _SOURCES.get(span.file)
+    if text is None:
+        return None
+    lines = text.splitlines()
+    if 1 <= span.line <= len(lines):
+        return lines[span.line - 1]
+    return None
+
+
+def render_at(kind: str, message: str, span: Span | None) -> str:
+    if span is None:
+        return f"{kind}: {message}"
+    out = f"{span}: {kind}: {message}"
+    line = source_line(span)
+    if line is not None:
+        width = 1
+        if span.end_line == span.line and span.end_col > span.col:
+            width = span.end_col - span.col
+        caret = " " * (span.col - 1) + "^" + "~" * (width - 1)
+        out += f"\n{line.expandtabs(1)}\n{caret}"
+    return out
+
+
+@dataclass
+class Note:
+    message: str
+    span: Span | None = None
+
+
+@dataclass
+class SirenError(Exception):
+    """Base of every error caused by the user's program, data or arguments."""
+
+    message: str
+    span: Span | None = None
+    notes: list[Note] = field(default_factory=list)
+
+    kind_name = "error"
+
+    def __post_init__(self) -> None:
+        Exception.__init__(self, self.message)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def render(self) -> str:
+        parts = [render_at("error", self.message, self.span)]
+        for note in self.notes:
+            parts.append(render_at("note", note.message, note.span))
+        return "\n".join(parts)
+
+
+class SirenSyntaxError(SirenError):
+    pass
+
+
+class SirenNameError(SirenError):
+    pass
+
+
+class SirenTypeError(SirenError):
+    pass
+
+
+class SirenPlanError(SirenError):
+    pass
+
+
+class SirenDataError(SirenError):
+    pass
+
+
+class SirenRuntimeError(SirenError):
+    pass
+
+
+class SirenUsageError(SirenError):
+    """Bad use of the API or command line (not of the language)."""
+
+
+def warn(message: str, span: Span | None, stream=None) -> None:
+    """Print a warning at once; warnings never stop compilation."""
+    print(render_at("warning", message, span), file=stream or sys.stderr)

@@ -1,0 +1,185 @@
+"""The compilation pipeline: one table of named stages, nothing else knows their order.
+
+    ast  -> siren -> plan -> smc -> llvm-dialect -> llvm -> obj -> so
+
+``sirenc --emit=STAGE`` stops after STAGE and prints it. Each stage function
+takes the previous stage's product; the ``Compilation`` carries what later
+stages need besides it (source, method, options).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from sirenc.diagnostics import SirenUsageError
+
+METHODS = ("pf", "ssi", "ds", "bp")
+SUPPORTED_METHODS = ("pf",)
+
+
+@dataclass
+class Compilation:
+    text: str
+    path: str                      # the program file, or "<string>"
+    method: str = "pf"
+    check: bool = True
+    max_rvs: int = 4
+    plan: object | None = None     # the plan-analysis result, once run
+    products: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def base_dir(self) -> str:
+        if self.path.startswith("<"):
+            return os.getcwd()
+        return os.path.dirname(os.path.realpath(self.path))
+
+    @property
+    def name(self) -> str:
+        if self.path.startswith("<"):
+            return "model"
+        return os.path.splitext(os.path.basename(self.path))[0]
+
+
+def open_source(source: str | os.PathLike, method: str = "pf", **options) -> Compilation:
+    """A compilation of a file path or of program text."""
+    source = os.fspath(source)
+    if method not in METHODS:
+        raise SirenUsageError(f"unknown method '{method}' (choose one of {', '.join(METHODS)})")
+    looks_like_path = "\n" not in source and (source.endswith(".si") or os.path.exists(source))
+    if looks_like_path:
+        try:
+            with open(source, encoding="utf-8") as f:
+                text = f.read()
+        except OSError as e:
+            raise SirenUsageError(f"cannot read '{source}': {e.strerror}") from None
+        return Compilation(text, source, method, **options)
+    return Compilation(source, "<string>", method, **options)
+
+
+# ---- stages -------------------------------------------------------------------
+
+
+def _ast(c: Compilation, _):
+    from sirenc.frontend import load_source
+
+    return load_source(c.text, c.path)
+
+
+def _siren(c: Compilation, typed):
+    from sirenc.frontend.irgen import irgen
+
+    return irgen(typed)
+
+
+def _plan(c: Compilation, module):
+    from sirenc.passes.inline_functions import inline_all
+    from sirenc.passes.plan_analysis import analyze
+
+    inline_all(module)
+    module.verify()
+    if c.check or c.method == "pf":
+        c.plan = analyze(module, c.method, c.max_rvs)
+    return module
+
+
+def _smc(c: Compilation, module):
+    from sirenc.passes.lower_siren_to_smc import lower_module
+    from sirenc.passes.spill_across_suspends import SpillAcrossSuspends
+
+    if c.method not in SUPPORTED_METHODS:
+        raise SirenUsageError(
+            f"method '{c.method}' can be checked (sirenc check) but not compiled yet; use -m pf"
+        )
+    lower_module(module, c.base_dir)
+    SpillAcrossSuspends().apply(None, module)
+    module.verify()
+    return module
+
+
+def _llvm_dialect(c: Compilation, module):
+    from sirenc.passes.lower_smc_to_llvm import lower_module
+
+    lower_module(module)
+    module.verify()
+    return module
+
+
+def _llvm(c: Compilation, module):
+    from sirenc.backend.llvm import llvm_ir_text
+
+    return llvm_ir_text(module, model_info(c, module))
+
+
+STAGES: dict[str, Callable] = {
+    "ast": _ast,
+    "siren": _siren,
+    "plan": _plan,
+    "smc": _smc,
+    "llvm-dialect": _llvm_dialect,
+    "llvm": _llvm,
+}
+ORDER = list(STAGES)
+
+
+def run_until(c: Compilation, stage: str):
+    """Run the pipeline up to and including `stage`; returns that stage's product."""
+    if stage not in STAGES:
+        raise SirenUsageError(f"unknown stage '{stage}' (choose one of {', '.join(ORDER)})")
+    product = None
+    for name in ORDER:
+        if name in c.products:
+            product = c.products[name]
+        else:
+            product = STAGES[name](c, product)
+            c.products[name] = product
+        if name == stage:
+            return product
+    raise AssertionError(stage)
+
+
+def plan_text(c: Compilation) -> str:
+    if c.plan is None:
+        return ""
+    return "\n".join(f"{name}: {enc}" for name, enc in c.plan.plan.items())
+
+
+def model_info(c: Compilation, module):
+    """The runtime's view of the model, read off the lowered procedure."""
+    from sirenc.diagnostics import Span
+    from sirenc.model_info import RESUME_SYMBOL, ModelInfo
+
+    fn = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == RESUME_SYMBOL)
+    a = fn.attributes
+    reason = a.get("smc.not_streamable_reason")
+    return ModelInfo(
+        name=c.name,
+        method=c.method,
+        plan=plan_text(c),
+        result_type=a["smc.result_type"].data,
+        frame_size=a["smc.frame_size"].value.data,
+        result_offset=a["smc.result_offset"].value.data,
+        streamable=bool(a["smc.streamable"].value.data),
+        not_streamable_reason=reason.data if reason else "",
+        files=[f.data for f in a["smc.files"].data],
+        sites=[Span(s.filename.data, s.line.data, s.column.data) for s in a["smc.sites"].data],
+    )
+
+
+def compile_to_llvm_dialect(source, method: str = "pf", check: bool = True, max_rvs: int = 4):
+    """Source file or text -> (llvm-dialect module, ModelInfo); the backend's input."""
+    c = open_source(source, method, check=check, max_rvs=max_rvs)
+    module = run_until(c, "llvm-dialect")
+    return module, model_info(c, module)
+
+
+def lower_to_siren(source, inline: bool = True):
+    """Source -> `siren` module (inlined unless asked otherwise), for analyses and tests."""
+    from sirenc.passes.inline_functions import inline_all
+
+    c = open_source(source)
+    module = run_until(c, "siren")
+    if inline:
+        inline_all(module)
+    return module

@@ -1,0 +1,255 @@
+"""IR generation: typed AST -> `siren` dialect.
+
+Each function instance (one per distinct signature, chosen by type inference)
+becomes a ``func.func`` taking its whole parameter pattern as one value; the
+main expression becomes ``func.func @main``. Patterns become ``siren.fst`` /
+``siren.snd`` chains, multi-argument calls pass a right-nested pair (SPEC 3.2).
+"""
+
+from __future__ import annotations
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import ModuleOp, f64, i1
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+
+from sirenc.frontend import ast
+from sirenc.frontend import types as T
+from sirenc.ir import siren
+from sirenc.ir.locations import loc_of
+
+_BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
+_OPERATOR_BINOPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "eq": "="}
+
+
+def ir_type(t: T.Type) -> Attribute:
+    if isinstance(t, T.TPair):
+        return siren.PairType(ir_type(t.fst), ir_type(t.snd))
+    if isinstance(t, T.TList):
+        return siren.ListType(ir_type(t.elem))
+    if isinstance(t, T.TDist):
+        return siren.dist_type(t.family)
+    if t == T.TBool:
+        return i1
+    if t == T.TUnit:
+        return siren.unit
+    if t == T.TString:
+        return siren.string
+    return f64  # floats, and type variables left unresolved (defaulted)
+
+
+class _FunctionBuilder:
+    def __init__(self, instance: T.Instance):
+        self.instance = instance
+
+    # -- helpers ---------------------------------------------------------------
+
+    def type_of(self, node: ast.Node) -> Attribute:
+        return ir_type(self.instance.types[id(node)])
+
+    def emit(self, block: Block, op: Operation, node: ast.Node | None = None, span=None) -> SSAValue:
+        if span is None and node is not None:
+            span = node.span
+        if span is not None:
+            op.location = loc_of(span)
+        block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def pack(self, block: Block, values: list[SSAValue], node: ast.Node) -> SSAValue:
+        """The single value a call passes: unit, the argument, or nested pairs."""
+        if not values:
+            return self.emit(block, siren.ConstOp(None), node)
+        value = values[-1]
+        for first in reversed(values[:-1]):
+            value = self.emit(block, siren.PairOp(first, value), node)
+        return value
+
+    def unpack(self, block: Block, value: SSAValue, n: int, node: ast.Node) -> list[SSAValue]:
+        out = []
+        for _ in range(n - 1):
+            out.append(self.emit(block, siren.FstOp(value), node))
+            value = self.emit(block, siren.SndOp(value), node)
+        out.append(value)
+        return out
+
+    def args(self, block: Block, node: ast.Call, env: dict, arity: int) -> list[SSAValue]:
+        values = [self.expr(block, a, env) for a in node.args]
+        if len(values) == arity:
+            return values
+        return self.unpack(block, self.pack(block, values, node), arity, node)
+
+    def bind(self, block: Block, pattern: ast.Pattern, value: SSAValue, env: dict) -> dict:
+        env = dict(env)
+        self._bind(block, pattern, value, env)
+        return env
+
+    def _bind(self, block: Block, pattern: ast.Pattern, value: SSAValue, env: dict) -> None:
+        if isinstance(pattern, ast.PVar):
+            env[pattern.name] = value
+        elif isinstance(pattern, ast.PTuple):
+            items = pattern.items
+            for i, item in enumerate(items):
+                if i == len(items) - 1:
+                    self._bind(block, item, value, env)
+                else:
+                    self._bind(block, item, self.emit(block, siren.FstOp(value), pattern), env)
+                    value = self.emit(block, siren.SndOp(value), pattern)
+
+    def call(self, block: Block, callee: str, arg: SSAValue, result: Attribute, node) -> SSAValue:
+        return self.emit(block, func.CallOp(callee, [arg], [result]), node)
+
+    # -- expressions -----------------------------------------------------------
+
+    def expr(self, block: Block, e: ast.Expr, env: dict) -> SSAValue:
+        method = getattr(self, "_" + type(e).__name__)
+        return method(block, e, env)
+
+    def _Const(self, block, e: ast.Const, env):
+        return self.emit(block, siren.ConstOp(e.value), e)
+
+    def _Var(self, block, e: ast.Var, env):
+        return env[e.name]
+
+    def _Tuple(self, block, e: ast.Tuple, env):
+        return self.pack(block, [self.expr(block, i, env) for i in e.items], e)
+
+    def _ListLit(self, block, e: ast.ListLit, env):
+        items = [self.expr(block, i, env) for i in e.items]
+        lst = self.emit(block, siren.NilOp(self.type_of(e)), e)
+        for item in reversed(items):
+            lst = self.emit(block, siren.ConsOp(item, lst), e)
+        return lst
+
+    def _Let(self, block, e: ast.Let, env):
+        value = self.expr(block, e.value, env)
+        return self.expr(block, e.body, self.bind(block, e.pattern, value, env))
+
+    def _BinOp(self, block, e: ast.BinOp, env):
+        lhs = self.expr(block, e.left, env)
+        rhs = self.expr(block, e.right, env)
+        return self.binop(block, e.op, lhs, rhs, e)
+
+    def binop(self, block, op: str, lhs, rhs, node):
+        if op == "=":
+            return self.emit(block, siren.EqOp(lhs, rhs), node)
+        return self.emit(block, _BINOPS[op](lhs, rhs), node)
+
+    def _Neg(self, block, e: ast.Neg, env):
+        return self.emit(block, siren.NegOp(self.expr(block, e.operand, env)), e)
+
+    def _Call(self, block, e: ast.Call, env):
+        kind = e.kind
+        if kind == "operator":
+            return self.operator(block, e, env)
+        if kind == "distribution":
+            arity = siren.FAMILIES[e.name][0]
+            return self.emit(block, siren.DistOp(e.name, self.args(block, e, env, arity)), e)
+        if kind == "library":
+            return self.library(block, e, env)
+        arg = self.pack(block, [self.expr(block, a, env) for a in e.args], e)
+        return self.call(block, self.instance.targets[id(e)], arg, self.type_of(e), e)
+
+    def operator(self, block, e: ast.Call, env):
+        name = e.name
+        if name in _OPERATOR_BINOPS:
+            lhs, rhs = self.args(block, e, env, 2)
+            return self.binop(block, _OPERATOR_BINOPS[name], lhs, rhs, e)
+        if name == "pair":
+            first, second = self.args(block, e, env, 2)
+            return self.emit(block, siren.PairOp(first, second), e)
+        if name == "cons":
+            head, tail = self.args(block, e, env, 2)
+            return self.emit(block, siren.ConsOp(head, tail), e)
+        assert name == "lst"
+        nil = self.emit(block, siren.NilOp(self.type_of(e)), e)
+        values = [self.expr(block, a, env) for a in e.args]
+        if not values or values[0].type == siren.unit:
+            return nil
+        return self.emit(block, siren.ConsOp(self.pack(block, values, e), nil), e)
+
+    def library(self, block, e: ast.Call, env):
+        name = f"{e.module}.{e.name}"
+        if name == "List.map":
+            lst = self.expr(block, e.args[1], env)
+            elem_type = lst.type.element
+            body = Block(arg_types=(elem_type,))
+            out_type = self.type_of(e)
+            mapped = self.call(body, self.instance.targets[id(e)], body.args[0], out_type.element, e)
+            self.emit(body, siren.YieldOp(mapped), e)
+            return self.emit(block, siren.MapOp(lst, out_type, body), e)
+        if name == "List.range":
+            lo, hi = self.args(block, e, env, 2)
+            return self.emit(block, siren.RangeOp(lo, hi), e)
+        (arg,) = self.args(block, e, env, 1)
+        op = {
+            "List.hd": siren.HdOp, "List.tl": siren.TlOp, "List.len": siren.LenOp,
+            "List.rev": siren.RevOp, "File.read": siren.FileReadOp,
+        }[name]
+        return self.emit(block, op(arg), e)
+
+    def _If(self, block, e: ast.If, env):
+        cond = self.expr(block, e.cond, env)
+        branches = []
+        for branch in (e.then, e.else_):
+            inner = Block()
+            self.emit(inner, siren.YieldOp(self.expr(inner, branch, env)), branch)
+            branches.append(inner)
+        return self.emit(block, siren.IfOp(cond, self.type_of(e), *branches), e)
+
+    def _Fold(self, block, e: ast.Fold, env):
+        lst = self.expr(block, e.lst, env)
+        init = self.expr(block, e.init, env)
+        body = Block(arg_types=(lst.type.element, init.type))
+        arg = self.emit(body, siren.PairOp(body.args[0], body.args[1]), e)
+        acc = self.call(body, self.instance.targets[id(e)], arg, init.type, e)
+        self.emit(body, siren.YieldOp(acc), e)
+        return self.emit(block, siren.FoldOp(lst, init, body), e)
+
+    def _Assume(self, block, e: ast.Assume, env):
+        dist = self.expr(block, e.dist, env)
+        value_type = f64
+        if isinstance(dist.owner, siren.DistOp):
+            value_type = siren.draw_type(dist.type, [p.type for p in dist.owner.params])
+        elif dist.type.family.data == "bernoulli":
+            value_type = i1
+        span = e.annotation_span or e.name_span
+        x = self.emit(block, siren.AssumeOp(dist, e.name, e.annotation, value_type), span=span)
+        return self.expr(block, e.body, {**env, e.name: x})
+
+    def _Observe(self, block, e: ast.Observe, env):
+        dist = self.expr(block, e.dist, env)
+        value = self.expr(block, e.value, env)
+        return self.emit(block, siren.ObserveOp(dist, value), e)
+
+    def _Resample(self, block, e: ast.Resample, env):
+        return self.emit(block, siren.ResampleOp(), e)
+
+    # -- functions -------------------------------------------------------------
+
+    def build(self) -> func.FuncOp:
+        inst = self.instance
+        if inst.func is None:
+            block = Block()
+            env: dict = {}
+            main = self.expr(block, self._main_expr, env)
+            ret = func.ReturnOp(main)
+            block.add_op(ret)
+            return func.FuncOp("main", ([], [main.type]), Region(block))
+        param = ir_type(inst.param)
+        block = Block(arg_types=(param,))
+        env = self.bind(block, inst.func.params, block.args[0], {})
+        result = self.expr(block, inst.func.body, env)
+        ret = func.ReturnOp(result)
+        ret.location = loc_of(inst.func.body.span)
+        block.add_op(ret)
+        f = func.FuncOp(inst.name, ([param], [result.type]), Region(block), visibility="private")
+        f.location = loc_of(inst.func.name_span)
+        return f
+
+
+def irgen(typed: T.TypedProgram) -> ModuleOp:
+    ops = [_FunctionBuilder(inst).build() for inst in typed.functions.values()]
+    main_builder = _FunctionBuilder(typed.main)
+    main_builder._main_expr = typed.program.main
+    ops.append(main_builder.build())
+    module = ModuleOp(ops)
+    return module

@@ -1,0 +1,651 @@
+"""The `siren` dialect: one op per Siren language construct.
+
+User functions are ``func.func``/``func.call``/``func.return`` (the standard
+dialect) so that ``inline-functions`` can use plain symbol lookup; the main
+expression is ``func.func @main``. Everything else is here. Values are typed
+statically: ``f64`` (every number), ``i1`` (bool), ``!siren.unit``,
+``!siren.string``, ``!siren.pair<A, B>``, ``!siren.list<T>`` and
+``!siren.dist<"family">``. Each op carries its source location in
+``op.location`` so later stages can report errors against the user's code.
+
+Example (`let x <- gaussian(0., 1.) in observe(gaussian(x, 1.), 2.)`)::
+
+    %0 = "siren.const"() <{value = 0.0 : f64}> : () -> f64
+    %1 = "siren.const"() <{value = 1.0 : f64}> : () -> f64
+    %2 = "siren.dist"(%0, %1) <{family = "gaussian"}> : (f64, f64) -> !siren.dist<"gaussian">
+    %x = "siren.assume"(%2) <{var = "x"}> : (!siren.dist<"gaussian">) -> f64
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import (
+    Float64Type,
+    FloatAttr,
+    IntegerAttr,
+    IntegerType,
+    StringAttr,
+    UnitAttr,
+    f64,
+    i1,
+)
+from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_attr_definition,
+    irdl_op_definition,
+    lazy_traits_def,
+    operand_def,
+    opt_prop_def,
+    param_def,
+    prop_def,
+    region_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import HasParent, IsTerminator, MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.utils.exceptions import VerifyException
+
+# ---- types ------------------------------------------------------------------
+
+
+@irdl_attr_definition
+class UnitType(ParametrizedAttribute, TypeAttribute):
+    """`()`: carries no data."""
+
+    name = "siren.unit"
+
+
+@irdl_attr_definition
+class StringType(ParametrizedAttribute, TypeAttribute):
+    """A string literal; only `File.read` consumes one, at compile time."""
+
+    name = "siren.string"
+
+
+@irdl_attr_definition
+class PairType(ParametrizedAttribute, TypeAttribute):
+    """`(a, b)`; longer tuples are right-nested pairs."""
+
+    name = "siren.pair"
+    first: Attribute = param_def()
+    second: Attribute = param_def()
+
+
+@irdl_attr_definition
+class ListType(ParametrizedAttribute, TypeAttribute):
+    """An immutable list whose elements all have one type."""
+
+    name = "siren.list"
+    element: Attribute = param_def()
+
+
+@irdl_attr_definition
+class DistType(ParametrizedAttribute, TypeAttribute):
+    """A distribution of a statically known family (SPEC Section 9)."""
+
+    name = "siren.dist"
+    family: StringAttr = param_def()
+
+
+unit = UnitType()
+string = StringType()
+
+# family -> (parameter count, value type of a draw)
+FAMILIES: dict[str, tuple[int, str]] = {
+    "gaussian": (2, "f64"), "beta": (2, "f64"), "bernoulli": (1, "i1"),
+    "binomial": (2, "f64"), "beta_binomial": (3, "f64"),
+    "negative_binomial": (2, "f64"), "exponential": (1, "f64"),
+    "gamma": (2, "f64"), "poisson": (1, "f64"), "delta": (1, "arg"),
+    "categorical": (3, "f64"), "uniform_int": (2, "f64"), "student_t": (3, "f64"),
+}
+
+
+def dist_type(family: str) -> DistType:
+    return DistType(StringAttr(family))
+
+
+def draw_type(dist: DistType, params: Sequence[Attribute]) -> Attribute:
+    kind = FAMILIES[dist.family.data][1]
+    if kind == "arg":
+        return params[0]
+    return i1 if kind == "i1" else f64
+
+
+def _expect(value: SSAValue, want: Attribute, what: str) -> None:
+    if value.type != want:
+        raise VerifyException(f"{what} must be {want}, got {value.type}")
+
+
+# ---- constants and operators ------------------------------------------------
+
+
+@irdl_op_definition
+class ConstOp(IRDLOperation):
+    """A literal: `1.5`, `true`, `()` or `"data.csv"`.
+
+    `%c = "siren.const"() <{value = 1.5 : f64}> : () -> f64`
+    """
+
+    name = "siren.const"
+    value = prop_def(Attribute)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, value: float | bool | str | None):
+        if value is None:
+            attr, typ = UnitAttr(), unit
+        elif isinstance(value, bool):
+            attr, typ = IntegerAttr(int(value), i1), i1
+        elif isinstance(value, str):
+            attr, typ = StringAttr(value), string
+        else:
+            attr, typ = FloatAttr(float(value), f64), f64
+        super().__init__(properties={"value": attr}, result_types=[typ])
+
+    def verify_(self) -> None:
+        expected = {FloatAttr: f64, UnitAttr: unit, StringAttr: string}
+        attr = self.value
+        if isinstance(attr, IntegerAttr):
+            want = attr.type
+        else:
+            want = expected.get(type(attr))
+        if want is None or want != self.result.type:
+            raise VerifyException(f"constant {attr} does not have type {self.result.type}")
+
+
+class BinaryFloatOp(IRDLOperation):
+    lhs = operand_def(Float64Type)
+    rhs = operand_def(Float64Type)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[self.result_type()])
+
+    @classmethod
+    def result_type(cls) -> Attribute:
+        return f64
+
+
+@irdl_op_definition
+class AddOp(BinaryFloatOp):
+    """`a + b`. `%r = "siren.add"(%a, %b) : (f64, f64) -> f64`"""
+
+    name = "siren.add"
+
+
+@irdl_op_definition
+class SubOp(BinaryFloatOp):
+    """`a - b`. `%r = "siren.sub"(%a, %b) : (f64, f64) -> f64`"""
+
+    name = "siren.sub"
+
+
+@irdl_op_definition
+class MulOp(BinaryFloatOp):
+    """`a * b`. `%r = "siren.mul"(%a, %b) : (f64, f64) -> f64`"""
+
+    name = "siren.mul"
+
+
+@irdl_op_definition
+class DivOp(BinaryFloatOp):
+    """`a / b` with IEEE semantics. `%r = "siren.div"(%a, %b) : (f64, f64) -> f64`"""
+
+    name = "siren.div"
+
+
+@irdl_op_definition
+class LtOp(BinaryFloatOp):
+    """`a < b`. `%r = "siren.lt"(%a, %b) : (f64, f64) -> i1`"""
+
+    name = "siren.lt"
+
+    @classmethod
+    def result_type(cls) -> Attribute:
+        return i1
+
+    def verify_(self) -> None:
+        _expect(self.result, i1, "result of siren.lt")
+
+
+@irdl_op_definition
+class NegOp(IRDLOperation):
+    """`-a`. `%r = "siren.neg"(%a) : (f64) -> f64`"""
+
+    name = "siren.neg"
+    operand = operand_def(Float64Type)
+    result = result_def(Float64Type)
+    traits = traits_def(Pure())
+
+    def __init__(self, operand: SSAValue):
+        super().__init__(operands=[operand], result_types=[f64])
+
+
+@irdl_op_definition
+class EqOp(IRDLOperation):
+    """`a = b`, structural equality. `%r = "siren.eq"(%a, %b) : (f64, f64) -> i1`"""
+
+    name = "siren.eq"
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def(IntegerType)
+    traits = traits_def(Pure())
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue):
+        super().__init__(operands=[lhs, rhs], result_types=[i1])
+
+    def verify_(self) -> None:
+        if self.lhs.type != self.rhs.type:
+            raise VerifyException("siren.eq compares values of one type")
+        _expect(self.result, i1, "result of siren.eq")
+
+
+# ---- pairs ------------------------------------------------------------------
+
+
+@irdl_op_definition
+class PairOp(IRDLOperation):
+    """`(a, b)`. `%p = "siren.pair"(%a, %b) : (f64, i1) -> !siren.pair<f64, i1>`"""
+
+    name = "siren.pair"
+    first = operand_def()
+    second = operand_def()
+    result = result_def(PairType)
+    traits = traits_def(Pure())
+
+    def __init__(self, first: SSAValue, second: SSAValue):
+        super().__init__(operands=[first, second], result_types=[PairType(first.type, second.type)])
+
+    def verify_(self) -> None:
+        t = self.result.type
+        assert isinstance(t, PairType)
+        if (t.first, t.second) != (self.first.type, self.second.type):
+            raise VerifyException("siren.pair result type must match its operands")
+
+
+class ProjectionOp(IRDLOperation):
+    pair = operand_def(PairType)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, pair: SSAValue):
+        t = pair.type
+        assert isinstance(t, PairType)
+        super().__init__(operands=[pair], result_types=[self.component(t)])
+
+    @staticmethod
+    def component(t: PairType) -> Attribute:
+        raise NotImplementedError
+
+    def verify_(self) -> None:
+        t = self.pair.type
+        assert isinstance(t, PairType)
+        if self.result.type != self.component(t):
+            raise VerifyException(f"{self.name} result type does not match {t}")
+
+
+@irdl_op_definition
+class FstOp(ProjectionOp):
+    """First component of a pair (from pattern matching). `%a = "siren.fst"(%p)`"""
+
+    name = "siren.fst"
+
+    @staticmethod
+    def component(t: PairType) -> Attribute:
+        return t.first
+
+
+@irdl_op_definition
+class SndOp(ProjectionOp):
+    """Second component of a pair. `%b = "siren.snd"(%p)`"""
+
+    name = "siren.snd"
+
+    @staticmethod
+    def component(t: PairType) -> Attribute:
+        return t.second
+
+
+# ---- lists ------------------------------------------------------------------
+
+
+def _list_of(value: SSAValue, what: str) -> ListType:
+    if not isinstance(value.type, ListType):
+        raise VerifyException(f"{what} must be a list, got {value.type}")
+    return value.type
+
+
+@irdl_op_definition
+class NilOp(IRDLOperation):
+    """`[]`. `%l = "siren.nil"() : () -> !siren.list<f64>`"""
+
+    name = "siren.nil"
+    result = result_def(ListType)
+    traits = traits_def(Pure())
+
+    def __init__(self, list_type: ListType):
+        super().__init__(result_types=[list_type])
+
+
+@irdl_op_definition
+class ConsOp(IRDLOperation):
+    """`x :: l`. `%l2 = "siren.cons"(%x, %l) : (f64, !siren.list<f64>) -> !siren.list<f64>`"""
+
+    name = "siren.cons"
+    head = operand_def()
+    tail = operand_def(ListType)
+    result = result_def(ListType)
+    traits = traits_def(Pure())
+
+    def __init__(self, head: SSAValue, tail: SSAValue):
+        super().__init__(operands=[head, tail], result_types=[tail.type])
+
+    def verify_(self) -> None:
+        t = _list_of(self.tail, "cons tail")
+        if t.element != self.head.type or self.result.type != t:
+            raise VerifyException("siren.cons: head, tail and result types disagree")
+
+
+class ListUnaryOp(IRDLOperation):
+    """Shared shape of the `List.*` ops; errors (empty list) are reported at run time."""
+
+    operand = operand_def(ListType)
+    result = result_def()
+    site = opt_prop_def(IntegerAttr)
+
+    def __init__(self, operand: SSAValue):
+        t = operand.type
+        assert isinstance(t, ListType)
+        super().__init__(operands=[operand], result_types=[self.result_of(t)])
+
+    @staticmethod
+    def result_of(t: ListType) -> Attribute:
+        return t
+
+    def verify_(self) -> None:
+        t = _list_of(self.operand, f"{self.name} operand")
+        if self.result.type != self.result_of(t):
+            raise VerifyException(f"{self.name} result type must be {self.result_of(t)}")
+
+
+@irdl_op_definition
+class HdOp(ListUnaryOp):
+    """`List.hd(l)`; an empty list is a run-time error. `%x = "siren.hd"(%l)`"""
+
+    name = "siren.hd"
+    # Not Pure: it can fail, so it must not be hoisted or removed.
+
+    @staticmethod
+    def result_of(t: ListType) -> Attribute:
+        return t.element
+
+
+@irdl_op_definition
+class TlOp(ListUnaryOp):
+    """`List.tl(l)`; an empty list is a run-time error. `%t = "siren.tl"(%l)`"""
+
+    name = "siren.tl"
+
+
+@irdl_op_definition
+class LenOp(ListUnaryOp):
+    """`List.len(l)` as a float. `%n = "siren.len"(%l) : (!siren.list<f64>) -> f64`"""
+
+    name = "siren.len"
+    traits = traits_def(Pure())
+
+    @staticmethod
+    def result_of(t: ListType) -> Attribute:
+        return f64
+
+
+@irdl_op_definition
+class RevOp(ListUnaryOp):
+    """`List.rev(l)`. `%r = "siren.rev"(%l)`"""
+
+    name = "siren.rev"
+    traits = traits_def(Pure())
+
+
+@irdl_op_definition
+class RangeOp(IRDLOperation):
+    """`List.range(a, b)`: floats int(a) .. int(b)-1; a > b is a run-time error.
+
+    `%l = "siren.range"(%a, %b) : (f64, f64) -> !siren.list<f64>`
+    """
+
+    name = "siren.range"
+    lo = operand_def(Float64Type)
+    hi = operand_def(Float64Type)
+    result = result_def(ListType)
+
+    def __init__(self, lo: SSAValue, hi: SSAValue):
+        super().__init__(operands=[lo, hi], result_types=[ListType(f64)])
+
+
+@irdl_op_definition
+class FileReadOp(IRDLOperation):
+    """`File.read(path)`: rows of floats, read once per run (or supplied by the caller).
+
+    `%d = "siren.file_read"(%path) : (!siren.string) -> !siren.list<!siren.list<f64>>`
+    """
+
+    name = "siren.file_read"
+    path = operand_def(StringType)
+    result = result_def(ListType)
+    traits = traits_def(Pure())
+
+    def __init__(self, path: SSAValue):
+        super().__init__(operands=[path], result_types=[ListType(ListType(f64))])
+
+
+# ---- structured control -----------------------------------------------------
+
+
+@irdl_op_definition
+class YieldOp(IRDLOperation):
+    """Ends a region of `siren.if`, `siren.fold` or `siren.map` with its value."""
+
+    name = "siren.yield"
+    value = operand_def()
+    traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(IfOp, FoldOp, MapOp)))
+
+    def __init__(self, value: SSAValue):
+        super().__init__(operands=[value])
+
+
+def _yielded(region: Region) -> SSAValue:
+    term = region.block.last_op
+    if not isinstance(term, YieldOp):
+        raise VerifyException("region must end with siren.yield")
+    return term.value
+
+
+@irdl_op_definition
+class IfOp(IRDLOperation):
+    """`if c then a else b`; both regions yield a value of the result type.
+
+    `%r = "siren.if"(%c) ({ ... "siren.yield"(%a) }, { ... "siren.yield"(%b) }) : (i1) -> f64`
+    """
+
+    name = "siren.if"
+    cond = operand_def(IntegerType)
+    result = result_def()
+    then_region = region_def("single_block")
+    else_region = region_def("single_block")
+
+    def __init__(self, cond: SSAValue, result_type: Attribute, then_block: Block, else_block: Block):
+        super().__init__(
+            operands=[cond], result_types=[result_type],
+            regions=[Region(then_block), Region(else_block)],
+        )
+
+    def verify_(self) -> None:
+        _expect(self.cond, i1, "condition of siren.if")
+        for region in (self.then_region, self.else_region):
+            if _yielded(region).type != self.result.type:
+                raise VerifyException("siren.if branches must yield the result type")
+
+
+@irdl_op_definition
+class FoldOp(IRDLOperation):
+    """`fold(f, l, init)`: a left fold; the body takes (element, accumulator).
+
+    After `inline-functions` the body holds the inlined step function.
+    `%r = "siren.fold"(%l, %init) ({ ^bb0(%x: f64, %acc: f64): ... "siren.yield"(%acc2) })`
+    """
+
+    name = "siren.fold"
+    list = operand_def(ListType)
+    init = operand_def()
+    result = result_def()
+    body = region_def("single_block")
+
+    def __init__(self, lst: SSAValue, init: SSAValue, body: Block):
+        super().__init__(operands=[lst, init], result_types=[init.type], regions=[Region(body)])
+
+    def verify_(self) -> None:
+        t = _list_of(self.list, "fold list")
+        args = self.body.block.arg_types
+        if args != (t.element, self.init.type):
+            raise VerifyException(f"siren.fold body must take ({t.element}, {self.init.type}), takes {args}")
+        if _yielded(self.body).type != self.init.type or self.result.type != self.init.type:
+            raise VerifyException("siren.fold body must yield the accumulator type")
+
+
+@irdl_op_definition
+class MapOp(IRDLOperation):
+    """`List.map(f, l)`; the body maps one element, left to right.
+
+    `%r = "siren.map"(%l) ({ ^bb0(%x: f64): ... "siren.yield"(%y) }) : (...) -> !siren.list<f64>`
+    """
+
+    name = "siren.map"
+    list = operand_def(ListType)
+    result = result_def(ListType)
+    body = region_def("single_block")
+
+    def __init__(self, lst: SSAValue, result_type: ListType, body: Block):
+        super().__init__(operands=[lst], result_types=[result_type], regions=[Region(body)])
+
+    def verify_(self) -> None:
+        t = _list_of(self.list, "map list")
+        if self.body.block.arg_types != (t.element,):
+            raise VerifyException("siren.map body must take one list element")
+        out = self.result.type
+        assert isinstance(out, ListType)
+        if _yielded(self.body).type != out.element:
+            raise VerifyException("siren.map body must yield the result element type")
+
+
+# ---- probabilistic constructs -----------------------------------------------
+
+
+@irdl_op_definition
+class DistOp(IRDLOperation):
+    """A distribution value: `gaussian(m, v)` etc. (SPEC Section 9 parameterisations).
+
+    `%d = "siren.dist"(%m, %v) <{family = "gaussian"}> : (f64, f64) -> !siren.dist<"gaussian">`
+    """
+
+    name = "siren.dist"
+    family = prop_def(StringAttr)
+    params = var_operand_def()
+    result = result_def(DistType)
+    traits = traits_def(Pure())
+
+    def __init__(self, family: str, params: Sequence[SSAValue]):
+        super().__init__(
+            operands=[params], properties={"family": StringAttr(family)},
+            result_types=[dist_type(family)],
+        )
+
+    def verify_(self) -> None:
+        family = self.family.data
+        if family not in FAMILIES:
+            raise VerifyException(f"unknown distribution family '{family}'")
+        if len(self.params) != FAMILIES[family][0]:
+            raise VerifyException(f"{family} takes {FAMILIES[family][0]} parameters")
+        if self.result.type != dist_type(family):
+            raise VerifyException("siren.dist result type must name its family")
+
+
+@irdl_op_definition
+class AssumeOp(IRDLOperation):
+    """`let [ann] x <- d in ...`: introduces the random variable `x`.
+
+    `annotation` is absent, "sample" or "symbolic"; `var` is the program name used
+    by inference plans. `%x = "siren.assume"(%d) <{var = "x"}> : (!siren.dist<"gaussian">) -> f64`
+    """
+
+    name = "siren.assume"
+    dist = operand_def(DistType)
+    var = prop_def(StringAttr)
+    annotation = opt_prop_def(StringAttr)
+    result = result_def()
+    # Draws must never be merged or removed (TOOLCHAIN P2).
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, dist: SSAValue, var: str, annotation: str | None, value_type: Attribute):
+        props: dict[str, Attribute] = {"var": StringAttr(var)}
+        if annotation is not None:
+            props["annotation"] = StringAttr(annotation)
+        super().__init__(operands=[dist], properties=props, result_types=[value_type])
+
+    def verify_(self) -> None:
+        if self.annotation is not None and self.annotation.data not in ("sample", "symbolic"):
+            raise VerifyException("annotation must be 'sample' or 'symbolic'")
+        dist_op = self.dist.owner
+        if isinstance(dist_op, DistOp):
+            want = draw_type(self.dist.type, [p.type for p in dist_op.params])
+            if want != self.result.type:
+                raise VerifyException(f"a draw from {self.dist.type} has type {want}")
+
+
+@irdl_op_definition
+class ObserveOp(IRDLOperation):
+    """`observe(d, v)`: conditions on `v`; evaluates to unit.
+
+    `%u = "siren.observe"(%d, %v) : (!siren.dist<"gaussian">, f64) -> !siren.unit`
+    """
+
+    name = "siren.observe"
+    dist = operand_def(DistType)
+    value = operand_def()
+    result = result_def(UnitType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, dist: SSAValue, value: SSAValue):
+        super().__init__(operands=[dist, value], result_types=[unit])
+
+
+@irdl_op_definition
+class ResampleOp(IRDLOperation):
+    """`resample()`: a synchronisation point of the particle population.
+
+    `%u = "siren.resample"() : () -> !siren.unit`
+    """
+
+    name = "siren.resample"
+    result = result_def(UnitType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self):
+        super().__init__(result_types=[unit])
+
+
+Siren = Dialect(
+    "siren",
+    [
+        ConstOp, AddOp, SubOp, MulOp, DivOp, NegOp, EqOp, LtOp,
+        PairOp, FstOp, SndOp,
+        NilOp, ConsOp, HdOp, TlOp, LenOp, RevOp, RangeOp, FileReadOp,
+        YieldOp, IfOp, FoldOp, MapOp,
+        DistOp, AssumeOp, ObserveOp, ResampleOp,
+    ],
+    [UnitType, StringType, PairType, ListType, DistType],
+)

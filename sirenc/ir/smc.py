@@ -1,0 +1,126 @@
+"""The `smc` dialect: one particle's program as a resumable procedure.
+
+After `lower-siren-to-smc` the model is ``func.func @siren_resume(%ctx, %frame)
+-> i32`` over machine scalars (``f64``, ``i1``, ``i64`` list handles), with
+``arith`` for arithmetic, ``scf.if``/``scf.while`` for control, and the four
+ops below for what is particular to a particle filter: calls into the C
+runtime, suspension points (resample barriers and waiting for a stream row),
+and the particle's frame, which keeps values alive across a suspension.
+
+    %x = "smc.rt"(%ctx, %m, %v, %site) <{callee = "sirenrt_sample_gaussian"}> : (!llvm.ptr, f64, f64, i32) -> f64
+    "smc.suspend"() <{status = 1 : i32, point = 1 : i32}> : () -> ()
+    "smc.frame_store"(%frame, %x) <{offset = 16 : i64}> : (!llvm.ptr, f64) -> ()
+    %y = "smc.frame_load"(%frame) <{offset = 16 : i64}> : (!llvm.ptr) -> f64
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import Float64Type, IntegerAttr, IntegerType, StringAttr, i32, i64
+from xdsl.dialects.llvm import LLVMPointerType
+from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_prop_def,
+    opt_result_def,
+    prop_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.utils.exceptions import VerifyException
+
+# Status codes of @siren_resume (runtime_c/include/sirenrt.h).
+FINISHED, AT_RESAMPLE, NEED_ROW = 0, 1, 2
+
+_SCALARS = (Float64Type, IntegerType)
+
+
+@irdl_op_definition
+class RuntimeCallOp(IRDLOperation):
+    """A call of a C runtime function `sirenrt_*` (sampling, scoring, lists, data)."""
+
+    name = "smc.rt"
+    callee = prop_def(StringAttr)
+    args = var_operand_def()
+    result = opt_result_def()
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, callee: str, args: Sequence[SSAValue], result_type: Attribute | None):
+        super().__init__(
+            operands=[args], properties={"callee": StringAttr(callee)},
+            result_types=[[result_type] if result_type is not None else []],
+        )
+
+    def verify_(self) -> None:
+        if not self.callee.data.startswith("sirenrt_"):
+            raise VerifyException("smc.rt calls only the sirenrt_ runtime")
+
+
+@irdl_op_definition
+class SuspendOp(IRDLOperation):
+    """Stop this particle: return `status` to the population loop, resume here later.
+
+    `point` numbers the resume points of the procedure (1, 2, ...; 0 is the start).
+    """
+
+    name = "smc.suspend"
+    status = prop_def(IntegerAttr)
+    point = opt_prop_def(IntegerAttr)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, status: int):
+        super().__init__(properties={"status": IntegerAttr(status, i32)})
+
+    def verify_(self) -> None:
+        if self.status.value.data not in (AT_RESAMPLE, NEED_ROW):
+            raise VerifyException("a suspension returns AT_RESAMPLE (1) or NEED_ROW (2)")
+
+
+@irdl_op_definition
+class FrameLoadOp(IRDLOperation):
+    """Read a scalar from the particle's frame at a byte offset."""
+
+    name = "smc.frame_load"
+    frame = operand_def(LLVMPointerType)
+    offset = prop_def(IntegerAttr)
+    result = result_def()
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, frame: SSAValue, offset: int, result_type: Attribute):
+        super().__init__(
+            operands=[frame], properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type],
+        )
+
+    def verify_(self) -> None:
+        if not isinstance(self.result.type, _SCALARS):
+            raise VerifyException("frames hold scalars only")
+        if self.offset.value.data % 8:
+            raise VerifyException("frame slots are 8-byte aligned")
+
+
+@irdl_op_definition
+class FrameStoreOp(IRDLOperation):
+    """Write a scalar to the particle's frame at a byte offset."""
+
+    name = "smc.frame_store"
+    frame = operand_def(LLVMPointerType)
+    value = operand_def()
+    offset = prop_def(IntegerAttr)
+    traits = traits_def(MemoryWriteEffect())
+
+    def __init__(self, frame: SSAValue, value: SSAValue, offset: int):
+        super().__init__(operands=[frame, value], properties={"offset": IntegerAttr(offset, i64)})
+
+    def verify_(self) -> None:
+        if not isinstance(self.value.type, _SCALARS):
+            raise VerifyException("frames hold scalars only")
+        if self.offset.value.data % 8:
+            raise VerifyException("frame slots are 8-byte aligned")
+
+
+SMC = Dialect("smc", [RuntimeCallOp, SuspendOp, FrameLoadOp, FrameStoreOp], [])

@@ -1,0 +1,30 @@
+"""What the lowering knows about a compiled model that the runtime needs too.
+
+The lowering fills one ``ModelInfo`` next to the ``llvm`` dialect module; the
+backend turns it into the ``sirenc_model`` descriptor global of the C ABI
+(``runtime_c/include/sirenrt.h``: ``sirenrt_model``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from sirenc.diagnostics import Span
+
+ABI_VERSION = 1
+RESUME_SYMBOL = "siren_resume"     # i32 (ptr ctx, ptr frame)
+MODEL_SYMBOL = "sirenc_model"      # the descriptor global
+
+
+@dataclass
+class ModelInfo:
+    name: str
+    method: str
+    plan: str                       # "x: sample\ny: sample"
+    result_type: str                # prefix descriptor: f b u P<a><b> L<a>
+    frame_size: int                 # bytes, multiple of 8; bytes 0..3 hold the pc
+    result_offset: int              # byte offset of the result words
+    streamable: bool = False
+    not_streamable_reason: str = ""
+    files: list[str] = field(default_factory=list)     # absolute paths; file 0 is the data run()/step() replace
+    sites: list[Span] = field(default_factory=list)    # run-time error sites; index = site id

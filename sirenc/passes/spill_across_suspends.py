@@ -1,0 +1,141 @@
+"""`spill-across-suspends`: keep values alive across suspension points in the frame.
+
+A particle's procedure returns at every ``smc.suspend`` and is re-entered at
+the same point later, so no SSA value may flow across a suspension: after
+re-entry the code that defined it has not run. A value V is *live across* a
+suspension S when V is visible at S and either some use of V comes after S in
+program order, or V is defined outside a loop that contains S and used inside
+that loop (the next iteration reads it again). Such a value gets an 8-byte
+frame slot: it is stored right after its definition and every use reads the
+slot. Values not live across any suspension stay in registers, which is why
+the frame of the random-walk model holds two words, not every temporary.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
+
+from sirenc.ir import smc
+
+WORD = 8
+
+
+def _preorder(op: Operation, order: dict[Operation, int]) -> None:
+    order[op] = len(order)
+    for region in op.regions:
+        for block in region.blocks:
+            for inner in block.ops:
+                _preorder(inner, order)
+
+
+def _visible(suspend: smc.SuspendOp, entry: Block) -> list[SSAValue]:
+    """Values defined before `suspend` on its path from the function entry."""
+    out: list[SSAValue] = []
+    op: Operation = suspend
+    while True:
+        block = op.parent_block()
+        if block is entry:
+            prior = block.ops
+        else:
+            out.extend(block.args)
+            prior = block.ops
+        for earlier in prior:
+            if earlier is op:
+                break
+            out.extend(earlier.results)
+        if block is entry:
+            return out
+        op = block.parent_op()
+
+
+def _enclosing_loops(op: Operation) -> list[scf.WhileOp]:
+    loops = []
+    parent = op.parent_op()
+    while parent is not None and not isinstance(parent, func.FuncOp):
+        if isinstance(parent, scf.WhileOp):
+            loops.append(parent)
+        parent = parent.parent_op()
+    return loops
+
+
+def _defined_inside(value: SSAValue, loop: scf.WhileOp) -> bool:
+    # A block argument of a loop's own region is redefined every iteration.
+    if isinstance(value, BlockArgument):
+        return loop.is_ancestor(value.block)
+    return loop.is_ancestor(value.owner)
+
+
+def live_across(fn: func.FuncOp) -> list[SSAValue]:
+    order: dict[Operation, int] = {}
+    for op in fn.body.block.ops:
+        _preorder(op, order)
+    entry = fn.body.block
+    spilled: dict[SSAValue, None] = {}
+    for suspend in (op for op in order if isinstance(op, smc.SuspendOp)):
+        position = order[suspend]
+        loops = _enclosing_loops(suspend)
+        for value in _visible(suspend, entry):
+            if value in spilled:
+                continue
+            for use in value.uses:
+                user = use.operation
+                later = order[user] > position
+                reread = any(
+                    user is not loop and loop.is_ancestor(user) and not _defined_inside(value, loop)
+                    for loop in loops
+                )
+                if later or reread:
+                    spilled[value] = None
+                    break
+    return list(spilled)
+
+
+def spill(fn: func.FuncOp) -> None:
+    frame = fn.body.block.args[1]
+    offset = fn.attributes["smc.frame_size"].value.data
+    for value in live_across(fn):
+        uses = list(value.uses)
+        if isinstance(value.owner, arith.ConstantOp):
+            # Cheaper to recreate a constant after re-entry than to keep it.
+            for use in uses:
+                copy = value.owner.clone()
+                Rewriter.insert_op(copy, InsertPoint.before(use.operation))
+                use.operation.operands[use.index] = copy.result
+            continue
+        store = smc.FrameStoreOp(frame, value, offset)
+        if isinstance(value, BlockArgument):
+            block = value.block
+            if block.first_op is None:
+                block.add_op(store)
+            else:
+                Rewriter.insert_op(store, InsertPoint.before(block.first_op))
+        else:
+            Rewriter.insert_op(store, InsertPoint.after(value.owner))
+        for use in uses:
+            load = smc.FrameLoadOp(frame, offset, value.type)
+            Rewriter.insert_op(load, InsertPoint.before(use.operation))
+            use.operation.operands[use.index] = load.result
+        offset += WORD
+    fn.attributes["smc.frame_size"] = IntegerAttr(offset, i64)
+    point = 0
+    for op in fn.walk():
+        if isinstance(op, smc.SuspendOp):
+            point += 1
+            op.point = IntegerAttr(point, op.status.type)
+
+
+@dataclass(frozen=True)
+class SpillAcrossSuspends(ModulePass):
+    name = "spill-across-suspends"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in op.ops:
+            if isinstance(fn, func.FuncOp):
+                spill(fn)
