@@ -1,0 +1,62 @@
+"""The frontend: Siren source → AST with spans → resolved names → typed function instances.
+
+    >>> from sirenc.frontend import load_source
+    >>> typed = load_source("let p <- beta(1., 1.) in let () = observe(bernoulli(p), true) in p")
+    >>> str(typed.main.result)
+    'float'
+
+Every problem in the program raises a ``SirenError`` subclass that renders as
+``file:line:col: error: ...`` with the source line and a caret. Warnings (for
+instance where the original Siren reads the program differently) are collected in
+``typed.program.warnings`` as ``(message, span)`` pairs.
+"""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+
+from sirenc.diagnostics import SirenSyntaxError, SirenUsageError
+from sirenc.frontend.types import TypedProgram
+
+# Every stage recurses over the tree; a long chain of `let`s is a deep tree.
+_RECURSION_LIMIT = 100_000
+
+
+def load_source(text: str, path: str = "<string>") -> TypedProgram:
+    """Parse, resolve and type-check the program ``text`` (named ``path`` in diagnostics)."""
+    from sirenc.frontend.parser import parse
+    from sirenc.frontend.resolve import resolve
+    from sirenc.frontend.types import check
+
+    with _deep_recursion(path):
+        program = parse(text, path)
+        resolve(program)
+        return check(program)
+
+
+@contextmanager
+def _deep_recursion(path: str):
+    old = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
+    try:
+        yield
+    except RecursionError:
+        raise SirenSyntaxError(f"{path}: the program is nested too deeply to compile") from None
+    finally:
+        sys.setrecursionlimit(old)
+
+
+def load(path: str) -> TypedProgram:
+    """Like ``load_source`` on the contents of the file ``path``."""
+    try:
+        with open(path, encoding="utf-8-sig") as f:
+            text = f.read()
+    except OSError as e:
+        raise SirenUsageError(f"cannot read '{path}': {e.strerror or e}") from None
+    except UnicodeDecodeError as e:
+        raise SirenUsageError(f"cannot read '{path}': it is not UTF-8 text ({e.reason})") from None
+    return load_source(text, path)
+
+
+__all__ = ["load", "load_source", "TypedProgram"]

@@ -1,0 +1,319 @@
+"""Warnings where the original Siren implementation reads a program differently (SPEC 0.1, 4).
+
+    >>> from sirenc.frontend.parser import parse
+    >>> parse("let x = 1 in x + 1 < 2", "m.si").warnings[0][0][:60]
+    "the original Siren binds '=' and '<' tighter than arithmetic"
+
+sirenc parses with conventional precedence. To know what the original made of the
+same tokens, ``OriginalReader`` parses them again with the precedence-climbing
+algorithm of SPEC 4.5, which reproduces the original on everything except the
+grouping of some same-operator chains. Both trees are walked together; where they
+compute different things (regrouping `+`/`-` or `*`/`/` does not count), a warning
+states both readings. Same-operator chains of `-` and `/` whose later operands are
+compound, which the original may group to the right, get their own warning.
+"""
+
+from __future__ import annotations
+
+from sirenc.diagnostics import SirenError, Span
+from sirenc.frontend import ast
+from sirenc.frontend.lexer import Token
+from sirenc.frontend.parser import Parser, join
+
+# The original's operator levels, loosest first (SPEC 4.5).
+_LEVEL = {"+": 1, "-": 2, "*": 3, "/": 4, "::": 5, "=": 6, "<": 7}
+_OPERAND_ONLY = 99
+_OPEN = (ast.Let, ast.If, ast.Assume)
+
+
+class OriginalReader(Parser):
+    """The parser of SPEC 4.5: `expr(min)` where `min` is the loosest operator allowed on top."""
+
+    def parse_expr(self) -> ast.Expr:
+        return self.expr_at(0)
+
+    def parse_tail(self) -> ast.Expr:
+        return self.expr_at(_OPERAND_ONLY)
+
+    def expr_at(self, level: int) -> ast.Expr:
+        if self.tok.kind == "let" and not self.assume_ahead():
+            let = self.advance()
+            pattern = self.parse_params()
+            self.expect("=")
+            value = self.expr_at(0)
+            self.expect("in")
+            body = self.expr_at(level)  # the body inherits the context
+            return ast.Let(join(let.span, body.span), pattern, value, body)
+        left = self.operand()
+        while True:
+            self.split_arrow()
+            op = self.tok.kind
+            if op not in _LEVEL or _LEVEL[op] < level:
+                return left
+            op_tok = self.advance()
+            right = self.expr_at(_LEVEL[op] + 1)
+            span = join(left.span, right.span)
+            if op == "::":
+                left = ast.Call(span, "cons", [left, right], name_span=op_tok.span)
+            else:
+                left = ast.BinOp(span, op, left, right)
+
+    def operand(self) -> ast.Expr:
+        if self.tok.kind == "if" or (self.tok.kind == "let" and self.assume_ahead()):
+            return self.parse_open()
+        if self.tok.kind == "let":
+            return self.expr_at(_OPERAND_ONLY)
+        if self.tok.kind == "-" and self.peek().kind != "number":
+            minus = self.advance()
+            inner = self.operand()
+            return ast.Neg(join(minus.span, inner.span), inner)
+        return self.parse_unary()
+
+
+def original_reading_warnings(program: ast.Program, tokens: list[Token],
+                              parenthesized: set[int]) -> list[tuple[str, Span]]:
+    """Warnings for ``program``, parsed from ``tokens``; ``parenthesized`` holds ids of `(e)` nodes."""
+    source = _Source(tokens)
+    warnings: list[tuple[str, Span]] = []
+    try:
+        original = OriginalReader(list(tokens), program.path).parse_program()
+    except SirenError:  # the original rejects this program anyway
+        original = None
+    if original is not None and len(original.funcs) == len(program.funcs):
+        mismatches: list[tuple[ast.Expr, ast.Expr]] = []
+        for ours, theirs in zip(program.funcs, original.funcs):
+            _diff(ours.body, theirs.body, mismatches)
+        _diff(program.main, original.main, mismatches)
+        for ours, theirs in mismatches:
+            if source.has_top_level(ours.span, "::"):
+                continue  # the original rejects `::` altogether, so there is no reading to compare
+            warnings.append((_explain(ours, theirs, source, parenthesized), ours.span))
+    for func in program.funcs:
+        _chains(func.body, False, source, parenthesized, warnings)
+    _chains(program.main, False, source, parenthesized, warnings)
+    return warnings
+
+
+# ---- comparing the two readings ----------------------------------------------
+
+
+def _shape(node: ast.Expr) -> tuple[tuple, list[ast.Expr]]:
+    """A head and children such that equal shapes mean equal computations.
+
+    Chains of `+`/`-` (and of `*`/`/`) are flattened into signed terms, so that
+    regrouping them, as the original does (`a + b - c` = `a + (b - c)`), is no difference.
+    """
+    if isinstance(node, ast.BinOp) and node.op in ("+", "-", "*", "/"):
+        ops = ("+", "-") if node.op in ("+", "-") else ("*", "/")
+        terms: list[tuple[int, ast.Expr]] = []
+        _flatten(node, 1, ops, terms)
+        return (ops, tuple(s for s, _ in terms)), [t for _, t in terms]
+    if isinstance(node, ast.BinOp):
+        return ("cmp", node.op), [node.left, node.right]
+    if isinstance(node, ast.Call):
+        return ("call", node.module, node.name, len(node.args)), list(node.args)
+    if isinstance(node, ast.If):
+        return ("if",), [node.cond, node.then, node.else_]
+    if isinstance(node, ast.Let):
+        return ("let",), [node.value, node.body]
+    if isinstance(node, ast.Assume):
+        return ("assume", node.name), [node.dist, node.body]
+    if isinstance(node, (ast.Tuple, ast.ListLit)):
+        return (type(node).__name__, len(node.items)), list(node.items)
+    if isinstance(node, ast.Fold):
+        return ("fold", node.func), [node.lst, node.init]
+    if isinstance(node, ast.Observe):
+        return ("observe",), [node.dist, node.value]
+    if isinstance(node, ast.Neg):
+        return ("neg",), [node.operand]
+    if isinstance(node, ast.Const):
+        return ("const", node.value), []
+    if isinstance(node, ast.Var):
+        return ("var", node.name), []
+    return (type(node).__name__,), []
+
+
+def _flatten(node: ast.Expr, sign: int, ops: tuple[str, str], out: list) -> None:
+    if isinstance(node, ast.BinOp) and node.op in ops:
+        _flatten(node.left, sign, ops, out)
+        _flatten(node.right, sign if node.op == ops[0] else -sign, ops, out)
+    else:
+        out.append((sign, node))
+
+
+def _diff(ours: ast.Expr, theirs: ast.Expr, out: list) -> None:
+    head, kids = _shape(ours)
+    their_head, their_kids = _shape(theirs)
+    if head == their_head and all(a.span == b.span for a, b in zip(kids, their_kids)):
+        for a, b in zip(kids, their_kids):
+            _diff(a, b, out)
+    else:
+        out.append((ours, theirs))
+
+
+def _explain(ours: ast.Expr, theirs: ast.Expr, source: "_Source", parens: set[int]) -> str:
+    readings = f"`{source.explicit(theirs)}`, while sirenc reads `{source.explicit(ours)}`"
+    advice = "; add parentheses to make the meaning explicit"
+    cut = _cut_construct(ours, parens, source)
+    cut_there = _find_open(theirs, cut.span) if cut is not None else None
+    op = source.token_after(cut_there.span) if cut_there is not None else None
+    if cut is not None and op is not None:
+        what = {ast.If: "'if'", ast.Assume: "'let ... <-'", ast.Let: "'let'"}[type(cut)]
+        lead = (f"in the original Siren, the {what} here ends before the '{op}'"
+                if cut is not ours else f"in the original Siren, this {what} ends before the '{op}'")
+        return f"{lead}: it reads {readings}{advice}"
+    if isinstance(ours, ast.BinOp) and ours.op in ("=", "<"):
+        return f"the original Siren binds '=' and '<' tighter than arithmetic and reads {readings}{advice}"
+    return f"the original Siren reads this as {readings}{advice}"
+
+
+def _cut_construct(node: ast.Expr, parens: set[int], source: "_Source") -> ast.Expr | None:
+    """The open construct whose end the original places earlier than sirenc, if any."""
+    if isinstance(node, (ast.If, ast.Assume)):
+        return node
+    while isinstance(node, ast.BinOp) or source.is_infix_cons(node):
+        right = node.args[1] if isinstance(node, ast.Call) else node.right
+        if id(right) in parens:
+            return None
+        if isinstance(right, _OPEN):
+            return right
+        node = right
+    return None
+
+
+def _find_open(node: ast.Expr, where: Span) -> ast.Expr | None:
+    """The open construct of the original's reading that starts where ``where`` starts."""
+    if isinstance(node, _OPEN) and (node.span.line, node.span.col) == (where.line, where.col):
+        return node
+    for kid in _shape(node)[1]:
+        found = _find_open(kid, where)
+        if found is not None:
+            return found
+    return None
+
+
+# ---- same-operator chains -----------------------------------------------------
+
+
+def _chains(node: ast.Expr, left_of_same: bool, source: "_Source", parens: set[int],
+            out: list) -> None:
+    if isinstance(node, ast.BinOp) and node.op in ("-", "/") and not left_of_same:
+        operands = []
+        link = node
+        while isinstance(link, ast.BinOp) and link.op == node.op and (link is node or id(link) not in parens):
+            operands.append(link.right)
+            link = link.left
+        operands.append(link)
+        operands.reverse()
+        later = operands[1:]
+        if len(operands) >= 3 and any(
+                id(x) not in parens and (isinstance(x, (ast.BinOp, ast.Neg) + _OPEN) or source.is_infix_cons(x))
+                for x in later):
+            grouped = source.operand(operands[-1])
+            for i, x in enumerate(reversed(operands[:-1])):
+                grouped = f"{source.operand(x)} {node.op} {grouped if i == 0 else f'({grouped})'}"
+            out.append((f"the original Siren may group this '{node.op}' chain to the right, as "
+                        f"`{grouped}`, while sirenc groups it to the left, as `{source.explicit(node)}`; "
+                        "add parentheses to make the meaning explicit", node.span))
+    for child, is_left in _children(node):
+        same = (is_left and isinstance(node, ast.BinOp) and isinstance(child, ast.BinOp)
+                and child.op == node.op and id(child) not in parens)
+        _chains(child, same, source, parens, out)
+
+
+def _children(node: ast.Expr) -> list[tuple[ast.Expr, bool]]:
+    """Direct sub-expressions, each with whether it is a binary operator's left operand."""
+    if isinstance(node, ast.BinOp):
+        return [(node.left, True), (node.right, False)]
+    return [(kid, False) for kid in _shape(node)[1]]
+
+
+# ---- showing a reading ----------------------------------------------------------
+
+
+class _Source:
+    """Writes sub-trees back as text, with every compound operand in parentheses."""
+
+    def __init__(self, tokens: list[Token]) -> None:
+        self.tokens = tokens
+        self.starts = {(t.span.line, t.span.col): i for i, t in enumerate(tokens)}
+        self.ends = {(t.span.end_line, t.span.end_col): i for i, t in enumerate(tokens)}
+
+    def text(self, span: Span) -> str:
+        first = self.starts.get((span.line, span.col))
+        last = self.ends.get((span.end_line, span.end_col))
+        if first is None or last is None:
+            return "..."
+        out = ""
+        prev = None
+        for tok in self.tokens[first:last + 1]:
+            glue = (prev is None or prev.kind in ("(", "[", ".") or tok.kind in (")", "]", ",", ".")
+                    or (tok.kind == "(" and prev.kind in ("name", "observe", "fold", "resample"))
+                    or (prev.kind == "-" and tok.kind == "number" and prev.span.end_col == tok.span.col))
+            out += ("" if glue else " ") + tok.text
+            prev = tok
+        return out
+
+    def has_top_level(self, span: Span, kind: str) -> bool:
+        """Whether a ``kind`` token occurs in ``span`` outside any brackets."""
+        first = self.starts.get((span.line, span.col))
+        last = self.ends.get((span.end_line, span.end_col))
+        if first is None or last is None:
+            return False
+        depth = 0
+        for tok in self.tokens[first:last + 1]:
+            if tok.kind in ("(", "["):
+                depth += 1
+            elif tok.kind in (")", "]"):
+                depth -= 1
+            if depth == 0 and tok.kind == kind:
+                return True
+        return False
+
+    def token_after(self, span: Span) -> str | None:
+        last = self.ends.get((span.end_line, span.end_col))
+        if last is None or last + 1 >= len(self.tokens) or self.tokens[last + 1].kind == "eof":
+            return None
+        return self.tokens[last + 1].text
+
+    def is_infix_cons(self, node: ast.Expr) -> bool:
+        return (isinstance(node, ast.Call) and node.name == "cons" and node.name_span is not None
+                and self.text(node.name_span) == "::")
+
+    def short(self, node: ast.Expr) -> str:
+        text = self.text(node.span)
+        if len(text) <= 40:
+            return text
+        if isinstance(node, ast.Call):
+            return f"{node.module + '.' if node.module else ''}{node.name}(...)"
+        if isinstance(node, ast.Tuple):
+            return "(...)"
+        if isinstance(node, ast.ListLit):
+            return "[...]"
+        if isinstance(node, (ast.Fold, ast.Observe)):
+            return f"{type(node).__name__.lower()}(...)"
+        return "..."
+
+    def explicit(self, node: ast.Expr) -> str:
+        if isinstance(node, ast.BinOp):
+            return f"{self.operand(node.left)} {node.op} {self.operand(node.right)}"
+        if self.is_infix_cons(node):
+            return f"{self.operand(node.args[0])} :: {self.operand(node.args[1])}"
+        if isinstance(node, ast.Neg):
+            return f"-{self.operand(node.operand)}"
+        if isinstance(node, ast.If):
+            return (f"if {self.short(node.cond)} then {self.short(node.then)} "
+                    f"else {self.operand(node.else_)}")
+        if isinstance(node, ast.Let):
+            return (f"let {self.text(node.pattern.span)} = {self.short(node.value)} "
+                    f"in {self.operand(node.body)}")
+        if isinstance(node, ast.Assume):
+            annotation = f"{node.annotation} " if node.annotation else ""
+            return f"let {annotation}{node.name} <- {self.short(node.dist)} in {self.operand(node.body)}"
+        return self.short(node)
+
+    def operand(self, node: ast.Expr) -> str:
+        compound = isinstance(node, (ast.BinOp, ast.Neg) + _OPEN) or self.is_infix_cons(node)
+        if isinstance(node, ast.Neg) and not isinstance(node.operand, (ast.BinOp,) + _OPEN):
+            compound = False
+        return f"({self.explicit(node)})" if compound else self.explicit(node)

@@ -1,0 +1,441 @@
+"""Siren source → ``ast.Program``, by recursive descent with conventional precedence (SPEC 0.1).
+
+    >>> prog = parse("val inc = fun x -> x + 1 in inc(2) * 3", "m.si")
+    >>> type(prog.main).__name__, prog.main.op
+    ('BinOp', '*')
+
+Loosest to tightest: `let`/`if`/`let <-` (their last expression extends as far right as
+possible), then `=` `<` (non-associative), `::` (right), `+` `-` (left), `*` `/` (left),
+unary `-`, application. An open construct (`let`, `if`) may also stand as the right
+operand of an operator: `1 + let x = 2 in x * 3` is `1 + (let x = 2 in x * 3)`.
+
+``grammar.lark`` states the same grammar declaratively; a differential test checks
+that both agree. Where the original implementation reads a program differently,
+``compat`` adds warnings to ``Program.warnings``.
+"""
+
+from __future__ import annotations
+
+from sirenc import diagnostics
+from sirenc.diagnostics import Note, SirenNameError, SirenSyntaxError, Span
+from sirenc.frontend import ast
+from sirenc.frontend.lexer import KEYWORDS, Token, tokenize
+
+_EXPR_START = frozenset(
+    {"number", "string", "name", "true", "false", "nil", "(", "[", "let", "if", "fold",
+     "observe", "resample", "-"}
+)
+_COMPARISONS = ("=", "<")
+
+
+def join(first: Span, last: Span) -> Span:
+    """The span from the start of ``first`` to the end of ``last``."""
+    return Span(first.file, first.line, first.col, last.end_line, last.end_col)
+
+
+def parse(text: str, path: str) -> ast.Program:
+    """Parse a whole program; syntax errors raise ``SirenSyntaxError``."""
+    from sirenc.frontend import compat  # compat subclasses Parser
+
+    diagnostics.register_source(path, text)
+    tokens = tokenize(text, path)
+    parser = Parser(tokens, path)
+    program = parser.parse_program()
+    program.warnings.extend(compat.original_reading_warnings(program, tokens, parser.parenthesized))
+    return program
+
+
+class Parser:
+    """One pass over the token list; ``parse_expr`` is the entry point for any expression."""
+
+    def __init__(self, tokens: list[Token], path: str) -> None:
+        self.tokens = tokens
+        self.i = 0
+        self.path = path
+        # ids of expressions written inside their own parentheses, e.g. `(a + b)`.
+        self.parenthesized: set[int] = set()
+
+    # ---- token access ----------------------------------------------------------
+
+    @property
+    def tok(self) -> Token:
+        return self.tokens[self.i]
+
+    def peek(self, k: int = 1) -> Token:
+        return self.tokens[min(self.i + k, len(self.tokens) - 1)]
+
+    def advance(self) -> Token:
+        tok = self.tokens[self.i]
+        if tok.kind != "eof":
+            self.i += 1
+        return tok
+
+    def expect(self, kind: str, message: str | None = None, note: Note | None = None,
+               hint: str = "") -> Token:
+        if self.tok.kind != kind:
+            text = message or f"expected '{kind}'"
+            raise SirenSyntaxError(f"{text} but found {self.tok.describe()}{hint}", self.tok.span,
+                                   [note] if note else [])
+        return self.advance()
+
+    def starts_expr(self) -> bool:
+        return self.tok.kind in _EXPR_START or (self.tok.kind == "+" and self.peek().kind == "number")
+
+    def unexpected_after_expr(self, expected: str, note: Note | None = None) -> SirenSyntaxError:
+        tok = self.tok
+        message = f"expected {expected} but found {tok.describe()}"
+        if tok.kind == "(":
+            message += " (only a function name can be called, as in f(x))"
+        elif tok.kind == "val":
+            message += " (function definitions must all come before the main expression)"
+        elif self.starts_expr():
+            message += " (two expressions in a row: is an operator or ',' missing?)"
+        return SirenSyntaxError(message, tok.span, [note] if note else [])
+
+    def split_arrow(self) -> None:
+        """Read `x<-1` after an expression as `x < -1`: `<-` only follows `let NAME`."""
+        tok = self.tok
+        if tok.kind != "<-":
+            return
+        s = tok.span
+        less = Token("<", "<", Span(s.file, s.line, s.col, s.line, s.col + 1), tok.pos)
+        minus = Token("-", "-", Span(s.file, s.line, s.col + 1, s.line, s.col + 2), tok.pos + 1)
+        self.tokens[self.i:self.i + 1] = [less, minus]
+
+    # ---- program ---------------------------------------------------------------
+
+    def parse_program(self) -> ast.Program:
+        first = self.tok
+        funcs = []
+        while self.tok.kind == "val":
+            funcs.append(self.parse_fundef())
+        if self.tok.kind == "eof":
+            raise SirenSyntaxError("expected the main expression but found end of file",
+                                   self.tok.span)
+        main = self.parse_expr()
+        if self.tok.kind != "eof":
+            raise self.unexpected_after_expr("the end of the program")
+        return ast.Program(join(first.span, main.span), funcs, main, self.path)
+
+    def parse_fundef(self) -> ast.FunDef:
+        val = self.advance()
+        name = self.parse_name("a function name after 'val'")
+        self.expect("=", f"expected '=' after 'val {name.text}'")
+        self.expect("fun", "expected 'fun'",
+                    hint=f" (functions are defined as 'val {name.text} = fun x -> ... in')")
+        params = self.parse_params()
+        self.expect("->", "expected '->' after the parameters")
+        body = self.parse_expr()
+        end = self.expect("in", f"expected 'in' after the body of function '{name.text}'",
+                          Note(f"the definition of '{name.text}' starts here", val.span))
+        return ast.FunDef(join(val.span, end.span), name.text, name.span, params, body)
+
+    def parse_name(self, what: str) -> Token:
+        if self.tok.kind == "name":
+            return self.advance()
+        if self.tok.kind in KEYWORDS:
+            raise SirenSyntaxError(f"'{self.tok.text}' is a reserved word and cannot be used as a name",
+                                   self.tok.span)
+        raise SirenSyntaxError(f"expected {what} but found {self.tok.describe()}", self.tok.span)
+
+    # ---- patterns --------------------------------------------------------------
+
+    def parse_params(self) -> ast.Pattern:
+        """A pattern whose top-level tuple may be written without parentheses: `a, (b, c)`."""
+        items = [self.parse_pattern()]
+        while self.tok.kind == ",":
+            self.advance()
+            items.append(self.parse_pattern())
+        if len(items) == 1:
+            return items[0]
+        return ast.PTuple(join(items[0].span, items[-1].span), items)
+
+    def parse_pattern(self) -> ast.Pattern:
+        tok = self.tok
+        if tok.kind == "name":
+            self.advance()
+            return ast.PVar(tok.span, tok.text)
+        if tok.kind != "(":
+            if tok.kind in KEYWORDS:
+                self.parse_name("")  # raises the reserved-word error
+            raise SirenSyntaxError(f"expected a pattern (a name, '()' or a tuple) but found "
+                                   f"{tok.describe()}", tok.span)
+        self.advance()
+        if self.tok.kind == ")":
+            return ast.PUnit(join(tok.span, self.advance().span))
+        items = [self.parse_pattern()]
+        while self.tok.kind == ",":
+            comma = self.advance()
+            if self.tok.kind == ")":
+                raise SirenSyntaxError("trailing ',' in a pattern", comma.span)
+            items.append(self.parse_pattern())
+        close = self.expect(")", "expected ',' or ')' in this pattern",
+                            Note("the parenthesis opened here", tok.span))
+        if len(items) == 1:  # `(p)` spans its parentheses, as `(e)` does
+            items[0].span = join(tok.span, close.span)
+            return items[0]
+        return ast.PTuple(join(tok.span, close.span), items)
+
+    # ---- expressions -----------------------------------------------------------
+
+    def parse_expr(self) -> ast.Expr:
+        """A full expression, in a position delimited by a keyword or punctuation."""
+        if self.tok.kind in ("let", "if"):
+            return self.parse_open()
+        return self.parse_comparison()
+
+    def parse_right_operand(self, op: Token, operand) -> ast.Expr:
+        if self.tok.kind in ("let", "if"):
+            return self.parse_open()
+        if not self.starts_expr():
+            raise SirenSyntaxError(f"'{op.text}' needs a right operand but found {self.tok.describe()}",
+                                   self.tok.span, [Note(f"the '{op.text}' is here", op.span)])
+        return operand()
+
+    def parse_comparison(self) -> ast.Expr:
+        left = self.parse_cons()
+        self.split_arrow()
+        if self.tok.kind not in _COMPARISONS:
+            return left
+        op = self.advance()
+        right = self.parse_right_operand(op, self.parse_cons)
+        self.split_arrow()
+        if self.tok.kind in _COMPARISONS:
+            raise SirenSyntaxError(
+                f"'{self.tok.text}' cannot follow a comparison without parentheses "
+                "(comparison operators do not associate)", self.tok.span,
+                [Note(f"the first comparison '{op.text}' is here", op.span)])
+        return ast.BinOp(join(left.span, right.span), op.text, left, right)
+
+    def parse_cons(self) -> ast.Expr:
+        left = self.parse_sum()
+        if self.tok.kind != "::":
+            return left
+        op = self.advance()
+        right = self.parse_right_operand(op, self.parse_cons)
+        return ast.Call(join(left.span, right.span), "cons", [left, right], name_span=op.span)
+
+    def parse_sum(self) -> ast.Expr:
+        return self.parse_left_assoc(("+", "-"), self.parse_product)
+
+    def parse_product(self) -> ast.Expr:
+        return self.parse_left_assoc(("*", "/"), self.parse_unary)
+
+    def parse_left_assoc(self, ops: tuple[str, ...], operand) -> ast.Expr:
+        left = operand()
+        while self.tok.kind in ops:
+            op = self.advance()
+            right = self.parse_right_operand(op, operand)
+            left = ast.BinOp(join(left.span, right.span), op.text, left, right)
+        return left
+
+    def parse_unary(self) -> ast.Expr:
+        tok = self.tok
+        if tok.kind == "+" and self.peek().kind == "number":  # `+1`, accepted as in the original
+            self.advance()
+            number = self.advance()
+            return ast.Const(join(tok.span, number.span), float(number.text))
+        if tok.kind != "-":
+            return self.parse_atom()
+        self.advance()
+        if self.tok.kind == "number":  # a negative literal
+            number = self.advance()
+            return ast.Const(join(tok.span, number.span), -float(number.text))
+        if self.tok.kind in ("let", "if"):
+            operand = self.parse_open()
+        elif self.starts_expr():
+            operand = self.parse_unary()
+        else:
+            raise SirenSyntaxError(f"'-' needs an operand but found {self.tok.describe()}",
+                                   self.tok.span)
+        return ast.Neg(join(tok.span, operand.span), operand)
+
+    def parse_open(self) -> ast.Expr:
+        """`if`, `let p = e in e` or `let x <- d in e`: the body extends as far right as possible."""
+        if self.tok.kind == "if":
+            return self.parse_if()
+        if self.assume_ahead():
+            start = self.advance()
+            annotation = self.advance() if self.tok.kind in ("sample", "symbolic") else None
+            return self.parse_assume(start, annotation)
+        start = self.advance()
+        pattern = self.parse_params()
+        if self.tok.kind == "<-":
+            raise SirenSyntaxError("a random variable is bound to a single name, as in "
+                                   "'let x <- gaussian(0., 1.) in ...'", pattern.span)
+        self.expect("=", "expected '=' after the pattern of 'let'")
+        value = self.parse_expr()
+        self.expect("in", "expected 'in' after the value of 'let'", Note("the 'let' is here", start.span))
+        body = self.parse_expr()
+        return ast.Let(join(start.span, body.span), pattern, value, body)
+
+    def assume_ahead(self) -> bool:
+        """At `let`: is this `let [sample|symbolic] x <- ...` rather than `let p = ...`?"""
+        after = self.peek()
+        if after.kind in ("sample", "symbolic"):
+            return True
+        return after.kind == "name" and (self.peek(2).kind == "<-" or (
+            self.peek(2).kind == "." and self.peek(3).kind == "name" and self.peek(4).kind == "<-"))
+
+    def parse_tail(self) -> ast.Expr:
+        """The last expression of an `if` or `let <-`."""
+        return self.parse_expr()
+
+    def parse_if(self) -> ast.If:
+        start = self.advance()
+        cond = self.parse_expr()
+        note = Note("the 'if' is here", start.span)
+        self.expect("then", "expected 'then' after the condition of 'if'", note)
+        then = self.parse_expr()
+        self.expect("else", "expected 'else'", note, " (every 'if' needs an 'else' branch)")
+        else_ = self.parse_tail()
+        return ast.If(join(start.span, else_.span), cond, then, else_)
+
+    def parse_assume(self, let: Token, annotation: Token | None) -> ast.Assume:
+        name = self.parse_name("the name of a random variable")
+        name_span = name.span
+        text = name.text
+        if self.tok.kind == "." and self.peek().kind == "name":  # `let M.x <- ...`, rejected by resolve
+            self.advance()
+            field = self.advance()
+            name_span = join(name.span, field.span)
+            text = f"{name.text}.{field.text}"
+        if self.tok.kind == "=" and annotation is not None:
+            raise SirenSyntaxError(f"'{annotation.text}' annotates a random variable: write "
+                                   f"'let {annotation.text} {text} <- DISTRIBUTION in ...'", self.tok.span)
+        self.expect("<-", "expected '<-' after the random variable's name")
+        dist = self.parse_expr()
+        self.expect("in", "expected 'in' after the distribution of 'let ... <-'",
+                    Note("the 'let' is here", let.span))
+        body = self.parse_tail()
+        return ast.Assume(join(let.span, body.span), annotation.text if annotation else None, text,
+                          name_span, dist, body, annotation.span if annotation else None)
+
+    def parse_atom(self) -> ast.Expr:
+        tok = self.tok
+        kind = tok.kind
+        if kind == "number":
+            self.advance()
+            return ast.Const(tok.span, float(tok.text))
+        if kind == "string":
+            self.advance()
+            return ast.Const(tok.span, tok.text[1:-1])  # escapes are kept, as in the original
+        if kind in ("true", "false"):
+            self.advance()
+            return ast.Const(tok.span, kind == "true")
+        if kind == "nil":
+            self.advance()
+            return ast.ListLit(tok.span, [])
+        if kind == "name":
+            return self.parse_name_or_call()
+        if kind == "(":
+            return self.parse_parenthesized()
+        if kind == "[":
+            self.advance()
+            items = self.parse_sequence("]", tok, "list")
+            close = self.advance()
+            return ast.ListLit(join(tok.span, close.span), items)
+        if kind == "fold":
+            return self.parse_fold()
+        if kind == "observe":
+            self.advance()
+            open_ = self.expect("(", "expected '(' after 'observe'")
+            args = self.parse_sequence(")", open_, "argument list")
+            close = self.advance()
+            span = join(tok.span, close.span)
+            if len(args) != 2:
+                raise SirenSyntaxError("observe takes two arguments, a distribution and a value: "
+                                       f"observe(gaussian(m, v), y), but is given {len(args)}", span)
+            return ast.Observe(span, args[0], args[1])
+        if kind == "resample":
+            self.advance()
+            open_ = self.expect("(", "expected '(' after 'resample'", hint=" (write 'resample()')")
+            args = self.parse_sequence(")", open_, "argument list")
+            close = self.advance()
+            if args:
+                raise SirenNameError("resample() takes no arguments", join(args[0].span, args[-1].span))
+            return ast.Resample(join(tok.span, close.span))
+        if kind in ("let", "if"):
+            return self.parse_open()
+        if kind == "val":
+            raise SirenSyntaxError("function definitions ('val ... in') must all come before the "
+                                   "main expression", tok.span)
+        if kind in KEYWORDS:
+            raise SirenSyntaxError(f"expected an expression but found the keyword '{tok.text}'",
+                                   tok.span)
+        raise SirenSyntaxError(f"expected an expression but found {tok.describe()}", tok.span)
+
+    def parse_name_or_call(self) -> ast.Expr:
+        name = self.advance()
+        module = None
+        callee = name
+        if self.tok.kind == ".":
+            self.advance()
+            field = self.parse_name(f"a function name after '{name.text}.'")
+            module, callee = name.text, field
+            name_span = join(name.span, field.span)
+            if self.tok.kind != "(":
+                raise SirenSyntaxError(f"'{name.text}.{field.text}' is a library function: it can only be "
+                                       f"called, as in {name.text}.{field.text}(...)", name_span)
+        else:
+            name_span = name.span
+            if self.tok.kind != "(":
+                return ast.Var(name.span, name.text)
+        open_ = self.advance()
+        args = self.parse_sequence(")", open_, "argument list")
+        close = self.advance()
+        return ast.Call(join(name.span, close.span), callee.text, args, module, name_span)
+
+    def parse_parenthesized(self) -> ast.Expr:
+        open_ = self.advance()
+        if self.tok.kind == ")":
+            return ast.Const(join(open_.span, self.advance().span), None)
+        items = self.parse_sequence(")", open_, "parenthesis")
+        close = self.advance()
+        if len(items) == 1:  # the span of `(e)` covers the parentheses, so that enclosing spans do
+            items[0].span = join(open_.span, close.span)
+            self.parenthesized.add(id(items[0]))
+            return items[0]
+        return ast.Tuple(join(open_.span, close.span), items)
+
+    def parse_sequence(self, close: str, open_: Token, what: str) -> list[ast.Expr]:
+        """Comma-separated expressions up to (not including) ``close``."""
+        items: list[ast.Expr] = []
+        if self.tok.kind == close:
+            return items
+        while True:
+            if not self.starts_expr() and self.tok.kind not in KEYWORDS:
+                raise SirenSyntaxError(f"expected an expression but found {self.tok.describe()}",
+                                       self.tok.span, [Note(f"in the {what} opened here", open_.span)])
+            items.append(self.parse_expr())
+            if self.tok.kind == ",":
+                comma = self.advance()
+                if self.tok.kind == close:
+                    raise SirenSyntaxError(f"trailing ',' before '{close}'", comma.span)
+                continue
+            if self.tok.kind == close:
+                return items
+            raise self.unexpected_after_expr(f"',' or '{close}'",
+                                             Note(f"the {what} opened here", open_.span))
+
+    def parse_fold(self) -> ast.Fold:
+        fold = self.advance()
+        open_ = self.expect("(", "expected '(' after 'fold'")
+        if self.tok.kind != "name":
+            raise SirenSyntaxError("the first argument of fold must be the name of a function, "
+                                   f"but found {self.tok.describe()}", self.tok.span)
+        first = self.advance()
+        func, func_span = first.text, first.span
+        if self.tok.kind == "." and self.peek().kind == "name":  # `fold(List.hd, ...)`: a name error
+            self.advance()
+            field = self.advance()
+            func, func_span = f"{first.text}.{field.text}", join(first.span, field.span)
+        arity = "fold takes three arguments: fold(function, list, initial accumulator)"
+        self.expect(",", arity)
+        lst = self.parse_expr()
+        self.expect(",", arity)
+        init = self.parse_expr()
+        if self.tok.kind == ",":
+            raise SirenSyntaxError(arity, self.tok.span)
+        close = self.expect(")", "expected ')' to close 'fold('", Note("'fold(' is here", open_.span))
+        return ast.Fold(join(fold.span, close.span), func, func_span, lst, init)
