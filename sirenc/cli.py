@@ -149,7 +149,8 @@ def cmd_run(args) -> int:
     if args.particles < 1:
         raise SirenUsageError("--particles must be at least 1")
     c = driver.open_source(args.file, args.method, check=not args.no_check, max_rvs=args.max_rvs)
-    model = api.compile_compilation(c)
+    module = driver.run_until(c, "llvm-dialect")
+    model = api.from_llvm_dialect(module, driver.model_info(c, module))
     _print_warnings(c)
     rows = read_csv(args.data) if args.data else None
     f = model.filter(particles=args.particles, seed=args.seed, resampler=args.resampler,

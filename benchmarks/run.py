@@ -1,0 +1,88 @@
+"""Speed of compiled filters next to a hand-written C bootstrap filter, in one run.
+
+    python benchmarks/run.py [--steps 100] [--particles 1000,10000,100000] [--repeat 5]
+
+Prints ns per particle-step (best of --repeat runs) for the random-walk model
+(benchmarks/models/walk) compiled with `-m pf`, for the hand-written C filter
+(benchmarks/handwritten/rw_bootstrap.c, the same RNG, sampler and resampler),
+and their ratio. Both run on the same data, one after the other, per N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "models" / "walk"))
+
+from gen_data import generate, write  # noqa: E402
+
+
+def build_handwritten(out_dir: Path) -> Path:
+    from sirenc.backend.link import c_compiler
+    from sirenc.runtime import include_dir, static_libraries
+
+    exe = out_dir / "rw_bootstrap"
+    src_dir = HERE.parent / "runtime_c" / "src"
+    static = [str(p) for p in static_libraries() if "export" not in Path(p).name]
+    cmd = [c_compiler(), "-O3", "-DNDEBUG", f"-I{include_dir()}", f"-I{src_dir}",
+           str(HERE / "handwritten" / "rw_bootstrap.c"), *static, "-lm", "-o", str(exe)]
+    subprocess.run(cmd, check=True)
+    return exe
+
+
+def time_handwritten(exe: Path, data: Path, n: int, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        out = subprocess.run([str(exe), str(data), str(n), "0"], check=True, capture_output=True, text=True).stdout
+        best = min(best, float(re.search(r"ns_per_particle_step=([0-9.eE+-]+)", out).group(1)))
+    return best
+
+
+def time_sirenc(model, rows: np.ndarray, n: int, repeat: int) -> float:
+    f = model.filter(particles=n, seed=0)
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        f.run(rows)
+        best = min(best, time.perf_counter() - start)
+    return best * 1e9 / (n * len(rows))
+
+
+def main() -> None:
+    import sirenc
+
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=100)
+    p.add_argument("--particles", default="1000,10000,100000")
+    p.add_argument("--repeat", type=int, default=5)
+    args = p.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        ys = generate(args.steps, seed=0)
+        data = tmp / "data.csv"
+        write(data, ys)
+        rows = np.ascontiguousarray(ys.reshape(-1, 1))
+        exe = build_handwritten(tmp)
+        model = sirenc.compile(str(HERE / "models" / "walk" / "model.si"), method="pf")
+        print(f"random walk, T = {args.steps} steps, systematic resampling every step; "
+              f"ns per particle-step, best of {args.repeat}")
+        print(f"{'N':>8} | {'sirenc -m pf':>12} | {'hand-written C':>14} | {'ratio':>6}")
+        print(f"{'-' * 8}-+-{'-' * 12}-+-{'-' * 14}-+-{'-' * 6}")
+        for n in (int(x) for x in args.particles.split(",")):
+            ours = time_sirenc(model, rows, n, args.repeat)
+            ref = time_handwritten(exe, data, n, args.repeat)
+            print(f"{n:>8} | {ours:>12.2f} | {ref:>14.2f} | {ours / ref:>6.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,372 @@
+"""The Python API: compile a Siren program, run particle filters on it.
+
+Example::
+
+    import numpy as np, sirenc
+    model = sirenc.compile("kalman.si", method="ssi")     # JIT; output="k.so" builds a model.so
+    f = model.filter(particles=1000, seed=0)
+    f.run(np.loadtxt("data.csv", delimiter=",", skiprows=1, ndmin=2))
+    print(f.estimate(), f.log_evidence)
+    for row in sensor:                                     # or stream, one row at a time
+        f.step(row); print(f.estimate())
+
+A model is either JIT-compiled into this process (the runtime comes from the
+shared ``libsirenrt.so``) or a ``model.so`` built by ``cc -shared`` and loaded
+with ``dlopen`` (its runtime is linked in statically). Both speak the C ABI of
+``runtime_c/include/sirenrt.h`` through one cffi FFI in ABI mode. Every
+failure of the runtime becomes a ``SirenRuntimeError`` carrying the runtime's
+rendered message; nothing here can crash the interpreter on bad input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
+from sirenc.model_info import ABI_VERSION, ModelInfo
+
+RESAMPLERS = {"systematic": 0, "multinomial": 1, "stratified": 2, "residual": 3}
+
+
+class CompiledModelError(SirenRuntimeError):
+    """A run-time error reported by compiled code; the runtime already rendered
+    it (``file:line:col: error: ...`` with the source line and a caret)."""
+
+    def render(self) -> str:
+        text = self.message
+        return text if text.startswith("error:") or ": error: " in text.split("\n", 1)[0] \
+            else f"error: {text}"
+
+
+# ----------------------------------------------------------------- entry points
+
+def compile(source: str | os.PathLike, method: str = "pf", check: bool = True,
+            output: str | os.PathLike | None = None) -> "Model":
+    """Compile a Siren program (a path or the program text).
+
+    Without ``output`` the model is JIT-compiled into this process; with
+    ``output="model.so"`` a self-contained shared object is written there
+    (it needs a C compiler, ``cc``) and loaded.
+    """
+    from sirenc.driver import compile_to_llvm_dialect
+
+    module, info = compile_to_llvm_dialect(source, method, check)
+    return from_llvm_dialect(module, info, output=output)
+
+
+def from_llvm_dialect(module: Any, info: ModelInfo,
+                      output: str | os.PathLike | None = None) -> "Model":
+    """The backend half of ``compile``: an ``llvm``-dialect module and its ``ModelInfo``."""
+    if output is None:
+        from sirenc.backend.llvm import jit_compile
+        return Model._from_jit(jit_compile(module, info))
+    from sirenc.backend.link import link_shared
+    from sirenc.backend.llvm import object_bytes
+    return load(link_shared(object_bytes(module, info), output=output))
+
+
+# dlopen caches by path (P13): a file rewritten in place must not come back as
+# the old code, so a path whose contents changed is loaded from a
+# content-named copy. realpath -> (sha1, cffi library)
+_loaded: dict[str, tuple[str, Any]] = {}
+
+
+def load(path: str | os.PathLike) -> "Model":
+    """Load a ``model.so`` built by ``sirenc -o`` or ``compile(..., output=...)``."""
+    from sirenc.runtime.ffi import ffi
+
+    real = os.path.realpath(path)
+    try:
+        digest = hashlib.sha1(Path(real).read_bytes()).hexdigest()
+    except OSError as e:
+        raise SirenUsageError(f"cannot read model {os.fspath(path)}: {e.strerror}") from None
+    known = _loaded.get(real)
+    if known is not None and known[0] == digest:
+        lib = known[1]
+    else:
+        target = real
+        if known is not None:
+            from sirenc.backend.link import cache_dir
+            target = str(cache_dir() / f"model_{digest}.so")
+            if not os.path.exists(target):
+                os.makedirs(os.path.dirname(target), exist_ok=True)
+                shutil.copyfile(real, target)
+        try:
+            lib = ffi.dlopen(target)
+            lib.sirenc_info  # noqa: B018 -- resolve now: is this a compiled model?
+        except (OSError, AttributeError) as e:
+            raise SirenUsageError(f"{os.fspath(path)} is not a loadable sirenc model: {e}") from None
+        _loaded[real] = (digest, lib)
+    return Model._from_library(lib, Path(real))
+
+
+# ----------------------------------------------------------------------- model
+
+@dataclass(frozen=True)
+class _Entry:
+    """The C entry points a filter needs: a model.so's sirenc_*, or the shared runtime's sirenrt_filter_*."""
+
+    new: Callable[[int, int, Any], Any]
+    free: Callable[[Any], None]
+    run: Callable[..., int]
+    step: Callable[..., int]
+    estimate: Callable[..., int]
+    log_evidence: Callable[[Any], float]
+    ess: Callable[[Any], float]
+    error: Callable[[Any], Any]          # error(NULL) = the thread's last error
+
+
+class _CodePin:
+    """Keeps a model's machine code loaded while the model or any filter of it lives.
+
+    Freeing a filter reads its model's descriptor, so the JIT engine must
+    outlive every filter. Holding the engine from a module-level set (rather
+    than only from the objects that use it) keeps it out of any garbage cycle:
+    the cycle collector finalises cycle members in no particular order, and
+    could otherwise dispose of the engine before a filter's destructor runs.
+    """
+
+    _pinned: set["_CodePin"] = set()
+
+    def __init__(self, keepalive: Any):
+        self.keepalive = keepalive
+        self.count = 0
+        self.acquire()              # the model's own reference
+
+    def acquire(self) -> None:
+        self.count += 1
+        _CodePin._pinned.add(self)
+
+    def release(self) -> None:
+        self.count -= 1
+        if self.count == 0:
+            _CodePin._pinned.discard(self)
+
+
+class Model:
+    """A compiled model. Create filters with ``filter()``; see ``info``."""
+
+    def __init__(self, descriptor: Any, entry: _Entry, keepalive: Any, path: Path | None):
+        self._descriptor = descriptor     # const sirenrt_model *
+        self._entry = entry
+        self._pin = _CodePin(keepalive)   # JIT engine or cffi library: owns the code
+        self.path = path                  # the model.so, or None for a JIT model
+        self.info = _describe(descriptor)
+        if self.info["abi_version"] != ABI_VERSION:
+            raise SirenUsageError(
+                f"model ABI version {self.info['abi_version']} does not match this "
+                f"sirenc (ABI version {ABI_VERSION}); recompile the model"
+            )
+
+    @classmethod
+    def _from_jit(cls, jit: Any) -> "Model":
+        from sirenc.runtime.ffi import ffi, runtime_lib
+
+        rt = runtime_lib()
+        descriptor = ffi.cast("const sirenrt_model *", jit.model_address)
+        entry = _Entry(
+            new=lambda n, seed, opts: rt.sirenrt_filter_new(descriptor, n, seed, opts),
+            free=rt.sirenrt_filter_free, run=rt.sirenrt_filter_run,
+            step=rt.sirenrt_filter_step, estimate=rt.sirenrt_filter_estimate,
+            log_evidence=rt.sirenrt_filter_log_evidence, ess=rt.sirenrt_filter_ess,
+            error=lambda f: rt.sirenrt_last_error() if f == ffi.NULL else rt.sirenrt_filter_error(f),
+        )
+        return cls(descriptor, entry, jit, None)
+
+    @classmethod
+    def _from_library(cls, lib: Any, path: Path) -> "Model":
+        entry = _Entry(
+            new=lib.sirenc_new, free=lib.sirenc_free, run=lib.sirenc_run, step=lib.sirenc_step,
+            estimate=lib.sirenc_estimate, log_evidence=lib.sirenc_log_evidence,
+            ess=lib.sirenc_ess, error=lib.sirenc_error,
+        )
+        return cls(lib.sirenc_info(), entry, lib, path)
+
+    def filter(self, particles: int = 1000, seed: int = 0, resampler: str = "systematic",
+               ess_threshold: float = 0.0) -> "Filter":
+        """A new particle population of ``particles`` particles."""
+        from sirenc.runtime.ffi import ffi
+
+        if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or particles < 1:
+            raise SirenUsageError(f"particles must be a positive integer, not {particles!r}")
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+            raise SirenUsageError(f"seed must be an integer in [0, 2**64), not {seed!r}")
+        if resampler not in RESAMPLERS:
+            raise SirenUsageError(
+                f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
+        threshold = float(ess_threshold)
+        if not 0.0 <= threshold <= 1.0:
+            raise SirenUsageError(f"ess_threshold must lie in [0, 1], not {ess_threshold!r}")
+        opts = ffi.new("sirenrt_options *", {"resampler": RESAMPLERS[resampler],
+                                             "ess_threshold": threshold})
+        raw = self._entry.new(int(particles), int(seed), opts)
+        if raw == ffi.NULL:
+            raise CompiledModelError(_text(self._entry.error(ffi.NULL)) or "cannot create the filter")
+        self._pin.acquire()
+        handle = ffi.gc(raw, lambda p, free=self._entry.free, pin=self._pin: (free(p), pin.release()))
+        return Filter(self, handle)
+
+    def __del__(self) -> None:
+        pin = getattr(self, "_pin", None)
+        if pin is not None:
+            pin.release()
+
+    def __repr__(self) -> str:
+        where = self.path or "JIT"
+        return f"<sirenc.Model {self.info['name']!r} method={self.info['method']} ({where})>"
+
+
+def _text(cstr: Any) -> str:
+    from sirenc.runtime.ffi import ffi
+    return "" if cstr == ffi.NULL else ffi.string(cstr).decode("utf-8", "replace")
+
+
+def _describe(m: Any) -> dict:
+    return {
+        "abi_version": int(m.abi_version),
+        "name": _text(m.name),
+        "method": _text(m.method),
+        "plan": _text(m.plan),
+        "result_type": _text(m.result_type),
+        "frame_size": int(m.frame_size),
+        "streamable": bool(m.streamable),
+        "not_streamable_reason": _text(m.not_streamable_reason),
+        "files": [_text(m.files[i]) for i in range(m.n_files)],
+    }
+
+
+# ---------------------------------------------------------------------- filter
+
+class Filter:
+    """One particle population of a ``Model``; freed when garbage collected."""
+
+    def __init__(self, model: Model, handle: Any):
+        self.model = model
+        self._f = handle
+        self._estimate_cap = 16
+
+    def _check(self, status: int) -> None:
+        if status != 0:
+            raise CompiledModelError(_text(self.model._entry.error(self._f))
+                                     or f"the runtime failed with status {status}")
+
+    def run(self, rows: Any = None) -> "Filter":
+        """Run the whole program. ``rows`` (n_rows x n_cols, float64) replace the
+        program's data file; without them the file named in the program is read."""
+        from sirenc.runtime.ffi import ffi
+
+        if rows is None:
+            self._check(self.model._entry.run(self._f, ffi.NULL, 0, 0))
+            return self
+        arr = _as_float64(rows, 2, "rows")
+        buf = ffi.from_buffer("double[]", arr)
+        self._check(self.model._entry.run(self._f, buf, arr.shape[0], arr.shape[1]))
+        return self
+
+    def step(self, row: Any) -> "Filter":
+        """Feed one row of the observation stream and advance every particle."""
+        from sirenc.runtime.ffi import ffi
+
+        arr = _as_float64(row, 1, "row")
+        self._check(self.model._entry.step(self._f, ffi.from_buffer("double[]", arr), arr.shape[0]))
+        return self
+
+    def estimate(self) -> Any:
+        """Posterior mean of the program's result, shaped like the result type:
+        float for float/bool, None for unit, tuple for a pair, a float64 array
+        for a list of scalars, a list for a list of structured values."""
+        from sirenc.runtime.ffi import ffi
+
+        n_out = ffi.new("int64_t *")
+        while True:
+            out = np.empty(self._estimate_cap, dtype=np.float64)
+            status = self.model._entry.estimate(
+                self._f, ffi.from_buffer("double[]", out, require_writable=True),
+                self._estimate_cap, n_out)
+            if status == 2 and n_out[0] > self._estimate_cap:
+                self._estimate_cap = int(n_out[0])
+                continue
+            self._check(status)
+            return unflatten(self.model.info["result_type"], out[: n_out[0]])
+
+    @property
+    def log_evidence(self) -> float:
+        return float(self.model._entry.log_evidence(self._f))
+
+    @property
+    def ess(self) -> float:
+        return float(self.model._entry.ess(self._f))
+
+
+def _as_float64(data: Any, ndim: int, what: str) -> np.ndarray:
+    shape = "n_rows x n_cols" if ndim == 2 else "n_cols"
+    if not isinstance(data, np.ndarray):
+        try:
+            data = np.asarray(data, dtype=np.float64)
+        except (TypeError, ValueError) as e:
+            raise SirenUsageError(f"{what} must be numbers ({shape}): {e}") from None
+    if data.dtype != np.float64:
+        raise SirenUsageError(
+            f"{what} must have dtype float64, not {data.dtype}; "
+            f"use np.ascontiguousarray({what}, dtype=np.float64)")
+    if data.ndim != ndim:
+        raise SirenUsageError(f"{what} must be a {ndim}-D array ({shape}), not {data.ndim}-D")
+    if not data.flags.c_contiguous:
+        raise SirenUsageError(
+            f"{what} must be C-contiguous; use np.ascontiguousarray({what})")
+    return data
+
+
+# ------------------------------------------------------- result type descriptors
+
+def unflatten(result_type: str, values: np.ndarray) -> Any:
+    """Rebuild the estimate's structure from ``result_type`` (``f b u P<a><b> L<a>``)
+    and the preorder-flattened values the runtime returns."""
+    value, pos, used = _read(result_type, 0, values, 0)
+    if pos != len(result_type) or used != len(values):
+        raise SirenUsageError(
+            f"estimate of {len(values)} values does not match result type {result_type!r}")
+    return value
+
+
+def _skip(desc: str, pos: int) -> int:
+    """Index just past the type starting at ``desc[pos]``."""
+    tag = desc[pos]
+    if tag in "fbu":
+        return pos + 1
+    if tag == "L":
+        return _skip(desc, pos + 1)
+    if tag == "P":
+        return _skip(desc, _skip(desc, pos + 1))
+    raise SirenUsageError(f"bad result type descriptor {desc!r}")
+
+
+def _read(desc: str, pos: int, values: np.ndarray, at: int) -> tuple[Any, int, int]:
+    tag = desc[pos]
+    if tag in "fb":
+        return float(values[at]), pos + 1, at + 1
+    if tag == "u":
+        return None, pos + 1, at
+    if tag == "P":
+        first, pos, at = _read(desc, pos + 1, values, at)
+        second, pos, at = _read(desc, pos, values, at)
+        return (first, second), pos, at
+    if tag == "L":
+        n = int(values[at])
+        at += 1
+        if desc[pos + 1] in "fb":
+            return values[at: at + n].copy(), pos + 2, at + n
+        end = _skip(desc, pos + 1)
+        items = []
+        for _ in range(n):
+            item, _, at = _read(desc, pos + 1, values, at)
+            items.append(item)
+        return items, end, at
+    raise SirenUsageError(f"bad result type descriptor {desc!r}")

@@ -1,0 +1,255 @@
+"""The native backend: an ``llvm``-dialect module becomes machine code.
+
+The lowering hands over a ``builtin.module`` of ``llvm.func`` ops (the
+definition of ``@siren_resume`` plus declarations of ``sirenrt_*``) and a
+``ModelInfo``. This stage
+
+1. converts the module with xDSL's ``convert_module`` into an llvmlite module,
+2. gives every function definition internal linkage (the converter drops
+   linkage, P5: the only symbol a compiled model exports is its descriptor),
+3. adds the descriptor ``@sirenc_model`` (``sirenrt_model`` in
+   ``runtime_c/include/sirenrt.h``) with its strings, files and sites,
+4. parses and verifies the text with LLVM, runs the new-pass-manager O2
+   pipeline (P9), and
+5. either JIT-compiles it with MCJIT against the shared runtime library, or
+   emits a position-independent object file (P10) for ``link.py``.
+
+Example::
+
+    jit = jit_compile(module, info)        # JitModel; jit.model_address
+    obj = object_bytes(module, info)       # ELF relocatable object, PIC
+    print(llvm_ir_text(module, info, optimize=True))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import llvmlite.binding as llvm
+import llvmlite.ir as ir
+
+from sirenc.diagnostics import source_line
+from sirenc.model_info import ABI_VERSION, MODEL_SYMBOL, RESUME_SYMBOL, ModelInfo
+
+_I8 = ir.IntType(8)
+_I32 = ir.IntType(32)
+_PTR = ir.PointerType()
+
+# struct sirenrt_site { const char *file; int32_t line, col, end_col; const char *text; }
+SITE_TYPE = ir.LiteralStructType([_PTR, _I32, _I32, _I32, _PTR])
+
+# struct sirenrt_model, field for field (natural C alignment gives the same layout).
+MODEL_TYPE = ir.LiteralStructType([
+    _I32,                   # abi_version
+    _PTR, _PTR, _PTR,       # name, method, plan
+    _PTR,                   # result_type
+    _I32, _I32,             # frame_size, result_offset
+    _PTR,                   # resume
+    _I32, _PTR,             # streamable, not_streamable_reason
+    _I32, _PTR,             # n_files, files
+    _I32, _PTR,             # n_sites, sites
+])
+
+
+# ---------------------------------------------------------------- LLVM setup
+
+_initialized = False
+
+
+def _initialize() -> None:
+    """Native target and asm printer only: ``llvm.initialize()`` raises (P8)."""
+    global _initialized
+    if not _initialized:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        _initialized = True
+
+
+def _target_machine(*, jit: bool, native: bool) -> llvm.TargetMachine:
+    """A fresh target machine; never share one with a JIT engine (P11)."""
+    _initialize()
+    target = llvm.Target.from_default_triple()
+    cpu = llvm.get_host_cpu_name() if native else ""
+    features = llvm.get_host_cpu_features().flatten() if native else ""
+    return target.create_target_machine(
+        cpu=cpu, features=features, opt=2,
+        reloc="default" if jit else "pic",
+        codemodel="jitdefault" if jit else "default",
+        jit=jit,
+    )
+
+
+# ------------------------------------------------------ xDSL → llvmlite module
+
+def to_llvmlite(module: Any, info: ModelInfo, data_layout: str = "") -> ir.Module:
+    """Convert the ``llvm``-dialect module and add the model descriptor."""
+    from xdsl.backend.llvm.convert import convert_module
+    from xdsl.dialects import llvm as llvm_dialect
+
+    _initialize()
+    mod = convert_module(module, fallback_target_triple=llvm.get_process_triple(),
+                         data_layout=data_layout)
+    for op in module.ops:
+        if isinstance(op, llvm_dialect.FuncOp) and op.body.blocks:
+            fn = mod.get_global(op.sym_name.data)
+            fn.linkage = _definition_linkage(op.linkage.linkage.data)
+    _add_descriptor(mod, info)
+    return mod
+
+
+def _definition_linkage(declared: str) -> str:
+    # The lowering builds functions with llvm.FuncOp's default linkage
+    # ("internal"), and text parsed without a keyword says "external": both
+    # mean "ours, not exported". Anything more specific is honoured.
+    return "internal" if declared in ("internal", "external") else declared
+
+
+class _Strings:
+    """Private, deduplicated, NUL-terminated string constants."""
+
+    def __init__(self, mod: ir.Module) -> None:
+        self._mod = mod
+        self._by_text: dict[str, ir.GlobalVariable] = {}
+
+    def __call__(self, text: str | None) -> ir.Constant:
+        if text is None:
+            return ir.Constant(_PTR, None)
+        g = self._by_text.get(text)
+        if g is None:
+            raw = bytearray(text.encode("utf-8") + b"\0")
+            ty = ir.ArrayType(_I8, len(raw))
+            g = ir.GlobalVariable(self._mod, ty, name=f"{MODEL_SYMBOL}.str.{len(self._by_text)}")
+            g.linkage = "private"
+            g.global_constant = True
+            g.unnamed_addr = True
+            g.initializer = ir.Constant(ty, raw)
+            self._by_text[text] = g
+        return g
+
+
+def _private_array(mod: ir.Module, name: str, elem: ir.Type, values: list) -> ir.Constant:
+    if not values:
+        return ir.Constant(_PTR, None)
+    ty = ir.ArrayType(elem, len(values))
+    g = ir.GlobalVariable(mod, ty, name=name)
+    g.linkage = "private"
+    g.global_constant = True
+    g.initializer = ir.Constant(ty, values)
+    return g
+
+
+def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
+    try:
+        resume = mod.get_global(RESUME_SYMBOL)
+    except KeyError:
+        raise ValueError(f"the module defines no @{RESUME_SYMBOL}") from None
+    string = _Strings(mod)
+    sites = [
+        ir.Constant(SITE_TYPE, [
+            string(s.file), ir.Constant(_I32, s.line), ir.Constant(_I32, s.col),
+            ir.Constant(_I32, s.end_col if s.end_line in (0, s.line) else 0),
+            string(source_line(s)),
+        ])
+        for s in info.sites
+    ]
+    files = [string(f) for f in info.files]
+    fields = [
+        ir.Constant(_I32, ABI_VERSION),
+        string(info.name), string(info.method), string(info.plan),
+        string(info.result_type),
+        ir.Constant(_I32, info.frame_size), ir.Constant(_I32, info.result_offset),
+        resume,
+        ir.Constant(_I32, int(info.streamable)),
+        string(info.not_streamable_reason),
+        ir.Constant(_I32, len(files)),
+        _private_array(mod, f"{MODEL_SYMBOL}.files", _PTR, files),
+        ir.Constant(_I32, len(sites)),
+        _private_array(mod, f"{MODEL_SYMBOL}.sites", SITE_TYPE, sites),
+    ]
+    g = ir.GlobalVariable(mod, MODEL_TYPE, name=MODEL_SYMBOL)
+    g.global_constant = True
+    g.initializer = ir.Constant(MODEL_TYPE, fields)
+    # external linkage, default visibility: export.c and dlsym/JIT lookups find it
+
+
+# ------------------------------------------------------------ LLVM pipeline
+
+def _parse(mod: ir.Module) -> llvm.ModuleRef:
+    ref = llvm.parse_assembly(str(mod))
+    ref.verify()
+    return ref
+
+
+def _optimize(ref: llvm.ModuleRef, tm: llvm.TargetMachine) -> None:
+    pto = llvm.create_pipeline_tuning_options(speed_level=2)
+    pb = llvm.create_pass_builder(tm, pto)
+    pb.getModulePassManager().run(ref, pb)
+
+
+def _module_ref(module: Any, info: ModelInfo, tm: llvm.TargetMachine,
+                optimize: bool) -> llvm.ModuleRef:
+    ref = _parse(to_llvmlite(module, info, data_layout=str(tm.target_data)))
+    if optimize:
+        _optimize(ref, tm)
+    return ref
+
+
+def llvm_ir_text(module: Any, info: ModelInfo, *, optimize: bool = False) -> str:
+    """Textual LLVM IR (``--emit=llvm``), as LLVM prints it, before or after O2."""
+    tm = _target_machine(jit=False, native=False)
+    return str(_module_ref(module, info, tm, optimize))
+
+
+def object_bytes(module: Any, info: ModelInfo, *, native: bool = False) -> bytes:
+    """An optimised PIC ELF object defining ``sirenc_model`` (``--emit=obj``).
+
+    ``native=True`` tunes for this machine's CPU; the default object runs on
+    any CPU of the target architecture, like the runtime it is linked with.
+    """
+    tm = _target_machine(jit=False, native=native)
+    return tm.emit_object(_module_ref(module, info, tm, optimize=True))
+
+
+@dataclass
+class JitModel:
+    """A model compiled in this process. Keep it alive while ``model_address`` is used."""
+
+    engine: llvm.ExecutionEngine
+    model_address: int          # address of the sirenrt_model descriptor
+
+
+_runtime_loaded: str | None = None
+
+
+def _load_runtime() -> None:
+    """Make the shared runtime's ``sirenrt_*`` symbols visible to the JIT."""
+    global _runtime_loaded
+    if _runtime_loaded is None:
+        from sirenc.runtime import shared_library_path
+        path = str(shared_library_path())
+        llvm.load_library_permanently(path)
+        _runtime_loaded = path
+
+
+def _check_external_symbols(ref: llvm.ModuleRef) -> None:
+    # MCJIT aborts the whole process on a symbol it cannot resolve; fail politely first.
+    missing = [fn.name for fn in ref.functions
+               if fn.is_declaration and not fn.name.startswith("llvm.")
+               and not llvm.address_of_symbol(fn.name)]
+    if missing:
+        raise RuntimeError("JIT: the runtime library does not define " + ", ".join(sorted(missing)))
+
+
+def jit_compile(module: Any, info: ModelInfo) -> JitModel:
+    """Optimise and JIT-compile with MCJIT, linking against ``libsirenrt.so``."""
+    _load_runtime()
+    tm = _target_machine(jit=True, native=True)
+    ref = _module_ref(module, info, tm, optimize=True)
+    _check_external_symbols(ref)
+    engine = llvm.create_mcjit_compiler(ref, tm)   # takes ownership of ref and tm
+    engine.finalize_object()
+    address = engine.get_global_value_address(MODEL_SYMBOL)
+    if not address:
+        raise RuntimeError(f"JIT: no address for @{MODEL_SYMBOL}")
+    return JitModel(engine, address)

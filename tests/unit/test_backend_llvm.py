@@ -1,0 +1,150 @@
+"""sirenc.backend.llvm: conversion, the sirenc_model descriptor, O2, objects."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import llvmlite.binding as llvm
+import pytest
+
+from sirenc.backend.llvm import MODEL_TYPE, SITE_TYPE, llvm_ir_text, object_bytes, to_llvmlite
+from markers import needs_runtime
+from toy_model import toy_model
+
+REPO = Path(__file__).resolve().parents[2]
+HEADER_DIR = REPO / "runtime_c" / "include"
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return toy_model(data_file="/data/ys.csv")
+
+
+def _parsed(toy, optimize=False):
+    ref = llvm.parse_assembly(llvm_ir_text(*toy, optimize=optimize))
+    ref.verify()
+    return ref
+
+
+def test_descriptor_is_exported_and_resume_is_internal(toy):
+    ref = _parsed(toy)
+    model = ref.get_global_variable("sirenc_model")
+    assert model.linkage == llvm.Linkage.external
+    assert model.visibility == llvm.Visibility.default
+    assert not model.is_declaration
+    resume = ref.get_function("siren_resume")
+    assert resume.linkage == llvm.Linkage.internal
+    assert ref.get_function("sirenrt_sample_gaussian").is_declaration
+
+
+def test_descriptor_contents(toy):
+    text = llvm_ir_text(*toy)
+    assert 'c"toy\\00"' in text and 'c"pf\\00"' in text and 'c"x: sample\\00"' in text
+    assert 'c"/data/ys.csv\\00"' in text
+    # site 0 carries the file, the span and the whole source line
+    assert 'c"toy.si\\00"' in text
+    assert 'c"let x = sample(gaussian(0., 1.)) in\\00"' in text
+    assert "ptr @siren_resume" in text
+    # abi_version 1, frame 40 bytes, result at 24, streamable, 1 file, 2 sites
+    line = next(l for l in text.splitlines() if l.startswith("@sirenc_model ="))
+    for field in ("{ i32 1,", "i32 40, i32 24, ptr @siren_resume, i32 1,", "i32 1, ptr @sirenc_model.files",
+                  "i32 2, ptr @sirenc_model.sites"):
+        assert field in line
+
+
+def test_strings_are_deduplicated(toy):
+    text = llvm_ir_text(*toy)
+    assert text.count('c"toy.si\\00"') == 1
+
+
+def test_no_files_and_no_sites_give_null_arrays():
+    module, info = toy_model()
+    info.sites, info.files = [], []
+    text = llvm_ir_text(module, info)
+    line = next(l for l in text.splitlines() if l.startswith("@sirenc_model ="))
+    assert line.rstrip().endswith("i32 0, ptr null, i32 0, ptr null }")
+
+
+def test_o2_keeps_the_descriptor_and_folds_the_resume_function(toy):
+    ref = _parsed(toy, optimize=True)
+    assert ref.get_global_variable("sirenc_model").linkage == llvm.Linkage.external
+    text = str(ref)
+    assert "switch i64" in text          # the END/NEED tests became one switch
+    assert "alloca" not in text
+
+
+def test_missing_resume_function_is_reported():
+    module, info = toy_model()
+    fn = next(op for op in module.ops if op.sym_name.data == "siren_resume")
+    fn.sym_name = type(fn.sym_name)("renamed")
+    with pytest.raises(ValueError, match="siren_resume"):
+        to_llvmlite(module, info)
+
+
+def test_object_is_pic_elf_defining_the_descriptor(toy):
+    obj = object_bytes(*toy)
+    assert obj[:4] == b"\x7fELF"
+    assert b"sirenc_model" in obj
+    assert b"sirenrt_stream_row" in obj
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
+@pytest.mark.skipif(not (HEADER_DIR / "sirenrt.h").exists(), reason="needs runtime_c/include/sirenrt.h")
+def test_descriptor_layout_matches_the_c_header(tmp_path):
+    """Field offsets of the LLVM struct types agree with the C compiler's."""
+    fields = ["abi_version", "name", "method", "plan", "result_type", "frame_size", "result_offset",
+              "resume", "streamable", "not_streamable_reason", "n_files", "files", "n_sites", "sites"]
+    site_fields = ["file", "line", "col", "end_col", "text"]
+    src = tmp_path / "layout.c"
+    src.write_text(
+        '#include <stdio.h>\n#include <stddef.h>\n#include "sirenrt.h"\nint main(void){\n'
+        + "".join(f'printf("%zu\\n", offsetof(sirenrt_model, {f}));\n' for f in fields)
+        + 'printf("%zu\\n", sizeof(sirenrt_model));\n'
+        + "".join(f'printf("%zu\\n", offsetof(sirenrt_site, {f}));\n' for f in site_fields)
+        + 'printf("%zu\\n", sizeof(sirenrt_site));\nreturn 0;}\n')
+    exe = tmp_path / "layout"
+    subprocess.run(["cc", "-I", str(HEADER_DIR), "-o", str(exe), str(src)], check=True)
+    c_numbers = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True,
+                                                check=True).stdout.split()]
+
+    llvm.initialize_native_target()
+    td = llvm.Target.from_default_triple().create_target_machine().target_data
+    ref = llvm.parse_assembly(f"%model = type {MODEL_TYPE}\n%site = type {SITE_TYPE}\n"
+                              "@m = external global %model\n@s = external global %site\n")
+    model_ty = ref.get_global_variable("m").global_value_type
+    site_ty = ref.get_global_variable("s").global_value_type
+    ours = ([td.get_element_offset(model_ty, i) for i in range(len(fields))] + [td.get_abi_size(model_ty)]
+            + [td.get_element_offset(site_ty, i) for i in range(len(site_fields))]
+            + [td.get_abi_size(site_ty)])
+    assert ours == c_numbers
+
+
+@needs_runtime
+def test_jit_gives_the_descriptor_address(toy):
+    from sirenc.backend.llvm import jit_compile
+    from sirenc.runtime.ffi import ffi
+
+    jit = jit_compile(*toy)
+    model = ffi.cast("const sirenrt_model *", jit.model_address)
+    assert ffi.string(model.name) == b"toy" and model.frame_size == 40
+    assert ffi.string(model.sites[0].text) == b"let x = sample(gaussian(0., 1.)) in"
+    assert model.resume != ffi.NULL
+
+
+@needs_runtime
+def test_jit_reports_unknown_runtime_functions_instead_of_aborting():
+    from sirenc.backend.llvm import jit_compile
+
+    module, info = toy_model()
+    for op in module.ops:
+        if op.sym_name.data == "sirenrt_stream_row":
+            op.sym_name = type(op.sym_name)("sirenrt_no_such_function")
+            break
+    for op in module.walk():
+        callee = getattr(op, "callee", None)
+        if callee is not None and callee.string_value() == "sirenrt_stream_row":
+            op.callee = type(callee)("sirenrt_no_such_function")
+    with pytest.raises(RuntimeError, match="sirenrt_no_such_function"):
+        jit_compile(module, info)
