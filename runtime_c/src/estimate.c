@@ -1,0 +1,252 @@
+/* estimate.c — sirenrt_filter_estimate and the result estimator.
+ *
+ * While a stream is open some particles have not finished, so estimate() runs a deep copy of the
+ * population on the closed stream to the end and estimates that; the live filter is untouched and
+ * the answer equals what run() on the rows so far would give.  The answer is cached until the
+ * population moves again.
+ *
+ * The estimator (SPEC §16.1 with the §0.3 fixes) is the weighted posterior mean of
+ * the program's result, walked structurally along the result type descriptor and flattened in
+ * preorder.  A float or bool is averaged; a pair is its components in order; a list is its length
+ * (the longest particle list) followed by per-index means, where index k averages the particles whose
+ * list is longer than k with their weights renormalised over those particles.  If every such particle
+ * has zero weight, they count equally (keeps the estimate finite; the original would report 0). */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int64_t rt_type_words(const char *desc, const char **end) {
+  switch (*desc) {
+    case 'f':
+    case 'b':
+      *end = desc + 1;
+      return 1;
+    case 'u':
+      *end = desc + 1;
+      return 0;
+    case 'L': {
+      if (rt_type_words(desc + 1, end) < 0) return -1;
+      return 1;
+    }
+    case 'P': {
+      int64_t a = rt_type_words(desc + 1, end);
+      if (a < 0) return -1;
+      int64_t b = rt_type_words(*end, end);
+      return b < 0 ? -1 : a + b;
+    }
+    default:
+      *end = desc;
+      return -1;
+  }
+}
+
+/* One particle's value of the type being estimated: words[offset ...], with its weight. */
+typedef struct item {
+  sirenrt_ctx *ctx;
+  const uint64_t *words;
+  double w;
+} item;
+
+typedef struct out_buf {
+  double *v;
+  int64_t n, cap;
+} out_buf;
+
+static int emit(out_buf *o, double x) {
+  if (o->n == o->cap) {
+    int64_t cap = o->cap ? o->cap * 2 : 16;
+    double *v = realloc(o->v, (size_t)cap * sizeof(double));
+    if (!v) return -1;
+    o->v = v;
+    o->cap = cap;
+  }
+  o->v[o->n++] = x;
+  return 0;
+}
+
+static double word_as_double(uint64_t w) {
+  double d;
+  memcpy(&d, &w, sizeof d);
+  return d;
+}
+
+/* Returns 0, or -1 with the failing particle's error (or out of memory) in *err. */
+static int estimate_value(const char *type, item *items, int64_t m, size_t offset, out_buf *o, char **err);
+
+/* Weighted mean of one scalar word.  Zero-weight particles are skipped so their values (maybe NaN)
+ * cannot poison the sum. */
+static int estimate_scalar(char kind, const item *items, int64_t m, size_t offset, out_buf *o) {
+  double s = 0.0;
+  for (int64_t i = 0; i < m; i++) {
+    if (!(items[i].w > 0.0)) continue;
+    uint64_t w = items[i].words[offset];
+    s += items[i].w * (kind == 'f' ? word_as_double(w) : (w != 0 ? 1.0 : 0.0));
+  }
+  return emit(o, s);
+}
+
+static int estimate_list(const char *elem, item *items, int64_t m, size_t offset, out_buf *o, char **err) {
+  const char *end;
+  int64_t k = rt_type_words(elem, &end);
+  int64_t *cursor = malloc((size_t)(m ? m : 1) * sizeof(int64_t));
+  item *sub = malloc((size_t)(m ? m : 1) * sizeof(item));
+  uint64_t *words = malloc((size_t)(m ? m : 1) * (size_t)(k ? k : 1) * sizeof(uint64_t));
+  int status = -1;
+  if (!cursor || !sub || !words) goto done;
+  int64_t longest = 0;
+  for (int64_t i = 0; i < m; i++) {
+    cursor[i] = (int64_t)items[i].words[offset];
+    double len = sirenrt_list_len(items[i].ctx, cursor[i]);
+    if (items[i].ctx->err_msg) goto particle_error;
+    if (len > (double)longest) longest = (int64_t)len;
+  }
+  if (emit(o, (double)longest)) goto done;
+  for (int64_t pos = 0; pos < longest; pos++) {
+    int64_t cnt = 0;
+    double total = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+      if (cursor[i] == SIRENRT_NIL) continue;
+      uint64_t *dst = words + (size_t)cnt * (size_t)k;
+      if (rt_list_uncons(items[i].ctx, cursor[i], dst, (int32_t)k, &cursor[i], -1)) goto particle_error;
+      sub[cnt] = (item){items[i].ctx, dst, items[i].w};
+      total += items[i].w;
+      cnt++;
+    }
+    for (int64_t j = 0; j < cnt; j++) sub[j].w = total > 0.0 ? sub[j].w / total : 1.0 / (double)cnt;
+    if (estimate_value(elem, sub, cnt, 0, o, err)) goto done;
+  }
+  status = 0;
+  goto done;
+particle_error:
+  for (int64_t i = 0; i < m; i++)
+    if (items[i].ctx->err_msg) {
+      *err = rt_strdup_printf("error: while estimating the result: %s", items[i].ctx->err_msg);
+      rt_free_message(items[i].ctx->err_msg);
+      items[i].ctx->err_msg = NULL;
+      break;
+    }
+done:
+  free(cursor);
+  free(sub);
+  free(words);
+  return status;
+}
+
+static int estimate_value(const char *type, item *items, int64_t m, size_t offset, out_buf *o, char **err) {
+  const char *end;
+  switch (*type) {
+    case 'f':
+    case 'b': return estimate_scalar(*type, items, m, offset, o);
+    case 'u': return 0;
+    case 'P': {
+      int64_t a = rt_type_words(type + 1, &end);
+      if (estimate_value(type + 1, items, m, offset, o, err)) return -1;
+      return estimate_value(end, items, m, offset + (size_t)a, o, err);
+    }
+    case 'L': return estimate_list(type + 1, items, m, offset, o, err);
+    default: return -1;
+  }
+}
+
+int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int64_t *n_out) {
+  item *items = malloc((size_t)f->n * sizeof(item));
+  if (!items) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  for (int64_t i = 0; i < f->n; i++)
+    items[i] = (item){&f->ctx[i], (const uint64_t *)(f->frames + (size_t)i * f->model->frame_size +
+                                                      f->model->result_offset),
+                      w[i]};
+  out_buf o = {NULL, 0, 0};
+  char *err = NULL;
+  int status = estimate_value(f->model->result_type, items, f->n, 0, &o, &err);
+  free(items);
+  if (status) {
+    free(o.v);
+    return rt_filter_fail(f, err ? err : rt_strdup_printf("error: out of memory"));
+  }
+  *out = o.v;
+  *n_out = o.n;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ estimate() ----------------- */
+
+/* A deep copy of the population sharing the data tables, for estimate() while streaming. */
+static sirenrt_filter *clone_population(const sirenrt_filter *f) {
+  sirenrt_filter *c = calloc(1, sizeof *c);
+  if (!c) return NULL;
+  *c = *f;
+  c->owns_tables = 0;
+  c->error = NULL;
+  c->est = NULL;
+  c->est_valid = 0;
+  size_t frame_bytes = ((size_t)f->n * f->model->frame_size + 63) & ~(size_t)63;
+  c->frames = aligned_alloc(64, frame_bytes);
+  c->ctx = calloc((size_t)f->n, sizeof(sirenrt_ctx));
+  c->w = malloc((size_t)f->n * sizeof(double));
+  c->counts = malloc((size_t)f->n * sizeof(int64_t));
+  if (!c->frames || !c->ctx || !c->w || !c->counts) {
+    sirenrt_filter_free(c);
+    return NULL;
+  }
+  memcpy(c->frames, f->frames, (size_t)f->n * f->model->frame_size);
+  for (int64_t i = 0; i < f->n; i++) {
+    c->ctx[i] = f->ctx[i];
+    c->ctx[i].filter = c;
+    c->ctx[i].arena = NULL;
+    c->ctx[i].arena_used = c->ctx[i].arena_cap = 0;
+    c->ctx[i].err_msg = NULL;
+    if (rt_arena_copy(&c->ctx[i], &f->ctx[i])) {
+      sirenrt_filter_free(c);
+      return NULL;
+    }
+  }
+  return c;
+}
+
+static int all_finished(const sirenrt_filter *f) {
+  for (int64_t i = 0; i < f->n; i++)
+    if (f->ctx[i].state != SIRENRT_FINISHED) return 0;
+  return 1;
+}
+
+/* Estimates a finished population into f->est. */
+static int estimate_finished(sirenrt_filter *f, sirenrt_filter *target) {
+  if (rt_normalise(f->ctx, f->n, f->w) == -INFINITY) return rt_zero_weight_error(f);
+  free(target->est);
+  target->est = NULL;
+  if (rt_estimate_population(f, f->w, &target->est, &target->est_n)) return 1;
+  target->est_valid = 1;
+  return 0;
+}
+
+int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out) {
+  if (!f) return rt_set_last_error("sirenrt_filter_estimate: no filter"), 1;
+  if (f->failed) return 1;
+  if (f->mode == RT_MODE_IDLE) {
+    free(f->error);
+    f->error = rt_strdup_printf("error: nothing to estimate yet: call run() or step() first");
+    return 1;
+  }
+  if (!f->est_valid) {
+    if (all_finished(f)) {
+      if (estimate_finished(f, f)) return 1;
+    } else {
+      sirenrt_filter *c = clone_population(f);
+      if (!c) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+      c->stream_open = 0;
+      int status = rt_advance(c) || estimate_finished(c, f);
+      if (status) { /* report it, but the live filter itself is fine */
+        free(f->error);
+        f->error = c->error;
+        c->error = NULL;
+      }
+      sirenrt_filter_free(c);
+      if (status) return 1;
+    }
+  }
+  if (n_out) *n_out = f->est_n;
+  if (cap < f->est_n || (f->est_n > 0 && !out)) return 2;
+  if (f->est_n) memcpy(out, f->est, (size_t)f->est_n * sizeof(double));
+  return 0;
+}

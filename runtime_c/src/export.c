@@ -1,0 +1,30 @@
+/* export.c — the C ABI of a compiled model.so (DESIGN §6): thin wrappers binding the population API to
+ * the `sirenc_model` global the compiler emits.  Built as its own static library
+ * (libsirenrt_export.a) so that libsirenrt.so itself has no undefined symbol. */
+#include "sirenrt.h"
+
+extern const sirenrt_model sirenc_model;
+
+const sirenrt_model *sirenc_info(void) { return &sirenc_model; }
+
+sirenrt_filter *sirenc_new(int64_t n_particles, uint64_t seed, const sirenrt_options *opts) {
+  return sirenrt_filter_new(&sirenc_model, n_particles, seed, opts);
+}
+
+void sirenc_free(sirenrt_filter *f) { sirenrt_filter_free(f); }
+
+int32_t sirenc_run(sirenrt_filter *f, const double *rows, int64_t n_rows, int64_t n_cols) {
+  return sirenrt_filter_run(f, rows, n_rows, n_cols);
+}
+
+int32_t sirenc_step(sirenrt_filter *f, const double *row, int64_t n_cols) { return sirenrt_filter_step(f, row, n_cols); }
+
+int32_t sirenc_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out) {
+  return sirenrt_filter_estimate(f, out, cap, n_out);
+}
+
+double sirenc_log_evidence(const sirenrt_filter *f) { return sirenrt_filter_log_evidence(f); }
+
+double sirenc_ess(const sirenrt_filter *f) { return sirenrt_filter_ess(f); }
+
+const char *sirenc_error(const sirenrt_filter *f) { return f ? sirenrt_filter_error(f) : sirenrt_last_error(); }

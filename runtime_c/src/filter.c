@@ -1,0 +1,299 @@
+/* filter.c — the particle population and its loop (SPEC §15.1, DESIGN §4).
+ *
+ * Schedule: resume every particle that can proceed, in slot order, until it stops; if any stopped at
+ * resample(), weigh the whole population (finished and row-waiting particles too), resample it (or
+ * not, under an ESS threshold) and repeat.  run() goes until every particle has finished; step()
+ * until every particle has finished or waits for a row that has not arrived.
+ *
+ * Particle i always lives in slot i: frame i of the contiguous frame array and ctx[i].  Resampling
+ * keeps a surviving particle in its own slot and copies only the extra offspring into the slots of
+ * particles that died, so a population that barely changes costs almost nothing to resample.  After
+ * resampling, every slot's stream is rekeyed with the new epoch. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int rt_filter_fail(sirenrt_filter *f, char *msg) {
+  free(f->error);
+  f->error = msg ? msg : rt_strdup_printf("error: out of memory");
+  f->failed = 1;
+  f->est_valid = 0;
+  return 1;
+}
+
+/* Turns a particle's recorded error into the filter's rendered error. */
+static int fail_from_particle(sirenrt_filter *f, sirenrt_ctx *c) {
+  char *msg = c->err_site == RT_SITE_RENDERED ? rt_strdup_printf("%s", c->err_msg)
+                                              : rt_render_site(f->model, c->err_site, "error", c->err_msg);
+  rt_free_message(c->err_msg);
+  c->err_msg = NULL;
+  return rt_filter_fail(f, msg);
+}
+
+static uint8_t *frame_of(const sirenrt_filter *f, int64_t i) { return f->frames + (size_t)i * f->model->frame_size; }
+
+static void rekey(sirenrt_filter *f, int64_t i) {
+  rt_rng_init(&f->ctx[i].rng, f->seed, (uint64_t)i, f->epoch, RT_DOMAIN_PARTICLE);
+}
+
+/* Every particle back at the start of the program, weights 1, streams of epoch 0. */
+static void reset_population(sirenrt_filter *f) {
+  memset(f->frames, 0, (size_t)f->n * f->model->frame_size);
+  f->epoch = 0;
+  for (int64_t i = 0; i < f->n; i++) {
+    sirenrt_ctx *c = &f->ctx[i];
+    c->arena_used = 0;
+    c->logw = 0.0;
+    c->state = RT_RUNNABLE;
+    c->zero_site = -1;
+    c->zeroed = 0;
+    c->want_row = 0;
+    if (c->err_msg) rt_free_message(c->err_msg);
+    c->err_msg = NULL;
+    rekey(f, i);
+  }
+  f->log_evidence_done = 0.0;
+  f->failed = 0;
+  free(f->error);
+  f->error = NULL;
+  f->last_zero_site = -1;
+  f->est_valid = 0;
+  for (int32_t k = 0; k < f->model->n_files; k++) rt_table_clear(&f->tables[k]);
+}
+
+int rt_zero_weight_error(sirenrt_filter *f) {
+  return rt_filter_fail(f, rt_render_site(f->model, f->last_zero_site, "error", "all particles have zero weight"));
+}
+
+/* Slot dst becomes a copy of particle src. */
+static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
+  memcpy(frame_of(f, dst), frame_of(f, src), f->model->frame_size);
+  sirenrt_ctx *d = &f->ctx[dst];
+  const sirenrt_ctx *s = &f->ctx[src];
+  if (rt_arena_copy(d, s)) return -1;
+  d->state = s->state;
+  d->zero_site = s->zero_site;
+  d->want_row = s->want_row;
+  return 0;
+}
+
+/* A resample() barrier: check the weights, resample when due, release the waiting particles. */
+static int barrier(sirenrt_filter *f) {
+  int64_t n = f->n;
+  double log_sum = rt_normalise(f->ctx, n, f->w);
+  if (log_sum == -INFINITY) return rt_zero_weight_error(f);
+  double ess = rt_ess_of(f->w, n);
+  if (f->opts.ess_threshold <= 0.0 || ess < f->opts.ess_threshold * (double)n) {
+    f->log_evidence_done += log_sum - log((double)n);
+    rt_rng g;
+    rt_rng_init(&g, f->seed, 0, f->epoch, RT_DOMAIN_RESAMPLE);
+    rt_resample_counts(f->opts.resampler, f->w, n, &g, f->counts);
+    int64_t free_slot = 0; /* slots whose particle left no offspring receive the extra copies */
+    for (int64_t i = 0; i < n; i++) {
+      for (int64_t k = 1; k < f->counts[i]; k++) {
+        while (f->counts[free_slot] != 0) free_slot++;
+        if (copy_particle(f, free_slot, i)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+        free_slot++;
+      }
+    }
+    f->epoch++;
+    for (int64_t i = 0; i < n; i++) {
+      f->ctx[i].logw = 0.0;
+      rekey(f, i);
+    }
+  }
+  for (int64_t i = 0; i < n; i++)
+    if (f->ctx[i].state == SIRENRT_AT_RESAMPLE) f->ctx[i].state = RT_RUNNABLE;
+  return 0;
+}
+
+static int can_proceed(const sirenrt_filter *f, const sirenrt_ctx *c) {
+  if (c->state == RT_RUNNABLE) return 1;
+  return c->state == SIRENRT_NEED_ROW && (!f->stream_open || c->want_row < f->tables[0].n_rows);
+}
+
+/* The population loop.  Returns 0, or 1 with the filter failed. */
+int rt_advance(sirenrt_filter *f) {
+  f->est_valid = 0;
+  for (;;) {
+    int any_at_resample = 0;
+    for (int64_t i = 0; i < f->n; i++) {
+      sirenrt_ctx *c = &f->ctx[i];
+      if (!can_proceed(f, c)) continue;
+      int32_t r = f->model->resume(c, frame_of(f, i));
+      if (c->zeroed) {
+        f->last_zero_site = c->zero_site;
+        c->zeroed = 0;
+      }
+      if (c->err_msg) return fail_from_particle(f, c);
+      if (r != SIRENRT_FINISHED && r != SIRENRT_AT_RESAMPLE && r != SIRENRT_NEED_ROW)
+        return rt_filter_fail(f, rt_strdup_printf("error: internal error: resume returned %d", (int)r));
+      if (r == SIRENRT_NEED_ROW && !f->stream_open) /* would wait forever */
+        return rt_filter_fail(f, rt_strdup_printf("error: internal error: particle waits for a row of a closed stream"));
+      c->state = r;
+      any_at_resample |= r == SIRENRT_AT_RESAMPLE;
+    }
+    if (!any_at_resample) return 0;
+    if (barrier(f)) return 1;
+  }
+}
+
+/* All weights zero at the end is an error, as at a resampling. */
+static int check_final_weights(sirenrt_filter *f) {
+  for (int64_t i = 0; i < f->n; i++)
+    if (f->ctx[i].logw != -INFINITY) return 0;
+  return rt_zero_weight_error(f);
+}
+
+/* ------------------------------------------------------------------ lifecycle ------------------ */
+
+sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, uint64_t seed,
+                                   const sirenrt_options *opts) {
+  const char *end = NULL;
+  int64_t words;
+  if (!m) return rt_set_last_error("sirenrt_filter_new: no model"), NULL;
+  if (m->abi_version != SIRENRT_ABI_VERSION)
+    return rt_set_last_error("model '%s' was compiled for runtime ABI %u, this runtime is ABI %d",
+                             m->name ? m->name : "?", m->abi_version, SIRENRT_ABI_VERSION), NULL;
+  if (!m->resume || m->frame_size < 8 || m->frame_size % 8 || m->result_offset % 8)
+    return rt_set_last_error("model '%s': bad frame layout", m->name ? m->name : "?"), NULL;
+  if (!m->result_type || (words = rt_type_words(m->result_type, &end)) < 0 || *end != '\0')
+    return rt_set_last_error("model: bad result type descriptor '%s'", m->result_type ? m->result_type : ""), NULL;
+  if ((uint64_t)m->result_offset + 8 * (uint64_t)words > m->frame_size)
+    return rt_set_last_error("model: result words lie outside the frame"), NULL;
+  if (m->n_files < 0 || m->n_files > RT_MAX_FILES || (m->n_files > 0 && !m->files))
+    return rt_set_last_error("model: bad data file table (at most %d files)", RT_MAX_FILES), NULL;
+  if (n_particles < 1 || (uint64_t)n_particles > ((uint64_t)1 << 40) / m->frame_size)
+    return rt_set_last_error("sirenrt_filter_new: bad number of particles %lld", (long long)n_particles), NULL;
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0};
+  if (opts) o = *opts;
+  if (o.resampler < SIRENRT_SYSTEMATIC || o.resampler > SIRENRT_RESIDUAL)
+    return rt_set_last_error("unknown resampler %d", (int)o.resampler), NULL;
+  if (!(o.ess_threshold >= 0.0))
+    return rt_set_last_error("ESS threshold must be >= 0, got %g", o.ess_threshold), NULL;
+
+  sirenrt_filter *f = calloc(1, sizeof *f);
+  if (!f) return rt_set_last_error("out of memory"), NULL;
+  f->model = m;
+  f->n = n_particles;
+  f->seed = seed;
+  f->opts = o;
+  f->result_words = (uint32_t)words;
+  f->owns_tables = 1;
+  size_t frame_bytes = ((size_t)n_particles * m->frame_size + 63) & ~(size_t)63;
+  f->frames = aligned_alloc(64, frame_bytes);
+  f->ctx = calloc((size_t)n_particles, sizeof(sirenrt_ctx));
+  f->w = malloc((size_t)n_particles * sizeof(double));
+  f->counts = malloc((size_t)n_particles * sizeof(int64_t));
+  f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
+  if (!f->frames || !f->ctx || !f->w || !f->counts || !f->tables) {
+    sirenrt_filter_free(f);
+    return rt_set_last_error("out of memory for %lld particles", (long long)n_particles), NULL;
+  }
+  for (int64_t i = 0; i < n_particles; i++) f->ctx[i].filter = f;
+  reset_population(f);
+  f->mode = RT_MODE_IDLE;
+  return f;
+}
+
+void sirenrt_filter_free(sirenrt_filter *f) {
+  if (!f) return;
+  if (f->ctx) {
+    for (int64_t i = 0; i < f->n; i++) {
+      rt_arena_free(&f->ctx[i]);
+      if (f->ctx[i].err_msg) rt_free_message(f->ctx[i].err_msg);
+    }
+  }
+  if (f->owns_tables && f->tables)
+    for (int32_t k = 0; k < f->model->n_files; k++) rt_table_free(&f->tables[k]);
+  if (f->owns_tables) free(f->tables);
+  free(f->frames);
+  free(f->ctx);
+  free(f->w);
+  free(f->counts);
+  free(f->error);
+  free(f->est);
+  free(f);
+}
+
+/* ------------------------------------------------------------------ run / step ----------------- */
+
+int32_t sirenrt_filter_run(sirenrt_filter *f, const double *rows, int64_t n_rows, int64_t n_cols) {
+  if (!f) return rt_set_last_error("sirenrt_filter_run: no filter"), 1;
+  reset_population(f);
+  f->mode = RT_MODE_RAN;
+  f->stream_open = 0;
+  if (rows || n_rows > 0) {
+    if (!rows || n_rows < 0 || n_cols < 0)
+      return rt_filter_fail(f, rt_strdup_printf("error: run: bad data (%lld rows of %lld columns)",
+                                                (long long)n_rows, (long long)n_cols));
+    if (f->model->n_files < 1)
+      return rt_filter_fail(f, rt_strdup_printf("error: this model reads no data file, so rows cannot be supplied"));
+    rt_table *t = &f->tables[0];
+    for (int64_t r = 0; r < n_rows; r++)
+      if (rt_table_append_row(t, rows + r * n_cols, n_cols))
+        return rt_filter_fail(f, rt_strdup_printf("error: out of memory or too much data for file 0"));
+    t->loaded = 1;
+  }
+  if (rt_advance(f)) return 1;
+  return check_final_weights(f);
+}
+
+int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols) {
+  if (!f) return rt_set_last_error("sirenrt_filter_step: no filter"), 1;
+  if (!f->model->streamable) {
+    free(f->error);
+    f->error = rt_strdup_printf("error: this program cannot be run as a stream: %s",
+                                f->model->not_streamable_reason ? f->model->not_streamable_reason : "unknown reason");
+    return 1;
+  }
+  if (f->model->n_files < 1) return rt_filter_fail(f, rt_strdup_printf("error: a streamable model must read a file"));
+  if (f->mode == RT_MODE_STREAMING && f->failed) return 1; /* the stream is broken until run() */
+  if (n_cols < 0 || (n_cols > 0 && !row)) {
+    free(f->error);
+    f->error = rt_strdup_printf("error: step: bad row (%lld columns)", (long long)n_cols);
+    return 1;
+  }
+  if (f->mode != RT_MODE_STREAMING) { /* a fresh stream */
+    reset_population(f);
+    f->mode = RT_MODE_STREAMING;
+    f->stream_open = 1;
+    f->tables[0].loaded = 1;
+  }
+  if (rt_table_append_row(&f->tables[0], row, n_cols))
+    return rt_filter_fail(f, rt_strdup_printf("error: out of memory or stream too long"));
+  if (rt_advance(f)) return 1;
+  return check_final_weights(f);
+}
+
+/* ------------------------------------------------------------------ queries -------------------- */
+
+double sirenrt_filter_log_evidence(const sirenrt_filter *f) {
+  if (!f) return NAN;
+  double mx = -INFINITY, sum = 0.0;
+  for (int64_t i = 0; i < f->n; i++)
+    if (f->ctx[i].logw > mx) mx = f->ctx[i].logw;
+  if (mx == -INFINITY || mx == INFINITY) return f->log_evidence_done + mx;
+  for (int64_t i = 0; i < f->n; i++) sum += exp(f->ctx[i].logw - mx);
+  return f->log_evidence_done + mx + log(sum) - log((double)f->n);
+}
+
+double sirenrt_filter_ess(const sirenrt_filter *f) {
+  if (!f) return NAN;
+  double mx = -INFINITY, s1 = 0.0, s2 = 0.0;
+  for (int64_t i = 0; i < f->n; i++)
+    if (f->ctx[i].logw > mx) mx = f->ctx[i].logw;
+  if (mx == -INFINITY) return 0.0;
+  for (int64_t i = 0; i < f->n; i++) {
+    double w = mx == INFINITY ? (f->ctx[i].logw == INFINITY) : exp(f->ctx[i].logw - mx);
+    s1 += w;
+    s2 += w * w;
+  }
+  return s1 * s1 / s2;
+}
+
+const char *sirenrt_filter_error(const sirenrt_filter *f) {
+  if (!f) return sirenrt_last_error();
+  return f->error ? f->error : "";
+}

@@ -1,0 +1,221 @@
+/* internal.h — private declarations shared by the runtime's modules (not installed).
+ * The RNG is inline here so samplers, the resampler and the hand-written baseline compile it in place. */
+#ifndef SIRENRT_INTERNAL_H
+#define SIRENRT_INTERNAL_H
+
+#include "sirenrt.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define RT_PI 3.14159265358979323846
+
+/* ---------------------------------------------------------------- rng (Philox4x32-10) ---------- */
+/* A stream is a Philox key (the seed) plus a 128-bit counter whose words 1..3 name the stream and
+ * word 0 counts blocks within it:  ctr = {block, slot_lo, epoch, domain << 24 | slot_hi}.
+ * Distinct (seed, slot, epoch, domain) never share a block, so streams are independent by
+ * construction and a particle duplicated at resampling (new epoch, new slot) never replays its
+ * parent's draws.  2^32 blocks (2^34 32-bit draws) per particle per epoch are plenty. */
+enum { RT_DOMAIN_PARTICLE = 0, RT_DOMAIN_RESAMPLE = 1, RT_DOMAIN_TEST = 2, RT_DOMAIN_USER = 3 };
+
+typedef struct rt_rng {
+  uint32_t key[2];
+  uint32_t ctr[4];
+  uint32_t buf[4];
+  uint32_t left; /* unread words in buf */
+} rt_rng;
+
+static inline void rt_philox4x32_10(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4]) {
+  uint32_t c0 = ctr_in[0], c1 = ctr_in[1], c2 = ctr_in[2], c3 = ctr_in[3];
+  uint32_t k0 = key_in[0], k1 = key_in[1];
+  for (int r = 0; r < 10; r++) {
+    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
+    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
+    c0 = n0; c1 = (uint32_t)p1; c2 = n2; c3 = (uint32_t)p0;
+    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
+  }
+  out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
+}
+
+static inline void rt_rng_init(rt_rng *g, uint64_t seed, uint64_t slot, uint32_t epoch, uint32_t domain) {
+  g->key[0] = (uint32_t)seed;
+  g->key[1] = (uint32_t)(seed >> 32);
+  g->ctr[0] = 0;
+  g->ctr[1] = (uint32_t)slot;
+  g->ctr[2] = epoch;
+  g->ctr[3] = (domain << 24) | ((uint32_t)(slot >> 32) & 0xFFFFFFu);
+  g->left = 0;
+}
+
+static inline uint32_t rt_next_u32(rt_rng *g) {
+  if (g->left == 0) {
+    rt_philox4x32_10(g->ctr, g->key, g->buf);
+    g->ctr[0]++;
+    g->left = 4;
+  }
+  return g->buf[4 - g->left--];
+}
+
+static inline uint64_t rt_next_u64(rt_rng *g) {
+  uint64_t hi = rt_next_u32(g);
+  return (hi << 32) | rt_next_u32(g);
+}
+
+/* Uniform on [0, 1) with 53 random bits. */
+static inline double rt_uniform(rt_rng *g) { return (double)(rt_next_u64(g) >> 11) * 0x1.0p-53; }
+/* Uniform on (0, 1): safe for log(). */
+static inline double rt_uniform_pos(rt_rng *g) { return ((double)(rt_next_u64(g) >> 11) + 0.5) * 0x1.0p-53; }
+
+/* ---------------------------------------------------------------- rng.c, samplers.c ---------- */
+/* Raw variate generators; parameters are assumed valid (checked in distributions.c). */
+double rt_normal(rt_rng *g);                     /* standard normal (ziggurat), rng.c */
+double rt_exponential(rt_rng *g);                /* rate 1, rng.c */
+uint64_t rt_below(rt_rng *g, uint64_t m);        /* uniform integer in [0, m), m >= 1, rng.c */
+double rt_gamma(rt_rng *g, double shape);        /* rate 1 */
+double rt_log_gamma(rt_rng *g, double shape);    /* log of a rate-1 gamma draw, no underflow */
+double rt_beta(rt_rng *g, double a, double b);
+double rt_binomial(rt_rng *g, int64_t n, double p);
+double rt_poisson(rt_rng *g, double lambda);
+double rt_student_t(rt_rng *g, double nu);       /* standard t */
+
+/* ---------------------------------------------------------------- distributions.c ---------- */
+/* Validity checks of SPEC §9: return 0 when the parameters are valid, else 1 with a message
+ * ("gaussian: variance must be > 0, got -1") in msg (RT_MSG bytes). */
+#define RT_MSG 200
+int rt_bad_gaussian(double mu, double var, char *msg);
+int rt_bad_beta(double a, double b, char *msg);
+int rt_bad_bernoulli(double p, char *msg);
+int rt_bad_binomial(double n, double p, char *msg);
+int rt_bad_beta_binomial(double n, double a, double b, char *msg);
+int rt_bad_negative_binomial(double n, double p, char *msg);
+int rt_bad_exponential(double rate, char *msg);
+int rt_bad_gamma(double shape, double rate, char *msg);
+int rt_bad_poisson(double lambda, char *msg);
+int rt_bad_categorical(double lo, double hi, const double *probs, int64_t n, char *msg);
+int rt_bad_uniform_int(double a, double b, char *msg);
+int rt_bad_student_t(double mu, double tau2, double nu, char *msg);
+
+/* ---------------------------------------------------------------- data.c --------------------- */
+/* One data file: rows of doubles in one flat array; row r is vals[row_start[r] .. row_start[r+1]). */
+typedef struct rt_table {
+  int32_t loaded;
+  double *vals;
+  int64_t n_vals, cap_vals;
+  int64_t *row_start; /* n_rows + 1 entries once loaded */
+  int64_t n_rows, cap_rows;
+} rt_table;
+
+#define RT_SHARED_BIT ((int64_t)1 << 62)
+#define RT_ROW_BIT ((int64_t)1 << 61)
+#define RT_MAX_FILES 64
+#define RT_MAX_ROW_LEN (((int64_t)1 << 23) - 1)
+#define RT_MAX_ROWS ((int64_t)1 << 32)
+
+/* Shared handles (see sirenrt.h): a list of rows from row r, or the elements of row r from k. */
+static inline int64_t rt_shared_rows(int32_t file, int64_t r) {
+  return RT_SHARED_BIT | ((int64_t)file << 55) | r;
+}
+static inline int64_t rt_shared_row(int32_t file, int64_t r, int64_t k) {
+  return RT_SHARED_BIT | RT_ROW_BIT | ((int64_t)file << 55) | (r << 23) | k;
+}
+static inline int32_t rt_shared_file(int64_t h) { return (int32_t)((h >> 55) & 63); }
+static inline int64_t rt_shared_rows_r(int64_t h) { return h & (((int64_t)1 << 55) - 1); }
+static inline int64_t rt_shared_row_r(int64_t h) { return (h >> 23) & 0xFFFFFFFF; }
+static inline int64_t rt_shared_row_k(int64_t h) { return h & RT_MAX_ROW_LEN; }
+static inline int64_t rt_row_len(const rt_table *t, int64_t r) { return t->row_start[r + 1] - t->row_start[r]; }
+/* Handle of row r as a list (NIL for an empty row). */
+static inline int64_t rt_row_handle(const rt_table *t, int32_t file, int64_t r) {
+  return rt_row_len(t, r) > 0 ? rt_shared_row(file, r, 0) : SIRENRT_NIL;
+}
+
+void rt_table_clear(rt_table *t);
+void rt_table_free(rt_table *t);
+int rt_table_append_row(rt_table *t, const double *row, int64_t n);   /* 0 ok, -1 out of memory */
+/* Reads a CSV into t; on failure returns nonzero with a malloc'd rendered message in *err. */
+int rt_table_read_csv(rt_table *t, const char *path, char **err);
+
+/* ---------------------------------------------------------------- context ------------------- */
+enum { RT_RUNNABLE = 3 }; /* particle states: SIRENRT_FINISHED/AT_RESAMPLE/NEED_ROW, or runnable */
+
+struct sirenrt_ctx {
+  rt_rng rng;
+  double logw;
+  uint64_t *arena;
+  uint32_t arena_used, arena_cap;
+  struct sirenrt_filter *filter; /* data, stream state and the site table; NULL in sample_many */
+  int32_t state;
+  int32_t zero_site;   /* site of the observation that made logw -inf (-1: none) */
+  int32_t zeroed;      /* logw became -inf during the current resume */
+  int32_t err_site;
+  char *err_msg;       /* the first error of this particle (malloc'd), NULL if none */
+  int64_t want_row;    /* the stream row a NEED_ROW particle waits for */
+};
+
+/* errors.c */
+#define RT_SITE_RENDERED (-2) /* err_site value: err_msg is already a complete rendered diagnostic */
+int rt_site_known(const sirenrt_model *m, int32_t site);
+double rt_fail(sirenrt_ctx *ctx, int32_t site, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void rt_set_last_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Renders "file:line:col: error: msg\n<line>\n<caret>" for a model site; malloc'd. */
+char *rt_render_site(const sirenrt_model *m, int32_t site, const char *kind, const char *msg);
+char *rt_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void rt_free_message(char *msg); /* frees an err_msg (one may be a static out-of-memory text) */
+
+/* values.c */
+void rt_arena_free(sirenrt_ctx *ctx);
+int rt_arena_copy(sirenrt_ctx *dst, const sirenrt_ctx *src); /* 0 ok, -1 out of memory */
+/* Splits a non-empty list: copies the head's `nwords` element words into out and its tail into *tail.
+ * Returns 0, or -1 after recording an error (empty list, invalid handle). */
+int rt_list_uncons(sirenrt_ctx *ctx, int64_t list, uint64_t *out, int32_t nwords, int64_t *tail, int32_t site);
+/* Copies up to cap float elements of a list into out; returns the length (may exceed cap), -1 on error. */
+int64_t rt_list_floats(sirenrt_ctx *ctx, int64_t list, double *out, int64_t cap, int32_t site);
+
+/* ---------------------------------------------------------------- filter --------------------- */
+enum { RT_MODE_IDLE = 0, RT_MODE_RAN = 1, RT_MODE_STREAMING = 2 };
+
+struct sirenrt_filter {
+  const sirenrt_model *model;
+  int64_t n;
+  uint64_t seed;
+  sirenrt_options opts;
+  uint32_t result_words;
+  uint8_t *frames;     /* n * frame_size bytes, contiguous */
+  sirenrt_ctx *ctx;    /* n contexts; slot i owns frame i */
+  uint32_t epoch;      /* number of resamplings done in this run */
+  int32_t mode;
+  int32_t stream_open;
+  rt_table *tables;    /* model->n_files tables; borrowed by estimate()'s clone */
+  int32_t owns_tables;
+  double log_evidence_done; /* sum of log mean weights over finished epochs */
+  int32_t failed;
+  char *error;         /* rendered, "" when none */
+  int32_t last_zero_site;
+  double *w;           /* scratch: normalised weights */
+  int64_t *counts;     /* scratch: offspring counts */
+  double *est;         /* cached estimate (est_valid) */
+  int64_t est_n;
+  int32_t est_valid;
+};
+
+/* filter.c */
+int rt_filter_fail(sirenrt_filter *f, char *msg); /* takes ownership of msg; returns 1 */
+int rt_advance(sirenrt_filter *f);                /* the population loop: 0, or 1 with f failed */
+int rt_zero_weight_error(sirenrt_filter *f);      /* fails f with "all particles have zero weight" */
+/* data.c: loads table `id` from disk once per run; 0 ok, else error recorded on ctx. */
+int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site);
+
+/* resample.c */
+/* Normalises log weights into w (sum 1); returns log(sum exp(logw)), -inf if all are -inf. */
+double rt_normalise(const sirenrt_ctx *ctx, int64_t n, double *w);
+double rt_ess_of(const double *w, int64_t n);
+/* Offspring counts (sum n) for normalised weights w under a scheme. */
+void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, int64_t *counts);
+
+/* estimate.c */
+/* Number of words of a result type descriptor, or -1 if malformed (*end = first char after it). */
+int64_t rt_type_words(const char *desc, const char **end);
+/* Weighted estimate of the population's results into a malloc'd buffer. 0 ok, else error on f. */
+int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int64_t *n_out);
+
+#endif /* SIRENRT_INTERNAL_H */

@@ -1,0 +1,285 @@
+/* sample_observe.c — what generated code calls at `x <- d` and `observe(d, v)` for a particle:
+ * check the parameters (an error is recorded on the particle, never raised), then draw from the
+ * particle's own stream or add the log density to its weight.  Also sirenrt_sample_many, the same
+ * path for goodness-of-fit tests. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* `bad` is an rt_bad_* call writing into `msg`. */
+#define SAMPLE_GUARD(bad)                        \
+  do {                                           \
+    char msg[RT_MSG];                            \
+    if (bad) return rt_fail(ctx, site, "%s", msg); \
+  } while (0)
+
+#define OBSERVE_GUARD(bad)          \
+  do {                              \
+    char msg[RT_MSG];               \
+    if (bad) {                      \
+      rt_fail(ctx, site, "%s", msg); \
+      return;                       \
+    }                               \
+  } while (0)
+
+/* A weight that reaches -inf stays there (also against a later +inf density), and remembers the
+ * observation that zeroed it for the "all particles have zero weight" error. */
+static void add_log_weight(sirenrt_ctx *ctx, double lp, int32_t site) {
+  if (ctx->logw == -INFINITY) return;
+  double w = ctx->logw + lp;
+  if (isnan(w)) w = -INFINITY;
+  ctx->logw = w;
+  if (w == -INFINITY) {
+    ctx->zero_site = site;
+    ctx->zeroed = 1;
+  }
+}
+
+/* Reads a categorical probability list; *probs points at buf or at a malloc'd array (caller frees if
+ * != buf).  Returns the length, or -1 after recording an error. */
+static int64_t read_probs(sirenrt_ctx *ctx, int64_t list, double *buf, int64_t cap, double **probs, int32_t site) {
+  int64_t n = rt_list_floats(ctx, list, buf, cap, site);
+  *probs = buf;
+  if (n <= cap) return n;
+  double *big = malloc((size_t)n * sizeof(double));
+  if (!big) {
+    rt_fail(ctx, site, "out of memory");
+    return -1;
+  }
+  rt_list_floats(ctx, list, big, n, site);
+  *probs = big;
+  return n;
+}
+
+/* ------------------------------------------------------------------ sampling ------------------- */
+
+double sirenrt_sample_gaussian(sirenrt_ctx *ctx, double mu, double var, int32_t site) {
+  SAMPLE_GUARD(rt_bad_gaussian(mu, var, msg));
+  return mu + sqrt(var) * rt_normal(&ctx->rng);
+}
+
+double sirenrt_sample_beta(sirenrt_ctx *ctx, double a, double b, int32_t site) {
+  SAMPLE_GUARD(rt_bad_beta(a, b, msg));
+  return rt_beta(&ctx->rng, a, b);
+}
+
+double sirenrt_sample_bernoulli(sirenrt_ctx *ctx, double p, int32_t site) {
+  SAMPLE_GUARD(rt_bad_bernoulli(p, msg));
+  return rt_uniform(&ctx->rng) < p ? 1.0 : 0.0;
+}
+
+double sirenrt_sample_binomial(sirenrt_ctx *ctx, double n, double p, int32_t site) {
+  SAMPLE_GUARD(rt_bad_binomial(n, p, msg));
+  if (n >= 0x1.0p62) return rt_fail(ctx, site, "binomial: n = %g is too large to sample", n);
+  return rt_binomial(&ctx->rng, (int64_t)n, p);
+}
+
+double sirenrt_sample_beta_binomial(sirenrt_ctx *ctx, double n, double a, double b, int32_t site) {
+  SAMPLE_GUARD(rt_bad_beta_binomial(n, a, b, msg));
+  if (n >= 0x1.0p62) return rt_fail(ctx, site, "beta_binomial: n = %g is too large to sample", n);
+  return rt_binomial(&ctx->rng, (int64_t)n, rt_beta(&ctx->rng, a, b));
+}
+
+/* Failures before the n-th success: a Poisson with a Gamma(n, scale (1-p)/p) rate, as numpy draws it. */
+double sirenrt_sample_negative_binomial(sirenrt_ctx *ctx, double n, double p, int32_t site) {
+  SAMPLE_GUARD(rt_bad_negative_binomial(n, p, msg));
+  if (p == 0.0) return rt_fail(ctx, site, "negative_binomial: cannot sample with probability 0");
+  if (p == 1.0) return 0.0;
+  return rt_poisson(&ctx->rng, rt_gamma(&ctx->rng, n) * (1.0 - p) / p);
+}
+
+double sirenrt_sample_exponential(sirenrt_ctx *ctx, double rate, int32_t site) {
+  SAMPLE_GUARD(rt_bad_exponential(rate, msg));
+  return rt_exponential(&ctx->rng) / rate;
+}
+
+double sirenrt_sample_gamma(sirenrt_ctx *ctx, double shape, double rate, int32_t site) {
+  SAMPLE_GUARD(rt_bad_gamma(shape, rate, msg));
+  return rt_gamma(&ctx->rng, shape) / rate;
+}
+
+double sirenrt_sample_poisson(sirenrt_ctx *ctx, double lambda, int32_t site) {
+  SAMPLE_GUARD(rt_bad_poisson(lambda, msg));
+  return rt_poisson(&ctx->rng, lambda);
+}
+
+double sirenrt_sample_delta(sirenrt_ctx *ctx, double v, int32_t site) {
+  (void)ctx;
+  (void)site;
+  return v;
+}
+
+double sirenrt_sample_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_t probs_list, int32_t site) {
+  double buf[64], *probs;
+  int64_t n = read_probs(ctx, probs_list, buf, 64, &probs, site);
+  if (n < 0) return NAN;
+  char msg[RT_MSG];
+  double result = NAN;
+  if (rt_bad_categorical(lo, hi, probs, n, msg)) {
+    rt_fail(ctx, site, "%s", msg);
+  } else {
+    /* Inverse CDF against the actual sum (numpy normalises too); the last value with positive
+     * probability absorbs rounding. */
+    double sum = 0.0;
+    int64_t last = 0;
+    for (int64_t i = 0; i < n; i++) {
+      sum += probs[i];
+      if (probs[i] > 0.0) last = i;
+    }
+    double u = rt_uniform(&ctx->rng) * sum, acc = 0.0;
+    int64_t k = last;
+    for (int64_t i = 0; i < n; i++) {
+      acc += probs[i];
+      if (u < acc) {
+        k = i;
+        break;
+      }
+    }
+    result = lo + (double)k;
+  }
+  if (probs != buf) free(probs);
+  return result;
+}
+
+double sirenrt_sample_uniform_int(sirenrt_ctx *ctx, double a, double b, int32_t site) {
+  SAMPLE_GUARD(rt_bad_uniform_int(a, b, msg));
+  return a + (double)rt_below(&ctx->rng, (uint64_t)(b - a) + 1u);
+}
+
+double sirenrt_sample_student_t(sirenrt_ctx *ctx, double mu, double tau2, double nu, int32_t site) {
+  SAMPLE_GUARD(rt_bad_student_t(mu, tau2, nu, msg));
+  return mu + sqrt(tau2) * rt_student_t(&ctx->rng, nu);
+}
+
+/* ------------------------------------------------------------------ observation ---------------- */
+
+void sirenrt_observe_gaussian(sirenrt_ctx *ctx, double mu, double var, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_gaussian(mu, var, msg));
+  add_log_weight(ctx, sirenrt_logpdf_gaussian(mu, var, x), site);
+}
+
+void sirenrt_observe_beta(sirenrt_ctx *ctx, double a, double b, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_beta(a, b, msg));
+  add_log_weight(ctx, sirenrt_logpdf_beta(a, b, x), site);
+}
+
+void sirenrt_observe_bernoulli(sirenrt_ctx *ctx, double p, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_bernoulli(p, msg));
+  add_log_weight(ctx, sirenrt_logpdf_bernoulli(p, x), site);
+}
+
+void sirenrt_observe_binomial(sirenrt_ctx *ctx, double n, double p, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_binomial(n, p, msg));
+  add_log_weight(ctx, sirenrt_logpdf_binomial(n, p, x), site);
+}
+
+void sirenrt_observe_beta_binomial(sirenrt_ctx *ctx, double n, double a, double b, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_beta_binomial(n, a, b, msg));
+  add_log_weight(ctx, sirenrt_logpdf_beta_binomial(n, a, b, x), site);
+}
+
+void sirenrt_observe_negative_binomial(sirenrt_ctx *ctx, double n, double p, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_negative_binomial(n, p, msg));
+  add_log_weight(ctx, sirenrt_logpdf_negative_binomial(n, p, x), site);
+}
+
+void sirenrt_observe_exponential(sirenrt_ctx *ctx, double rate, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_exponential(rate, msg));
+  add_log_weight(ctx, sirenrt_logpdf_exponential(rate, x), site);
+}
+
+void sirenrt_observe_gamma(sirenrt_ctx *ctx, double shape, double rate, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_gamma(shape, rate, msg));
+  add_log_weight(ctx, sirenrt_logpdf_gamma(shape, rate, x), site);
+}
+
+void sirenrt_observe_poisson(sirenrt_ctx *ctx, double lambda, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_poisson(lambda, msg));
+  add_log_weight(ctx, sirenrt_logpdf_poisson(lambda, x), site);
+}
+
+void sirenrt_observe_delta(sirenrt_ctx *ctx, double v, double x, int32_t site) {
+  add_log_weight(ctx, sirenrt_logpdf_delta(v, x), site);
+}
+
+void sirenrt_observe_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_t probs_list, double x,
+                                 int32_t site) {
+  double buf[64], *probs;
+  int64_t n = read_probs(ctx, probs_list, buf, 64, &probs, site);
+  if (n < 0) return;
+  char msg[RT_MSG];
+  if (rt_bad_categorical(lo, hi, probs, n, msg))
+    rt_fail(ctx, site, "%s", msg);
+  else
+    add_log_weight(ctx, sirenrt_logpdf_categorical(lo, hi, probs, n, x), site);
+  if (probs != buf) free(probs);
+}
+
+void sirenrt_observe_uniform_int(sirenrt_ctx *ctx, double a, double b, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_uniform_int(a, b, msg));
+  add_log_weight(ctx, sirenrt_logpdf_uniform_int(a, b, x), site);
+}
+
+void sirenrt_observe_student_t(sirenrt_ctx *ctx, double mu, double tau2, double nu, double x, int32_t site) {
+  OBSERVE_GUARD(rt_bad_student_t(mu, tau2, nu, msg));
+  add_log_weight(ctx, sirenrt_logpdf_student_t(mu, tau2, nu, x), site);
+}
+
+/* ------------------------------------------------------------------ test helper ---------------- */
+
+static double draw_one(sirenrt_ctx *ctx, int32_t family, const double *p, int64_t probs) {
+  switch (family) {
+    case SIRENRT_FAM_GAUSSIAN: return sirenrt_sample_gaussian(ctx, p[0], p[1], -1);
+    case SIRENRT_FAM_BETA: return sirenrt_sample_beta(ctx, p[0], p[1], -1);
+    case SIRENRT_FAM_BERNOULLI: return sirenrt_sample_bernoulli(ctx, p[0], -1);
+    case SIRENRT_FAM_BINOMIAL: return sirenrt_sample_binomial(ctx, p[0], p[1], -1);
+    case SIRENRT_FAM_BETA_BINOMIAL: return sirenrt_sample_beta_binomial(ctx, p[0], p[1], p[2], -1);
+    case SIRENRT_FAM_NEGATIVE_BINOMIAL: return sirenrt_sample_negative_binomial(ctx, p[0], p[1], -1);
+    case SIRENRT_FAM_EXPONENTIAL: return sirenrt_sample_exponential(ctx, p[0], -1);
+    case SIRENRT_FAM_GAMMA: return sirenrt_sample_gamma(ctx, p[0], p[1], -1);
+    case SIRENRT_FAM_POISSON: return sirenrt_sample_poisson(ctx, p[0], -1);
+    case SIRENRT_FAM_DELTA: return sirenrt_sample_delta(ctx, p[0], -1);
+    case SIRENRT_FAM_CATEGORICAL: return sirenrt_sample_categorical(ctx, p[0], p[1], probs, -1);
+    case SIRENRT_FAM_UNIFORM_INT: return sirenrt_sample_uniform_int(ctx, p[0], p[1], -1);
+    case SIRENRT_FAM_STUDENT_T: return sirenrt_sample_student_t(ctx, p[0], p[1], p[2], -1);
+    default: return rt_fail(ctx, -1, "unknown distribution family %d", (int)family);
+  }
+}
+
+int32_t sirenrt_sample_many(int32_t family, const double *params, int64_t n, uint64_t seed, double *out) {
+  if (n < 0 || !params || (n > 0 && !out)) {
+    rt_set_last_error("sirenrt_sample_many: bad arguments");
+    return 1;
+  }
+  sirenrt_ctx ctx;
+  memset(&ctx, 0, sizeof ctx);
+  ctx.zero_site = -1;
+  rt_rng_init(&ctx.rng, seed, 0, 0, RT_DOMAIN_TEST);
+  /* The probabilities travel as an arena list, as in generated code. */
+  int64_t probs = SIRENRT_NIL;
+  if (family == SIRENRT_FAM_CATEGORICAL) {
+    double m = params[2];
+    if (!(m >= 0.0 && m <= 1e7 && m == floor(m))) {
+      rt_set_last_error("sirenrt_sample_many: bad probability count %g", m);
+      return 1;
+    }
+    for (int64_t i = (int64_t)m - 1; i >= 0; i--) {
+      int64_t cell = sirenrt_list_cons(&ctx, probs, 1);
+      double v = params[3 + i];
+      int64_t bits;
+      memcpy(&bits, &v, sizeof bits);
+      sirenrt_list_set(&ctx, cell, 0, bits);
+      probs = cell;
+    }
+  }
+  for (int64_t i = 0; i < n && !ctx.err_msg; i++) out[i] = draw_one(&ctx, family, params, probs);
+  int32_t status = 0;
+  if (ctx.err_msg) {
+    rt_set_last_error("%s", ctx.err_msg);
+    rt_free_message(ctx.err_msg);
+    status = 1;
+  }
+  rt_arena_free(&ctx);
+  return status;
+}

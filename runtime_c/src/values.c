@@ -1,0 +1,232 @@
+/* values.c — the per-particle arena and Siren's immutable lists.
+ *
+ * The arena is one growable array of 64-bit words; nodes are addressed by 32-bit indices (see the
+ * layout in sirenrt.h), so a particle is copied with one memcpy and handles stay valid in the copy.
+ * Lists are cons cells [header, tail, element words...]; data read from files are "shared" lists
+ * owned by the filter (tagged handles), so every operation here accepts both kinds. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { KIND_LIST = 1 };
+#define HEADER_KIND(h) ((uint32_t)((h) & 0xFF))
+#define HEADER_WORDS(h) ((uint32_t)(((h) >> 8) & 0xFFFFFF))
+#define MAX_CELL_WORDS 0xFFFFFE /* payload = tail + elements must fit 24 bits */
+
+void rt_arena_free(sirenrt_ctx *ctx) {
+  free(ctx->arena);
+  ctx->arena = NULL;
+  ctx->arena_used = ctx->arena_cap = 0;
+}
+
+/* Returns the index of `words` fresh words, or -1 (error recorded) when the arena cannot grow. */
+static int64_t arena_alloc(sirenrt_ctx *ctx, uint32_t words, int32_t site) {
+  uint64_t need = (uint64_t)ctx->arena_used + words;
+  if (need > ctx->arena_cap) {
+    if (need > UINT32_MAX) {
+      rt_fail(ctx, site, "particle memory exhausted (2^32 words)");
+      return -1;
+    }
+    uint64_t cap = ctx->arena_cap ? (uint64_t)ctx->arena_cap * 2 : 64;
+    if (cap < need) cap = need;
+    if (cap > UINT32_MAX) cap = UINT32_MAX;
+    uint64_t *a = realloc(ctx->arena, cap * sizeof(uint64_t));
+    if (!a) {
+      rt_fail(ctx, site, "out of memory");
+      return -1;
+    }
+    ctx->arena = a;
+    ctx->arena_cap = (uint32_t)cap;
+  }
+  int64_t at = ctx->arena_used;
+  ctx->arena_used = (uint32_t)need;
+  return at;
+}
+
+int rt_arena_copy(sirenrt_ctx *dst, const sirenrt_ctx *src) {
+  if (dst->arena_cap < src->arena_used) {
+    uint64_t *a = realloc(dst->arena, (size_t)src->arena_used * sizeof(uint64_t));
+    if (!a) return -1;
+    dst->arena = a;
+    dst->arena_cap = src->arena_used;
+  }
+  if (src->arena_used) memcpy(dst->arena, src->arena, (size_t)src->arena_used * sizeof(uint64_t));
+  dst->arena_used = src->arena_used;
+  return 0;
+}
+
+/* The cell an arena handle names, or NULL when it is not a list cell of this arena. */
+static uint64_t *arena_cell(const sirenrt_ctx *ctx, int64_t h) {
+  if (h < 0 || (uint64_t)h + 2 > ctx->arena_used) return NULL;
+  uint64_t *cell = ctx->arena + h;
+  if (HEADER_KIND(cell[0]) != KIND_LIST || (uint64_t)h + 1 + HEADER_WORDS(cell[0]) > ctx->arena_used) return NULL;
+  return cell;
+}
+
+/* The table behind a shared handle, with its row/element position checked; NULL if invalid. */
+static const rt_table *shared_table(const sirenrt_ctx *ctx, int64_t h) {
+  const sirenrt_filter *f = ctx->filter;
+  int32_t id = rt_shared_file(h);
+  if (!f || id >= f->model->n_files || !f->tables[id].loaded) return NULL;
+  const rt_table *t = &f->tables[id];
+  if (h & RT_ROW_BIT) {
+    int64_t r = rt_shared_row_r(h);
+    if (r >= t->n_rows || rt_shared_row_k(h) >= rt_row_len(t, r)) return NULL;
+  } else if (rt_shared_rows_r(h) >= t->n_rows) {
+    return NULL;
+  }
+  return t;
+}
+
+static int bad_handle(sirenrt_ctx *ctx, int64_t h, int32_t site) {
+  rt_fail(ctx, site, "internal error: invalid list handle %lld", (long long)h);
+  return -1;
+}
+
+int rt_list_uncons(sirenrt_ctx *ctx, int64_t list, uint64_t *out, int32_t nwords, int64_t *tail, int32_t site) {
+  if (list == SIRENRT_NIL) {
+    rt_fail(ctx, site, "List.hd of an empty list");
+    return -1;
+  }
+  if (list & RT_SHARED_BIT) {
+    const rt_table *t = shared_table(ctx, list);
+    if (!t || nwords > 1) return bad_handle(ctx, list, site);
+    int32_t id = rt_shared_file(list);
+    if (list & RT_ROW_BIT) {
+      int64_t r = rt_shared_row_r(list), k = rt_shared_row_k(list);
+      if (nwords == 1) memcpy(out, &t->vals[t->row_start[r] + k], sizeof(uint64_t));
+      *tail = k + 1 < rt_row_len(t, r) ? rt_shared_row(id, r, k + 1) : SIRENRT_NIL;
+    } else {
+      int64_t r = rt_shared_rows_r(list);
+      if (nwords == 1) out[0] = (uint64_t)rt_row_handle(t, id, r);
+      *tail = r + 1 < t->n_rows ? rt_shared_rows(id, r + 1) : SIRENRT_NIL;
+    }
+    return 0;
+  }
+  const uint64_t *cell = arena_cell(ctx, list);
+  if (!cell || (uint32_t)nwords + 1 > HEADER_WORDS(cell[0])) return bad_handle(ctx, list, site);
+  if (nwords > 0) memcpy(out, cell + 2, (size_t)nwords * sizeof(uint64_t));
+  *tail = (int64_t)cell[1];
+  return 0;
+}
+
+int64_t rt_list_floats(sirenrt_ctx *ctx, int64_t list, double *out, int64_t cap, int32_t site) {
+  int64_t n = 0;
+  while (list != SIRENRT_NIL) {
+    uint64_t w;
+    if (rt_list_uncons(ctx, list, &w, 1, &list, site)) return -1;
+    if (n < cap) memcpy(&out[n], &w, sizeof w);
+    n++;
+  }
+  return n;
+}
+
+/* ------------------------------------------------------------------ the ABI -------------------- */
+
+int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
+  if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) {
+    rt_fail(ctx, -1, "internal error: list cell of %d words", (int)nwords);
+    return SIRENRT_NIL;
+  }
+  int64_t at = arena_alloc(ctx, (uint32_t)nwords + 2, -1);
+  if (at < 0) return SIRENRT_NIL;
+  ctx->arena[at] = KIND_LIST | ((uint64_t)(nwords + 1) << 8);
+  ctx->arena[at + 1] = (uint64_t)tail;
+  return at;
+}
+
+void sirenrt_list_set(sirenrt_ctx *ctx, int64_t cell_handle, int32_t i, int64_t word) {
+  uint64_t *cell = (cell_handle & RT_SHARED_BIT) ? NULL : arena_cell(ctx, cell_handle);
+  if (!cell || i < 0 || (uint32_t)i + 1 >= HEADER_WORDS(cell[0])) {
+    if (!ctx->err_msg) bad_handle(ctx, cell_handle, -1); /* NIL after a failed cons: keep that error */
+    return;
+  }
+  cell[2 + i] = (uint64_t)word;
+}
+
+int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site) {
+  /* On error the answer is NIL = all ones, which also reads as a NaN double. */
+  if (list == SIRENRT_NIL) {
+    rt_fail(ctx, site, "List.hd of an empty list");
+    return SIRENRT_NIL;
+  }
+  if (!(list & RT_SHARED_BIT)) {
+    const uint64_t *cell = arena_cell(ctx, list);
+    if (!cell || i < 0 || (uint32_t)i + 1 >= HEADER_WORDS(cell[0])) return bad_handle(ctx, list, site), SIRENRT_NIL;
+    return (int64_t)cell[2 + i];
+  }
+  if (i != 0) return bad_handle(ctx, list, site), SIRENRT_NIL;
+  uint64_t w;
+  int64_t tail;
+  if (rt_list_uncons(ctx, list, &w, 1, &tail, site)) return SIRENRT_NIL;
+  return (int64_t)w;
+}
+
+int64_t sirenrt_list_tl(sirenrt_ctx *ctx, int64_t list, int32_t site) {
+  if (list == SIRENRT_NIL) {
+    rt_fail(ctx, site, "List.tl of an empty list");
+    return SIRENRT_NIL;
+  }
+  int64_t tail;
+  if (rt_list_uncons(ctx, list, NULL, 0, &tail, site)) return SIRENRT_NIL;
+  return tail;
+}
+
+double sirenrt_list_len(sirenrt_ctx *ctx, int64_t list) {
+  int64_t n = 0;
+  while (list != SIRENRT_NIL) {
+    if (list & RT_SHARED_BIT) { /* shared suffix: constant time */
+      const rt_table *t = shared_table(ctx, list);
+      if (!t) return bad_handle(ctx, list, -1), NAN;
+      if (list & RT_ROW_BIT)
+        n += rt_row_len(t, rt_shared_row_r(list)) - rt_shared_row_k(list);
+      else
+        n += t->n_rows - rt_shared_rows_r(list);
+      break;
+    }
+    if (rt_list_uncons(ctx, list, NULL, 0, &list, -1)) return NAN;
+    n++;
+  }
+  return (double)n;
+}
+
+int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords) {
+  uint64_t small[8], *words = small;
+  if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) return bad_handle(ctx, list, -1), SIRENRT_NIL;
+  if (nwords > 8 && !(words = malloc((size_t)nwords * sizeof(uint64_t)))) {
+    rt_fail(ctx, -1, "out of memory");
+    return SIRENRT_NIL;
+  }
+  int64_t acc = SIRENRT_NIL;
+  while (list != SIRENRT_NIL) {
+    /* Read before consing: cons may move the arena. */
+    if (rt_list_uncons(ctx, list, words, nwords, &list, -1)) break;
+    int64_t cell = sirenrt_list_cons(ctx, acc, nwords);
+    if (cell == SIRENRT_NIL) break;
+    if (nwords > 0) memcpy(ctx->arena + cell + 2, words, (size_t)nwords * sizeof(uint64_t));
+    acc = cell;
+  }
+  if (words != small) free(words);
+  return ctx->err_msg ? SIRENRT_NIL : acc;
+}
+
+int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site) {
+  if (!(a <= b)) {
+    rt_fail(ctx, site, "List.range: start must be <= end, got %g and %g", a, b);
+    return SIRENRT_NIL;
+  }
+  double lo = trunc(a), hi = trunc(b);
+  if (!isfinite(lo) || !isfinite(hi) || hi - lo > 0x1.0p28) {
+    rt_fail(ctx, site, "List.range: %g .. %g is too long", a, b);
+    return SIRENRT_NIL;
+  }
+  int64_t acc = SIRENRT_NIL;
+  for (double v = hi - 1.0; v >= lo; v -= 1.0) { /* build from the end so the list is ascending */
+    int64_t cell = sirenrt_list_cons(ctx, acc, 1);
+    if (cell == SIRENRT_NIL) return SIRENRT_NIL;
+    memcpy(ctx->arena + cell + 2, &v, sizeof v);
+    acc = cell;
+  }
+  return acc;
+}

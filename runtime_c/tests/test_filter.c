@@ -1,0 +1,241 @@
+/* test_filter.c — the population loop with hand-written models (models.h): the random-walk filter
+ * against the exact Kalman filter (mean and log evidence, every resampler, ESS threshold),
+ * streaming == run, estimate() not disturbing a live stream, the estimator's layout (pairs, lists of
+ * different lengths, bools, unit), data files, and the run-time errors users see. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "internal.h"
+#include "models.h"
+
+enum { T = 30 };
+static double ys[T];
+
+static void make_data(void) {
+  rt_rng g;
+  rt_rng_init(&g, 2024, 0, 0, RT_DOMAIN_USER);
+  double x = 0.0;
+  for (int t = 0; t < T; t++) {
+    x += rt_normal(&g);
+    ys[t] = x + sqrt(0.5) * rt_normal(&g);
+  }
+}
+
+/* Exact filtering mean/variance of x_T and log p(y_1..T). */
+static void kalman(int n, double *mean, double *var, double *loglik) {
+  double m = 0.0, p = 0.0, ll = 0.0;
+  for (int t = 0; t < n; t++) {
+    p += 1.0;
+    double s = p + 0.5, k = p / s;
+    ll += -0.5 * log(2 * RT_PI * s) - (ys[t] - m) * (ys[t] - m) / (2 * s);
+    m += k * (ys[t] - m);
+    p -= k * p;
+  }
+  *mean = m;
+  *var = p;
+  *loglik = ll;
+}
+
+/* Runs the random walk on the first n rows; out gets the estimate [x, n, x_1..x_n]. */
+static int run_rw(sirenrt_filter *f, int n, double *out, int64_t cap, int64_t *n_out) {
+  if (sirenrt_filter_run(f, ys, n, 1)) return 1;
+  return sirenrt_filter_estimate(f, out, cap, n_out);
+}
+
+static void test_kalman(int32_t scheme, double ess_threshold) {
+  const int64_t N = 20000;
+  sirenrt_options o = {scheme, ess_threshold};
+  sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 7, &o);
+  CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+  if (!f) return;
+  double est[T + 2];
+  int64_t n_out = 0;
+  int st = run_rw(f, T, est, T + 2, &n_out);
+  CHECK(st == 0, "run: %s", sirenrt_filter_error(f));
+  double m, v, ll;
+  kalman(T, &m, &v, &ll);
+  /* Monte Carlo error: on this data set a bootstrap filter's estimate of the mean has about 3x the
+   * standard deviation of N i.i.d. posterior draws, and log Z_hat a standard deviation of about
+   * 11/sqrt(N) (both measured over seeds, here and with an independent NumPy filter).  Tolerances are
+   * 5 of those standard deviations. */
+  char what[96];
+  snprintf(what, sizeof what, "scheme %d, ess %.2g: filtering mean vs Kalman", scheme, ess_threshold);
+  CHECK_NEAR(est[0], m, 5 * 3 * sqrt(v / N), what);
+  snprintf(what, sizeof what, "scheme %d, ess %.2g: log evidence vs Kalman", scheme, ess_threshold);
+  CHECK_NEAR(sirenrt_filter_log_evidence(f), ll, 5 * 11 / sqrt((double)N), what);
+  CHECK(n_out == T + 2 && est[1] == T, "layout: x, then the list length %g", est[1]);
+  CHECK_NEAR(est[T + 1], est[0], 1e-9, "last list element is x_T itself");
+  double ess = sirenrt_filter_ess(f);
+  CHECK(ess > 0.05 * N && ess <= N + 1e-6, "final ESS %g", ess);
+  sirenrt_filter_free(f);
+}
+
+/* Over many seeds the filter's mean error averages out and Z_hat = exp(log evidence) is unbiased for
+ * Z (a property of the particle filter that also holds with an ESS threshold, where the evidence
+ * includes the last, unfinished epoch). */
+static void test_unbiased_over_seeds(int32_t scheme, double ess_threshold) {
+  enum { SEEDS = 100, N = 500 };
+  double m, v, ll, err[SEEDS], ratio[SEEDS], est[T + 2];
+  int64_t n;
+  kalman(T, &m, &v, &ll);
+  sirenrt_options o = {scheme, ess_threshold};
+  for (int s = 0; s < SEEDS; s++) {
+    sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 1000 + (uint64_t)s, &o);
+    run_rw(f, T, est, T + 2, &n);
+    err[s] = est[0] - m;
+    ratio[s] = exp(sirenrt_filter_log_evidence(f) - ll);
+    sirenrt_filter_free(f);
+  }
+  double e1 = 0, e2 = 0, r1 = 0, r2 = 0;
+  for (int s = 0; s < SEEDS; s++) e1 += err[s], e2 += err[s] * err[s], r1 += ratio[s], r2 += ratio[s] * ratio[s];
+  e1 /= SEEDS, e2 /= SEEDS, r1 /= SEEDS, r2 /= SEEDS;
+  char what[96];
+  snprintf(what, sizeof what, "scheme %d, ess %.2g: average error of the mean over seeds", scheme, ess_threshold);
+  CHECK_NEAR(e1, 0.0, 5 * sqrt((e2 - e1 * e1) / SEEDS), what);
+  snprintf(what, sizeof what, "scheme %d, ess %.2g: E[Z_hat / Z]", scheme, ess_threshold);
+  CHECK_NEAR(r1, 1.0, 5 * sqrt((r2 - r1 * r1) / SEEDS), what);
+}
+
+static void test_stream_equals_run(void) {
+  const int64_t N = 300;
+  double a[T + 2], b[T + 2], c[T + 2], mid[12], mid_run[12];
+  int64_t n = 0;
+  sirenrt_filter *fr = sirenrt_filter_new(&rw_model, N, 99, NULL);
+  CHECK(run_rw(fr, T, a, T + 2, &n) == 0, "run");
+  double ev_run = sirenrt_filter_log_evidence(fr);
+
+  sirenrt_filter *fs = sirenrt_filter_new(&rw_model, N, 99, NULL);
+  sirenrt_filter *fe = sirenrt_filter_new(&rw_model, N, 99, NULL);
+  for (int t = 0; t < T; t++) {
+    CHECK(sirenrt_filter_step(fs, &ys[t], 1) == 0, "step %d: %s", t, sirenrt_filter_error(fs));
+    CHECK(sirenrt_filter_step(fe, &ys[t], 1) == 0, "step %d", t);
+    if (t == 9) CHECK(sirenrt_filter_estimate(fe, mid, 12, &n) == 0 && n == 12, "mid-stream estimate");
+  }
+  CHECK(sirenrt_filter_estimate(fs, b, T + 2, &n) == 0, "stream estimate: %s", sirenrt_filter_error(fs));
+  CHECK(sirenrt_filter_estimate(fe, c, T + 2, &n) == 0, "stream estimate after a mid estimate");
+  CHECK(memcmp(a, b, sizeof a) == 0, "streaming must equal run exactly: %.17g vs %.17g", a[0], b[0]);
+  CHECK(memcmp(b, c, sizeof b) == 0, "estimate() must not disturb the live stream");
+  CHECK(sirenrt_filter_log_evidence(fs) == ev_run, "log evidence equal");
+  /* The mid-stream estimate is the run on the first 10 rows (the clone closes the stream). */
+  CHECK(run_rw(fr, 10, mid_run, 12, &n) == 0 && memcmp(mid, mid_run, sizeof mid) == 0,
+        "estimate mid-stream = run on the rows so far");
+  /* run() after streaming restarts; step() after run() starts a fresh stream. */
+  CHECK(run_rw(fs, T, b, T + 2, &n) == 0 && memcmp(a, b, sizeof a) == 0, "run after a stream");
+  CHECK(sirenrt_filter_step(fs, &ys[0], 1) == 0 && sirenrt_filter_estimate(fs, b, T + 2, &n) == 0 && n == 3,
+        "step after run starts a new stream (%lld values)", (long long)n);
+  int64_t need = 0;
+  CHECK(sirenrt_filter_estimate(fs, b, 1, &need) == 2 && need == 3, "cap too small -> 2, needed %lld", (long long)need);
+  sirenrt_filter_free(fr);
+  sirenrt_filter_free(fs);
+  sirenrt_filter_free(fe);
+}
+
+static void test_estimator_layout(void) {
+  const int64_t N = 40000;
+  sirenrt_filter *f = sirenrt_filter_new(&ragged_model, N, 3, NULL);
+  CHECK(f != NULL, "ragged filter: %s", sirenrt_last_error());
+  double out[8];
+  int64_t n = 0;
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) == 0, "ragged run: %s", sirenrt_filter_error(f));
+  CHECK(sirenrt_filter_estimate(f, out, 8, &n) == 0 && n == 5, "5 values, got %lld", (long long)n);
+  /* [P(b), list length, index 0, index 1, 4]; index 1 exists only when b is false: renormalised -> 5. */
+  CHECK_NEAR(out[0], 0.3, 5 * sqrt(0.21 / N), "bool estimate");
+  CHECK(out[1] == 2.0, "list length is the longest list");
+  CHECK_NEAR(out[2], 0.3 * 1.0 + 0.7 * 2.0, 5 * sqrt(0.21 / N), "index 0 over all particles");
+  CHECK_NEAR(out[3], 5.0, 1e-9, "index 1 renormalised over the particles that have it");
+  CHECK_NEAR(out[4], 4.0, 1e-9, "float after the list");
+  sirenrt_filter_free(f);
+}
+
+static void test_errors(void) {
+  sirenrt_filter *f = sirenrt_filter_new(&dead_model, 100, 1, NULL);
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "all particles dead must fail");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "dead.si:5:3: error: all particles have zero weight\n"
+                                          "  observe(uniform_int(0, 1), 5.);\n"
+                                          "  ^~~~~~~~~~~~~~~~~~~~~~~~~~~");
+  double out[2];
+  int64_t n;
+  CHECK(sirenrt_filter_estimate(f, out, 2, &n) != 0, "no estimate after a failed run");
+  CHECK(sirenrt_filter_step(f, out, 1) != 0, "dead model is not streamable");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "cannot be run as a stream: the program reads no data");
+  sirenrt_filter_free(f);
+
+  f = sirenrt_filter_new(&bad_model, 10, 1, NULL);
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "invalid parameter must fail");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "bad.si:3:12: error: gaussian: variance must be > 0, got -1\n"
+                                          "  let x <- gaussian(0., -1.) in\n"
+                                          "           ^~~~~~~~~~~~~~~~");
+  sirenrt_filter_free(f);
+
+  /* rows NULL: file 0 from disk, which does not exist. */
+  f = sirenrt_filter_new(&rw_model, 10, 1, NULL);
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "missing data file must fail");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "cannot read data file '/nonexistent/data.csv'");
+  sirenrt_filter_free(f);
+
+  /* Bad models and options are refused with a reason. */
+  sirenrt_model m = rw_model;
+  m.abi_version = 99;
+  CHECK(sirenrt_filter_new(&m, 10, 1, NULL) == NULL, "ABI mismatch");
+  CHECK_CONTAINS(sirenrt_last_error(), "ABI");
+  m = rw_model;
+  m.result_type = "PfX";
+  CHECK(sirenrt_filter_new(&m, 10, 1, NULL) == NULL, "bad descriptor");
+  CHECK(sirenrt_filter_new(&rw_model, 0, 1, NULL) == NULL, "zero particles");
+  sirenrt_options o = {7, 0.0};
+  CHECK(sirenrt_filter_new(&rw_model, 10, 1, &o) == NULL, "unknown resampler");
+}
+
+static void test_files(void) {
+  char path[] = "/tmp/sirenrt_test_filter_XXXXXX";
+  int fd = mkstemp(path);
+  CHECK(fd >= 0, "mkstemp");
+  if (fd < 0) return;
+  FILE *fp = fdopen(fd, "w");
+  fputs("a,b\n1,2\n3\n", fp);
+  fclose(fp);
+  const char *files[] = {path};
+  sirenrt_model m = {.abi_version = SIRENRT_ABI_VERSION, .name = "file", .method = "smc", .plan = "",
+                     .result_type = "LLf", .frame_size = 16, .result_offset = 8, .resume = file_resume,
+                     .not_streamable_reason = "returns the data", .n_files = 1, .files = files,
+                     .n_sites = 1, .sites = file_sites};
+  sirenrt_filter *f = sirenrt_filter_new(&m, 5, 1, NULL);
+  double out[8];
+  int64_t n = 0;
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) == 0, "read the file: %s", sirenrt_filter_error(f));
+  CHECK(sirenrt_filter_estimate(f, out, 8, &n) == 0 && n == 6, "file estimate has %lld values", (long long)n);
+  const double want[6] = {2, 2, 1, 2, 1, 3}; /* [2, [2, 1, 2], [1, 3]] flattened */
+  for (int i = 0; i < 6; i++) CHECK_NEAR(out[i], want[i], 1e-12, "file as list of rows");
+  double rows[3] = {7, 8, 9};
+  CHECK(sirenrt_filter_run(f, rows, 3, 1) == 0 && sirenrt_filter_estimate(f, out, 8, &n) == 0 && n == 7 &&
+            out[0] == 3 && fabs(out[6] - 9) < 1e-12,
+        "rows replace file 0");
+  fp = fopen(path, "w");
+  fputs("a,b\n1,2\n\n3\n", fp);
+  fclose(fp);
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "malformed file must fail");
+  char where[80];
+  snprintf(where, sizeof where, "%s:3:1: error: empty line", path);
+  CHECK_CONTAINS(sirenrt_filter_error(f), where);
+  CHECK_CONTAINS(sirenrt_filter_error(f), "file.si:1:1: note: data file read here");
+  sirenrt_filter_free(f);
+  unlink(path);
+}
+
+int main(void) {
+  make_data();
+  test_kalman(SIRENRT_SYSTEMATIC, 0.0);
+  test_kalman(SIRENRT_MULTINOMIAL, 0.0);
+  test_kalman(SIRENRT_STRATIFIED, 0.0);
+  test_kalman(SIRENRT_RESIDUAL, 0.0);
+  test_kalman(SIRENRT_SYSTEMATIC, 0.5);
+  test_unbiased_over_seeds(SIRENRT_SYSTEMATIC, 0.0);
+  test_unbiased_over_seeds(SIRENRT_MULTINOMIAL, 0.5);
+  test_stream_equals_run();
+  test_estimator_layout();
+  test_errors();
+  test_files();
+  return check_report("test_filter");
+}

@@ -1,0 +1,158 @@
+/* test_rng.c — Philox known answers, determinism, independence of streams keyed by
+ * (seed, slot, epoch, domain), and the primitive variates (uniform, bounded integers, ziggurat normal). */
+#include "check.h"
+#include "internal.h"
+
+static void test_known_answers(void) {
+  /* Random123's kat_vectors for philox4x32_10. */
+  static const uint32_t ctr[3][4] = {{0, 0, 0, 0},
+                                     {0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff},
+                                     {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}};
+  static const uint32_t key[3][2] = {{0, 0}, {0xffffffff, 0xffffffff}, {0xa4093822, 0x299f31d0}};
+  static const uint32_t want[3][4] = {{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8},
+                                      {0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd},
+                                      {0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}};
+  for (int k = 0; k < 3; k++) {
+    uint32_t out[4];
+    rt_philox4x32_10(ctr[k], key[k], out);
+    CHECK(memcmp(out, want[k], sizeof out) == 0, "KAT %d: %08x %08x %08x %08x", k, out[0], out[1], out[2], out[3]);
+  }
+}
+
+static int same_prefix(rt_rng a, rt_rng b, int n) {
+  for (int i = 0; i < n; i++)
+    if (rt_next_u32(&a) != rt_next_u32(&b)) return 0;
+  return 1;
+}
+
+static void test_determinism(void) {
+  rt_rng a, b;
+  rt_rng_init(&a, 42, 7, 3, RT_DOMAIN_PARTICLE);
+  rt_rng_init(&b, 42, 7, 3, RT_DOMAIN_PARTICLE);
+  CHECK(same_prefix(a, b, 1000), "same key and counter must give the same stream");
+  rt_rng_init(&b, 43, 7, 3, RT_DOMAIN_PARTICLE);
+  CHECK(!same_prefix(a, b, 8), "seed must matter");
+  rt_rng_init(&b, 42, 8, 3, RT_DOMAIN_PARTICLE);
+  CHECK(!same_prefix(a, b, 8), "slot must matter");
+  rt_rng_init(&b, 42, 7, 4, RT_DOMAIN_PARTICLE);
+  CHECK(!same_prefix(a, b, 8), "epoch must matter");
+  rt_rng_init(&b, 42, 7, 3, RT_DOMAIN_RESAMPLE);
+  CHECK(!same_prefix(a, b, 8), "domain must matter");
+  rt_rng_init(&b, 42, 7 + ((uint64_t)1 << 32), 3, RT_DOMAIN_PARTICLE);
+  CHECK(!same_prefix(a, b, 8), "high slot bits must matter");
+  /* A stream never repeats its blocks: 10^5 consecutive words differ from the first block. */
+  rt_rng c;
+  rt_rng_init(&c, 1, 0, 0, 0);
+  uint32_t first[4];
+  for (int i = 0; i < 4; i++) first[i] = rt_next_u32(&c);
+  int repeats = 0;
+  for (int i = 0; i < 100000; i += 4) {
+    uint32_t w[4];
+    for (int j = 0; j < 4; j++) w[j] = rt_next_u32(&c);
+    repeats += memcmp(w, first, sizeof w) == 0;
+  }
+  CHECK(repeats == 0, "block repeated");
+}
+
+static void test_uniform_and_correlation(void) {
+  const int n = 1000000;
+  rt_rng a, b, e;
+  rt_rng_init(&a, 5, 0, 0, 0);
+  rt_rng_init(&b, 5, 1, 0, 0);
+  rt_rng_init(&e, 5, 0, 1, 0);
+  double sa = 0, saa = 0, sab = 0, sae = 0, mn = 1, mx = 0;
+  for (int i = 0; i < n; i++) {
+    double u = rt_uniform(&a), v = rt_uniform(&b), w = rt_uniform(&e);
+    sa += u;
+    saa += u * u;
+    sab += (u - 0.5) * (v - 0.5);
+    sae += (u - 0.5) * (w - 0.5);
+    if (u < mn) mn = u;
+    if (u > mx) mx = u;
+  }
+  double mean = sa / n, var = saa / n - mean * mean;
+  CHECK_NEAR(mean, 0.5, 5 * sqrt(1.0 / 12 / n), "uniform mean");
+  CHECK_NEAR(var, 1.0 / 12, 5 * sqrt(1.0 / 180 / n), "uniform variance");
+  CHECK(mn >= 0.0 && mx < 1.0, "uniform range [%g, %g]", mn, mx);
+  /* Correlation of neighbouring slots and of successive epochs of one slot. */
+  CHECK_NEAR(sab / n * 12, 0.0, 5 / sqrt((double)n), "slot 0 vs slot 1 correlation");
+  CHECK_NEAR(sae / n * 12, 0.0, 5 / sqrt((double)n), "epoch 0 vs epoch 1 correlation");
+  rt_rng p;
+  rt_rng_init(&p, 9, 0, 0, 0);
+  int bad = 0;
+  for (int i = 0; i < 100000; i++) {
+    double u = rt_uniform_pos(&p);
+    bad += !(u > 0.0 && u < 1.0);
+  }
+  CHECK(bad == 0, "uniform_pos must be in (0, 1)");
+}
+
+static void test_below(void) {
+  rt_rng g;
+  rt_rng_init(&g, 11, 0, 0, 0);
+  enum { M = 7, N = 700000 };
+  long counts[M] = {0};
+  for (int i = 0; i < N; i++) counts[rt_below(&g, M)]++;
+  double chi2 = 0;
+  for (int k = 0; k < M; k++) chi2 += (counts[k] - N / M) * (double)(counts[k] - N / M) / (N / M);
+  CHECK(chi2 < 30.0, "rt_below(7) chi-square %g (6 df)", chi2);
+  int ok = 1;
+  for (int i = 0; i < 1000; i++) ok &= rt_below(&g, 1) == 0;
+  uint64_t big = ((uint64_t)1 << 63) + 1;
+  for (int i = 0; i < 1000; i++) ok &= rt_below(&g, big) < big;
+  CHECK(ok, "rt_below bounds");
+}
+
+static double normal_cdf(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
+
+static void test_normal(void) {
+  const int n = 2000000;
+  rt_rng g;
+  rt_rng_init(&g, 3, 0, 0, 0);
+  /* Bins at edges -inf, -4, -3.6541 (the ziggurat's tail start), -3, ..., 3, 3.6541, 4, inf. */
+  double edges[] = {-4.0, -3.6541528853610088, -3, -2.5, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 2.5, 3,
+                    3.6541528853610088, 4.0};
+  enum { NE = sizeof edges / sizeof edges[0] };
+  long bins[NE + 1] = {0};
+  double s1 = 0, s2 = 0, s3 = 0, s4 = 0;
+  for (int i = 0; i < n; i++) {
+    double x = rt_normal(&g);
+    s1 += x;
+    s2 += x * x;
+    s3 += x * x * x;
+    s4 += x * x * x * x;
+    int b = 0;
+    while (b < NE && x >= edges[b]) b++;
+    bins[b]++;
+  }
+  CHECK_NEAR(s1 / n, 0.0, 5 / sqrt((double)n), "normal mean");
+  CHECK_NEAR(s2 / n, 1.0, 5 * sqrt(2.0 / n), "normal variance");
+  CHECK_NEAR(s3 / n, 0.0, 5 * sqrt(15.0 / n), "normal third moment");
+  CHECK_NEAR(s4 / n, 3.0, 5 * sqrt(96.0 / n), "normal fourth moment");
+  double chi2 = 0;
+  for (int b = 0; b <= NE; b++) {
+    double lo = b == 0 ? 0.0 : normal_cdf(edges[b - 1]), hi = b == NE ? 1.0 : normal_cdf(edges[b]);
+    double expect = n * (hi - lo);
+    chi2 += (bins[b] - expect) * (bins[b] - expect) / expect;
+  }
+  /* 17 degrees of freedom: P(chi2 > 45) ~ 2e-4. */
+  CHECK(chi2 < 45.0, "normal binned chi-square %g (17 df)", chi2);
+
+  double e1 = 0, e2 = 0;
+  for (int i = 0; i < n; i++) {
+    double x = rt_exponential(&g);
+    e1 += x;
+    e2 += x * x;
+  }
+  CHECK_NEAR(e1 / n, 1.0, 5 / sqrt((double)n), "exponential mean");
+  CHECK_NEAR(e2 / n - (e1 / n) * (e1 / n), 1.0, 5 * sqrt(8.0 / n), "exponential variance");
+}
+
+int main(void) {
+  test_known_answers();
+  test_determinism();
+  test_uniform_and_correlation();
+  test_below();
+  test_normal();
+  return check_report("test_rng");
+}

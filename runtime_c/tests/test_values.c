@@ -1,0 +1,137 @@
+/* test_values.c — lists in the per-particle arena: cons/get/tl/len/rev/range, multi-word elements,
+ * growth, errors on empty lists and bad handles, and copying an arena (what resampling does). */
+#include <stdlib.h>
+
+#include "check.h"
+#include "internal.h"
+
+static sirenrt_ctx fresh_ctx(void) {
+  sirenrt_ctx c;
+  memset(&c, 0, sizeof c);
+  c.zero_site = -1;
+  return c;
+}
+
+static void clear_error(sirenrt_ctx *c) {
+  rt_free_message(c->err_msg);
+  c->err_msg = NULL;
+}
+
+static int64_t cons_float(sirenrt_ctx *c, double v, int64_t tail) {
+  int64_t cell = sirenrt_list_cons(c, tail, 1);
+  sirenrt_list_set(c, cell, 0, double_to_bits(v));
+  return cell;
+}
+
+static double nth(sirenrt_ctx *c, int64_t l, int k) {
+  while (k-- > 0) l = sirenrt_list_tl(c, l, -1);
+  return bits_to_double(sirenrt_list_get(c, l, 0, -1));
+}
+
+static void test_basic_lists(void) {
+  sirenrt_ctx c = fresh_ctx();
+  int64_t l = SIRENRT_NIL;
+  CHECK(sirenrt_list_len(&c, l) == 0, "len nil");
+  l = cons_float(&c, 3.0, l);
+  l = cons_float(&c, 2.0, l);
+  l = cons_float(&c, 1.0, l);
+  CHECK(sirenrt_list_len(&c, l) == 3, "len 3");
+  CHECK(nth(&c, l, 0) == 1.0 && nth(&c, l, 1) == 2.0 && nth(&c, l, 2) == 3.0, "elements in order");
+  CHECK(sirenrt_list_tl(&c, sirenrt_list_tl(&c, sirenrt_list_tl(&c, l, -1), -1), -1) == SIRENRT_NIL, "tl^3 = nil");
+  int64_t r = sirenrt_list_rev(&c, l, 1);
+  CHECK(nth(&c, r, 0) == 3.0 && nth(&c, r, 2) == 1.0 && sirenrt_list_len(&c, r) == 3, "rev");
+  CHECK(nth(&c, l, 0) == 1.0, "rev leaves the original alone");
+  CHECK(sirenrt_list_rev(&c, SIRENRT_NIL, 1) == SIRENRT_NIL, "rev nil");
+  CHECK(c.err_msg == NULL, "no error so far");
+
+  /* Two-word elements, e.g. a list of (float, bool) pairs, and a list of lists. */
+  int64_t p = sirenrt_list_cons(&c, SIRENRT_NIL, 2);
+  sirenrt_list_set(&c, p, 0, double_to_bits(0.5));
+  sirenrt_list_set(&c, p, 1, 1);
+  int64_t q = sirenrt_list_cons(&c, p, 2);
+  sirenrt_list_set(&c, q, 0, double_to_bits(-0.5));
+  sirenrt_list_set(&c, q, 1, 0);
+  int64_t qr = sirenrt_list_rev(&c, q, 2);
+  CHECK(bits_to_double(sirenrt_list_get(&c, qr, 0, -1)) == 0.5 && sirenrt_list_get(&c, qr, 1, -1) == 1,
+        "rev of pairs keeps both words");
+  int64_t ll = sirenrt_list_cons(&c, SIRENRT_NIL, 1);
+  sirenrt_list_set(&c, ll, 0, l);
+  CHECK(nth(&c, sirenrt_list_get(&c, ll, 0, -1), 1) == 2.0, "list of lists");
+  CHECK(c.err_msg == NULL, "no error with pairs");
+  rt_arena_free(&c);
+}
+
+static void test_range(void) {
+  sirenrt_ctx c = fresh_ctx();
+  int64_t r = sirenrt_list_range(&c, 1, 4, -1);
+  CHECK(sirenrt_list_len(&c, r) == 3 && nth(&c, r, 0) == 1 && nth(&c, r, 2) == 3, "range(1,4) = 1,2,3");
+  r = sirenrt_list_range(&c, 1, 101, -1);
+  CHECK(sirenrt_list_len(&c, r) == 100 && nth(&c, r, 99) == 100, "range(1,101) = 1..100");
+  r = sirenrt_list_range(&c, -1.5, 2, -1);
+  CHECK(sirenrt_list_len(&c, r) == 3 && nth(&c, r, 0) == -1 && nth(&c, r, 2) == 1, "int() truncates toward zero");
+  CHECK(sirenrt_list_range(&c, 0.5, 0.7, -1) == SIRENRT_NIL, "empty range");
+  CHECK(sirenrt_list_range(&c, 2, 2, -1) == SIRENRT_NIL, "range(2,2) empty");
+  CHECK(c.err_msg == NULL, "no error for valid ranges");
+  CHECK(sirenrt_list_range(&c, 3, 1, 5) == SIRENRT_NIL && c.err_msg, "range(3,1) is an error");
+  if (c.err_msg) CHECK_CONTAINS(c.err_msg, "List.range: start must be <= end, got 3 and 1");
+  CHECK(c.err_site == 5, "error carries the site");
+  clear_error(&c);
+  rt_arena_free(&c);
+}
+
+static void test_errors(void) {
+  sirenrt_ctx c = fresh_ctx();
+  int64_t w = sirenrt_list_get(&c, SIRENRT_NIL, 0, 7);
+  CHECK(w == SIRENRT_NIL && isnan(bits_to_double(w)), "hd of nil returns NIL, which reads as NaN");
+  CHECK(c.err_msg && strcmp(c.err_msg, "List.hd of an empty list") == 0 && c.err_site == 7, "hd error");
+  clear_error(&c);
+  CHECK(sirenrt_list_tl(&c, SIRENRT_NIL, 8) == SIRENRT_NIL && c.err_msg, "tl of nil");
+  if (c.err_msg) CHECK_CONTAINS(c.err_msg, "List.tl of an empty list");
+  clear_error(&c);
+  /* Bad handles are caught, not dereferenced. */
+  sirenrt_list_get(&c, 12345, 0, -1);
+  CHECK(c.err_msg != NULL, "out-of-arena handle");
+  clear_error(&c);
+  int64_t l = cons_float(&c, 1.0, SIRENRT_NIL);
+  sirenrt_list_get(&c, l, 1, -1);
+  CHECK(c.err_msg != NULL, "word index beyond the cell");
+  clear_error(&c);
+  sirenrt_list_get(&c, RT_SHARED_BIT | 5, 0, -1);
+  CHECK(c.err_msg != NULL, "shared handle without a filter");
+  clear_error(&c);
+  sirenrt_list_set(&c, SIRENRT_NIL, 0, 0);
+  CHECK(c.err_msg != NULL, "set on nil");
+  clear_error(&c);
+  rt_arena_free(&c);
+}
+
+static void test_growth_and_copy(void) {
+  sirenrt_ctx a = fresh_ctx(), b = fresh_ctx();
+  int64_t l = SIRENRT_NIL;
+  for (int i = 0; i < 100000; i++) l = cons_float(&a, (double)i, l);
+  CHECK(sirenrt_list_len(&a, l) == 100000 && nth(&a, l, 0) == 99999.0, "100k conses");
+  CHECK(rt_arena_copy(&b, &a) == 0, "copy");
+  int64_t la = cons_float(&a, -1.0, l); /* the original grows after the copy */
+  (void)la;
+  CHECK(sirenrt_list_len(&b, l) == 100000 && nth(&b, l, 0) == 99999.0 && nth(&b, l, 99999) == 0.0,
+        "the copy reads the same list through the same handle");
+  int64_t lb = cons_float(&b, 42.0, l);
+  CHECK(nth(&b, lb, 0) == 42.0 && nth(&a, la, 0) == -1.0, "copies diverge independently");
+  CHECK(a.arena_used == b.arena_used, "both grew by one cell");
+  /* Copying a small arena over a big one shrinks what is in use. */
+  sirenrt_ctx s = fresh_ctx();
+  cons_float(&s, 1.0, SIRENRT_NIL);
+  CHECK(rt_arena_copy(&a, &s) == 0 && a.arena_used == s.arena_used, "copy of a small arena");
+  CHECK(a.err_msg == NULL && b.err_msg == NULL, "no errors");
+  rt_arena_free(&a);
+  rt_arena_free(&b);
+  rt_arena_free(&s);
+}
+
+int main(void) {
+  test_basic_lists();
+  test_range();
+  test_errors();
+  test_growth_and_copy();
+  return check_report("test_values");
+}

@@ -1,0 +1,144 @@
+"""The runtime locator and the cffi layer: files are found, the cffi declarations match
+``sirenrt.h``, and the population API works end to end with a model whose ``resume``
+is a Python callback (so the struct layouts cffi uses are the C ones)."""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sirenc.diagnostics import SirenUsageError
+
+REPO = Path(__file__).resolve().parents[2]
+HEADER = REPO / "runtime_c" / "include" / "sirenrt.h"
+
+try:
+    from sirenc import runtime
+    from sirenc.runtime.ffi import ABI_VERSION, CDEF, ffi, last_error, runtime_lib
+
+    LIB = runtime_lib()
+except SirenUsageError as exc:  # pragma: no cover - only without a built runtime
+    pytest.skip(f"C runtime not built: {exc.message}", allow_module_level=True)
+
+
+def test_locator_finds_every_artifact():
+    assert runtime.shared_library_path().is_file()
+    export, static = runtime.static_libraries()
+    assert export.name == "libsirenrt_export.a" and export.is_file()
+    assert static.name == "libsirenrt.a" and static.is_file()
+    assert (runtime.include_dir() / "sirenrt.h").is_file()
+
+
+def test_locator_override_must_exist(monkeypatch, tmp_path):
+    monkeypatch.setenv("SIRENRT_DIR", str(tmp_path))
+    with pytest.raises(SirenUsageError, match="does not contain libsirenrt.so"):
+        runtime.shared_library_path()
+
+
+def test_cdef_declares_exactly_the_header_api():
+    text = HEADER.read_text()
+    exported = set(re.findall(r"SIRENRT_API [^;(]*?\b((?:sirenrt|sirenc)_\w+)\(", text))
+    declared = set(re.findall(r"\b((?:sirenrt|sirenc)_\w+)\(", CDEF))
+    assert len(exported) == 80
+    assert exported == declared
+    assert f"#define SIRENRT_ABI_VERSION {ABI_VERSION}" in text
+
+
+# ---------------------------------------------------------------- a model written in Python
+# x ~ gaussian(0, 1); observe(gaussian(x, 1), 1.0); x   => posterior N(0.5, 0.5), Z = N(1; 0, 2)
+# Frame: int32 pc | pad | double x (offset 8) | double result (offset 16).
+
+class PyModel:
+    """Keeps every cdata the model struct points at alive."""
+
+    def __init__(self, resume, result_type="f", frame_size=24, result_offset=16, n_sites=1):
+        self.keep = []
+        cstr = lambda s: self._keep(ffi.new("char[]", s.encode()))  # noqa: E731
+        self.sites = self._keep(ffi.new("sirenrt_site[]", n_sites))
+        for i in range(n_sites):
+            self.sites[i] = {"file": cstr("py.si"), "line": 2, "col": 5, "end_col": 9,
+                             "text": cstr("let x <- gaussian(0., 1.) in")}
+        self.callback = ffi.callback("int32_t(sirenrt_ctx *, uint8_t *)", resume)
+        self.model = ffi.new("sirenrt_model *", {
+            "abi_version": ABI_VERSION, "name": cstr("py"), "method": cstr("smc"),
+            "plan": cstr("x: sample"), "result_type": cstr(result_type),
+            "frame_size": frame_size, "result_offset": result_offset, "resume": self.callback,
+            "streamable": 0, "not_streamable_reason": cstr("no data"),
+            "n_files": 0, "files": ffi.NULL, "n_sites": n_sites, "sites": self.sites,
+        })
+
+    def _keep(self, obj):
+        self.keep.append(obj)
+        return obj
+
+
+def conjugate_resume(ctx, frame):
+    x = ffi.cast("double *", frame + 8)
+    result = ffi.cast("double *", frame + 16)
+    pc = ffi.cast("int32_t *", frame)
+    if pc[0] == 0:
+        x[0] = LIB.sirenrt_sample_gaussian(ctx, 0.0, 1.0, 0)
+        LIB.sirenrt_observe_gaussian(ctx, x[0], 1.0, 1.0, 0)
+        pc[0] = 1
+        return LIB.SIRENRT_AT_RESAMPLE
+    result[0] = x[0]
+    return LIB.SIRENRT_FINISHED
+
+
+def estimate(f, cap=8):
+    out = np.zeros(cap)
+    n = ffi.new("int64_t *")
+    status = LIB.sirenrt_filter_estimate(f, ffi.from_buffer("double[]", out, require_writable=True), cap, n)
+    return status, out[: n[0]]
+
+
+@pytest.mark.parametrize("resampler", [0, 1, 2, 3])
+def test_population_api_with_a_python_model(resampler):
+    m = PyModel(conjugate_resume)
+    opts = ffi.new("sirenrt_options *", {"resampler": resampler, "ess_threshold": 0.0})
+    n = 20000
+    f = ffi.gc(LIB.sirenrt_filter_new(m.model, n, 3, opts), LIB.sirenrt_filter_free)
+    assert f != ffi.NULL, last_error()
+    assert LIB.sirenrt_filter_run(f, ffi.NULL, 0, 0) == 0, ffi.string(LIB.sirenrt_filter_error(f))
+    status, est = estimate(f)
+    assert status == 0 and len(est) == 1
+    assert est[0] == pytest.approx(0.5, abs=5 * 2 * math.sqrt(0.5 / n))
+    z = -0.5 * math.log(2 * math.pi * 2.0) - 1.0 / 4.0
+    assert LIB.sirenrt_filter_log_evidence(f) == pytest.approx(z, abs=0.05)
+    assert LIB.sirenrt_filter_ess(f) == pytest.approx(n)   # resampled at the barrier
+    assert ffi.string(LIB.sirenrt_filter_error(f)) == b""
+
+
+def test_estimate_reports_needed_capacity():
+    m = PyModel(conjugate_resume)
+    f = ffi.gc(LIB.sirenrt_filter_new(m.model, 10, 0, ffi.NULL), LIB.sirenrt_filter_free)
+    assert LIB.sirenrt_filter_run(f, ffi.NULL, 0, 0) == 0
+    n = ffi.new("int64_t *")
+    assert LIB.sirenrt_filter_estimate(f, ffi.NULL, 0, n) == 2 and n[0] == 1
+
+
+def test_runtime_errors_are_rendered_not_raised():
+    def bad_resume(ctx, frame):
+        ffi.cast("double *", frame + 16)[0] = LIB.sirenrt_sample_gaussian(ctx, 0.0, -1.0, 0)
+        return LIB.SIRENRT_FINISHED
+
+    m = PyModel(bad_resume)
+    f = ffi.gc(LIB.sirenrt_filter_new(m.model, 4, 0, ffi.NULL), LIB.sirenrt_filter_free)
+    assert LIB.sirenrt_filter_run(f, ffi.NULL, 0, 0) != 0
+    text = ffi.string(LIB.sirenrt_filter_error(f)).decode()
+    assert text == ("py.si:2:5: error: gaussian: variance must be > 0, got -1\n"
+                    "let x <- gaussian(0., 1.) in\n"
+                    "    ^~~~")
+    assert LIB.sirenrt_filter_step(f, ffi.new("double[]", 1), 1) != 0
+    assert "cannot be run as a stream: no data" in ffi.string(LIB.sirenrt_filter_error(f)).decode()
+
+
+def test_bad_model_is_refused_with_a_reason():
+    m = PyModel(conjugate_resume)
+    m.model.abi_version = 99
+    assert LIB.sirenrt_filter_new(m.model, 4, 0, ffi.NULL) == ffi.NULL
+    assert "ABI" in last_error()
