@@ -121,6 +121,11 @@ SIRENRT_API double sirenrt_sample_categorical(sirenrt_ctx *ctx, double lo, doubl
 SIRENRT_API double sirenrt_sample_uniform_int(sirenrt_ctx *ctx, double a, double b, int32_t site);
 SIRENRT_API double sirenrt_sample_student_t(sirenrt_ctx *ctx, double mu, double tau2, double nu, int32_t site);
 
+/* Adds a log density the compiled code computed itself (the hot families are scored inline, where
+ * LLVM can fold constant parameters) to the particle's log weight; NaN counts as -inf, and the site
+ * is remembered for the "all particles have zero weight" error. */
+SIRENRT_API void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t site);
+
 /* Observation: adds log p(x | params) to the particle's log weight. */
 SIRENRT_API void sirenrt_observe_gaussian(sirenrt_ctx *ctx, double mu, double var, double x, int32_t site);
 SIRENRT_API void sirenrt_observe_beta(sirenrt_ctx *ctx, double a, double b, double x, int32_t site);

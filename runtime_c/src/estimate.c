@@ -185,7 +185,8 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->ctx = calloc((size_t)f->n, sizeof(sirenrt_ctx));
   c->w = malloc((size_t)f->n * sizeof(double));
   c->counts = malloc((size_t)f->n * sizeof(int64_t));
-  if (!c->frames || !c->ctx || !c->w || !c->counts) {
+  c->free_slots = malloc((size_t)f->n * sizeof(int64_t));
+  if (!c->frames || !c->ctx || !c->w || !c->counts || !c->free_slots) {
     sirenrt_filter_free(c);
     return NULL;
   }

@@ -35,6 +35,7 @@ static uint8_t *frame_of(const sirenrt_filter *f, int64_t i) { return f->frames 
 
 static void rekey(sirenrt_filter *f, int64_t i) {
   rt_rng_init(&f->ctx[i].rng, f->seed, (uint64_t)i, f->epoch, RT_DOMAIN_PARTICLE);
+  f->ctx[i].key_epoch = f->epoch;
 }
 
 /* Every particle back at the start of the program, weights 1, streams of epoch 0. */
@@ -66,12 +67,18 @@ int rt_zero_weight_error(sirenrt_filter *f) {
   return rt_filter_fail(f, rt_render_site(f->model, f->last_zero_site, "error", "all particles have zero weight"));
 }
 
-/* Slot dst becomes a copy of particle src. */
+/* Slot dst becomes a copy of particle src.  Frames are a few words: a word loop beats a memcpy call,
+ * and an empty arena (every model without lists) costs nothing to copy. */
 static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
-  memcpy(frame_of(f, dst), frame_of(f, src), f->model->frame_size);
+  uint64_t *d_words = (uint64_t *)frame_of(f, dst);
+  const uint64_t *s_words = (const uint64_t *)frame_of(f, src);
+  for (uint32_t k = 0; k < f->model->frame_size / 8; k++) d_words[k] = s_words[k];
   sirenrt_ctx *d = &f->ctx[dst];
   const sirenrt_ctx *s = &f->ctx[src];
-  if (rt_arena_copy(d, s)) return -1;
+  if (s->arena_used == 0)
+    d->arena_used = 0;
+  else if (rt_arena_copy(d, s))
+    return -1;
   d->state = s->state;
   d->zero_site = s->zero_site;
   d->want_row = s->want_row;
@@ -83,25 +90,33 @@ static int barrier(sirenrt_filter *f) {
   int64_t n = f->n;
   double log_sum = rt_normalise(f->ctx, n, f->w);
   if (log_sum == -INFINITY) return rt_zero_weight_error(f);
-  double ess = rt_ess_of(f->w, n);
-  if (f->opts.ess_threshold <= 0.0 || ess < f->opts.ess_threshold * (double)n) {
+  /* The ESS costs a pass over the weights: only an ESS threshold needs it here. */
+  if (f->opts.ess_threshold <= 0.0 || rt_ess_of(f->w, n) < f->opts.ess_threshold * (double)n) {
     f->log_evidence_done += log_sum - log((double)n);
     rt_rng g;
     rt_rng_init(&g, f->seed, 0, f->epoch, RT_DOMAIN_RESAMPLE);
     rt_resample_counts(f->opts.resampler, f->w, n, &g, f->counts);
-    int64_t free_slot = 0; /* slots whose particle left no offspring receive the extra copies */
+    /* Slots whose particle left no offspring receive the extra copies.  The free slots are gathered
+     * without branches first (the counts are random, so a scanning loop mispredicts). */
+    int64_t *free_slots = f->free_slots, n_free = 0;
     for (int64_t i = 0; i < n; i++) {
-      for (int64_t k = 1; k < f->counts[i]; k++) {
-        while (f->counts[free_slot] != 0) free_slot++;
-        if (copy_particle(f, free_slot, i)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
-        free_slot++;
-      }
+      free_slots[n_free] = i;
+      n_free += f->counts[i] == 0;
+    }
+    int64_t next = 0;
+    for (int64_t i = 0; i < n; i++) {
+      for (int64_t k = 1; k < f->counts[i]; k++)
+        if (copy_particle(f, free_slots[next++], i)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
     }
     f->epoch++;
+    /* Streams are rekeyed with the new epoch lazily, when a particle next runs (rt_advance):
+     * finished particles never draw again, and the others are touched then anyway. */
     for (int64_t i = 0; i < n; i++) {
-      f->ctx[i].logw = 0.0;
-      rekey(f, i);
+      sirenrt_ctx *c = &f->ctx[i];
+      c->logw = 0.0;
+      if (c->state == SIRENRT_AT_RESAMPLE) c->state = RT_RUNNABLE;
     }
+    return 0;
   }
   for (int64_t i = 0; i < n; i++)
     if (f->ctx[i].state == SIRENRT_AT_RESAMPLE) f->ctx[i].state = RT_RUNNABLE;
@@ -121,6 +136,7 @@ int rt_advance(sirenrt_filter *f) {
     for (int64_t i = 0; i < f->n; i++) {
       sirenrt_ctx *c = &f->ctx[i];
       if (!can_proceed(f, c)) continue;
+      if (c->key_epoch != f->epoch) rekey(f, i);
       int32_t r = f->model->resume(c, frame_of(f, i));
       if (c->zeroed) {
         f->last_zero_site = c->zero_site;
@@ -186,8 +202,9 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->ctx = calloc((size_t)n_particles, sizeof(sirenrt_ctx));
   f->w = malloc((size_t)n_particles * sizeof(double));
   f->counts = malloc((size_t)n_particles * sizeof(int64_t));
+  f->free_slots = malloc((size_t)n_particles * sizeof(int64_t));
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
-  if (!f->frames || !f->ctx || !f->w || !f->counts || !f->tables) {
+  if (!f->frames || !f->ctx || !f->w || !f->counts || !f->free_slots || !f->tables) {
     sirenrt_filter_free(f);
     return rt_set_last_error("out of memory for %lld particles", (long long)n_particles), NULL;
   }
@@ -212,6 +229,7 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   free(f->ctx);
   free(f->w);
   free(f->counts);
+  free(f->free_slots);
   free(f->error);
   free(f->est);
   free(f);

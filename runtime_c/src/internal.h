@@ -150,6 +150,7 @@ struct sirenrt_ctx {
   int32_t err_site;
   char *err_msg;       /* the first error of this particle (malloc'd), NULL if none */
   int64_t want_row;    /* the stream row a NEED_ROW particle waits for */
+  uint32_t key_epoch;  /* the resampling epoch its random stream is keyed with */
 };
 
 /* errors.c */
@@ -193,6 +194,7 @@ struct sirenrt_filter {
   int32_t last_zero_site;
   double *w;           /* scratch: normalised weights */
   int64_t *counts;     /* scratch: offspring counts */
+  int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
   double *est;         /* cached estimate (est_valid) */
   int64_t est_n;
   int32_t est_valid;

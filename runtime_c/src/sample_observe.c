@@ -25,7 +25,7 @@
 
 /* A weight that reaches -inf stays there (also against a later +inf density), and remembers the
  * observation that zeroed it for the "all particles have zero weight" error. */
-static void add_log_weight(sirenrt_ctx *ctx, double lp, int32_t site) {
+void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t site) {
   if (ctx->logw == -INFINITY) return;
   double w = ctx->logw + lp;
   if (isnan(w)) w = -INFINITY;
@@ -156,51 +156,51 @@ double sirenrt_sample_student_t(sirenrt_ctx *ctx, double mu, double tau2, double
 
 void sirenrt_observe_gaussian(sirenrt_ctx *ctx, double mu, double var, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_gaussian(mu, var, msg));
-  add_log_weight(ctx, sirenrt_logpdf_gaussian(mu, var, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_gaussian(mu, var, x), site);
 }
 
 void sirenrt_observe_beta(sirenrt_ctx *ctx, double a, double b, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_beta(a, b, msg));
-  add_log_weight(ctx, sirenrt_logpdf_beta(a, b, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_beta(a, b, x), site);
 }
 
 void sirenrt_observe_bernoulli(sirenrt_ctx *ctx, double p, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_bernoulli(p, msg));
-  add_log_weight(ctx, sirenrt_logpdf_bernoulli(p, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_bernoulli(p, x), site);
 }
 
 void sirenrt_observe_binomial(sirenrt_ctx *ctx, double n, double p, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_binomial(n, p, msg));
-  add_log_weight(ctx, sirenrt_logpdf_binomial(n, p, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_binomial(n, p, x), site);
 }
 
 void sirenrt_observe_beta_binomial(sirenrt_ctx *ctx, double n, double a, double b, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_beta_binomial(n, a, b, msg));
-  add_log_weight(ctx, sirenrt_logpdf_beta_binomial(n, a, b, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_beta_binomial(n, a, b, x), site);
 }
 
 void sirenrt_observe_negative_binomial(sirenrt_ctx *ctx, double n, double p, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_negative_binomial(n, p, msg));
-  add_log_weight(ctx, sirenrt_logpdf_negative_binomial(n, p, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_negative_binomial(n, p, x), site);
 }
 
 void sirenrt_observe_exponential(sirenrt_ctx *ctx, double rate, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_exponential(rate, msg));
-  add_log_weight(ctx, sirenrt_logpdf_exponential(rate, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_exponential(rate, x), site);
 }
 
 void sirenrt_observe_gamma(sirenrt_ctx *ctx, double shape, double rate, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_gamma(shape, rate, msg));
-  add_log_weight(ctx, sirenrt_logpdf_gamma(shape, rate, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_gamma(shape, rate, x), site);
 }
 
 void sirenrt_observe_poisson(sirenrt_ctx *ctx, double lambda, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_poisson(lambda, msg));
-  add_log_weight(ctx, sirenrt_logpdf_poisson(lambda, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_poisson(lambda, x), site);
 }
 
 void sirenrt_observe_delta(sirenrt_ctx *ctx, double v, double x, int32_t site) {
-  add_log_weight(ctx, sirenrt_logpdf_delta(v, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_delta(v, x), site);
 }
 
 void sirenrt_observe_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_t probs_list, double x,
@@ -212,18 +212,18 @@ void sirenrt_observe_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_t
   if (rt_bad_categorical(lo, hi, probs, n, msg))
     rt_fail(ctx, site, "%s", msg);
   else
-    add_log_weight(ctx, sirenrt_logpdf_categorical(lo, hi, probs, n, x), site);
+    sirenrt_add_log_weight(ctx, sirenrt_logpdf_categorical(lo, hi, probs, n, x), site);
   if (probs != buf) free(probs);
 }
 
 void sirenrt_observe_uniform_int(sirenrt_ctx *ctx, double a, double b, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_uniform_int(a, b, msg));
-  add_log_weight(ctx, sirenrt_logpdf_uniform_int(a, b, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_uniform_int(a, b, x), site);
 }
 
 void sirenrt_observe_student_t(sirenrt_ctx *ctx, double mu, double tau2, double nu, double x, int32_t site) {
   OBSERVE_GUARD(rt_bad_student_t(mu, tau2, nu, msg));
-  add_log_weight(ctx, sirenrt_logpdf_student_t(mu, tau2, nu, x), site);
+  sirenrt_add_log_weight(ctx, sirenrt_logpdf_student_t(mu, tau2, nu, x), site);
 }
 
 /* ------------------------------------------------------------------ test helper ---------------- */

@@ -21,10 +21,11 @@ error sites) are recorded as ``smc.*`` attributes on the function.
 from __future__ import annotations
 
 import os
+from math import pi
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
+from xdsl.dialects import arith, func, math, scf
 from xdsl.dialects.builtin import (
     ArrayAttr,
     FloatAttr,
@@ -308,15 +309,12 @@ class _Lowering:
 
     def _IfOp(self, op: siren.IfOp):
         (cond,) = self.get(op.cond)
-        types = flatten(op.result.type)
-        regions = []
-        for region in (op.then_region, op.else_region):
-            block = Block()
-            out = self.in_block(block, lambda r=region: self.lower_block(r.block, []))
-            block.add_op(scf.YieldOp(*out))
-            regions.append(Region(block))
-        new = self.add(scf.IfOp(cond, types, regions[0], regions[1]), op)
-        return list(new.results)
+        return self.if_else(
+            cond,
+            lambda: self.lower_block(op.then_region.block, []),
+            lambda: self.lower_block(op.else_region.block, []),
+            op,
+        )
 
     def loop(self, init: list[SSAValue], before, after, at: Operation) -> list[SSAValue]:
         """scf.while over `init`; `before(args) -> (cond, passed)`, `after(args) -> next`."""
@@ -423,8 +421,44 @@ class _Lowering:
         (value,) = self.get(op.value)
         if value.type == i1:
             value = self.bool_to_float(value)
-        self.rt("observe_" + family, [*self.get(op.dist), value, self.site(op)], None, op)
+        params = self.get(op.dist)
+        if family == "gaussian":
+            self.observe_gaussian(*params, value, op)
+        else:
+            self.rt("observe_" + family, [*params, value, self.site(op)], None, op)
         return []
+
+    def observe_gaussian(self, mu: SSAValue, var: SSAValue, x: SSAValue, op: Operation) -> None:
+        """Score inline so LLVM folds log(2*pi*var) for a constant variance; the
+        runtime call remains for an invalid variance, which it reports."""
+        site = self.site(op)
+        valid = self.add(arith.CmpfOp(var, self.const_f(0.0), "ogt")).result
+
+        def fast():
+            d = self.add(arith.SubfOp(x, mu)).result
+            log_norm = self.add(math.LogOp(self.add(arith.MulfOp(var, self.const_f(2 * pi))).result)).result
+            half_log_norm = self.add(arith.MulfOp(log_norm, self.const_f(-0.5))).result
+            squared = self.add(arith.MulfOp(d, d)).result
+            scaled = self.add(arith.DivfOp(squared, self.add(arith.MulfOp(var, self.const_f(2.0))).result)).result
+            lp = self.add(arith.SubfOp(half_log_norm, scaled)).result
+            self.rt("add_log_weight", [lp, site], None, op)
+            return []
+
+        def slow():
+            self.rt("observe_gaussian", [mu, var, x, site], None, op)
+            return []
+
+        self.if_else(valid, fast, slow, op)
+
+    def if_else(self, cond: SSAValue, then, otherwise, at: Operation) -> list[SSAValue]:
+        blocks = []
+        for build in (then, otherwise):
+            block = Block()
+            out = self.in_block(block, build)
+            block.add_op(scf.YieldOp(*out))
+            blocks.append(block)
+        types = [v.type for v in blocks[0].last_op.operands]
+        return list(self.add(scf.IfOp(cond, types, [blocks[0]], [blocks[1]]), at).results)
 
     def _ResampleOp(self, op):
         self.add(smc.SuspendOp(smc.AT_RESAMPLE), op)

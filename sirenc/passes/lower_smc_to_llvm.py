@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, scf
+from xdsl.dialects import arith, func, llvm, math, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -96,6 +96,9 @@ class _CFGBuilder:
 
     def _ConstantOp(self, op: arith.ConstantOp):
         return [self.add(llvm.ConstantOp(op.value, op.result.type), op).result]
+
+    def _LogOp(self, op: math.LogOp):
+        return [self.add(llvm.FLogOp(self.v(op.operand)), op).res]
 
     def _NegfOp(self, op: arith.NegfOp):
         return [self.add(llvm.FNegOp(self.v(op.operand)), op).res]

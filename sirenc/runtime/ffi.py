@@ -86,6 +86,7 @@ double sirenrt_sample_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_
 double sirenrt_sample_uniform_int(sirenrt_ctx *ctx, double a, double b, int32_t site);
 double sirenrt_sample_student_t(sirenrt_ctx *ctx, double mu, double tau2, double nu, int32_t site);
 
+void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t site);
 void sirenrt_observe_gaussian(sirenrt_ctx *ctx, double mu, double var, double x, int32_t site);
 void sirenrt_observe_beta(sirenrt_ctx *ctx, double a, double b, double x, int32_t site);
 void sirenrt_observe_bernoulli(sirenrt_ctx *ctx, double p, double x, int32_t site);

@@ -1,0 +1,225 @@
+"""`plan-analysis`: is the program's inference plan satisfiable? (SPEC 17, 0.4)
+
+Runs the program once on abstract values under the abstract version of the
+chosen hybrid algorithm (``ssi``, ``ds`` or ``bp``; ``pf`` samples
+everything) and infers, for every random-variable name, ``symbolic`` (never
+sampled), ``sample`` or ``dynamic`` (the analysis cannot tell).  A variable
+annotated ``symbolic`` that may be sampled, or whose encoding cannot be
+determined, is a ``SirenPlanError`` at the annotation::
+
+    result = analyze(module, "ds")          # PlanResult: .plan, .seconds
+    print(result.text())                    # "invq: symbolic\\ninvr: sample\\n..."
+
+The pass form annotates every ``siren.assume`` with ``plan = "..."`` and the
+module with ``siren.plan = {name = "...", ...}`` in order of first assume.
+Soundness comes first: an accepted ``symbolic`` annotation is never sampled
+at run time under the same algorithm.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+
+from xdsl.context import Context
+from xdsl.dialects import func
+from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
+from xdsl.passes import ModulePass
+
+from sirenc.diagnostics import Note, SirenPlanError, SirenUsageError
+from sirenc.ir import siren
+from sirenc.ir.locations import span_of
+from sirenc.passes.plan_analysis.bp import BPState
+from sirenc.passes.plan_analysis.ds import DSState
+from sirenc.passes.plan_analysis.interpreter import Interpreter
+from sirenc.passes.plan_analysis.ssi import SSIState
+from sirenc.passes.plan_analysis.state import (
+    DYNAMIC, SAMPLE, SYMBOLIC, Cause, GiveUp, InternalInconsistency, Shared, Violation,
+)
+
+METHODS = {"ssi": SSIState, "ds": DSState, "bp": BPState}
+ALL_METHODS = ("pf", "ssi", "ds", "bp")
+
+
+@dataclass
+class PlanResult:
+    """The inferred plan: program name -> encoding, in order of first assume."""
+
+    method: str
+    plan: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    note: str | None = None          # why the analysis fell back to "dynamic", if it did
+
+    def text(self) -> str:
+        return "\n".join(f"{name}: {enc}" for name, enc in self.plan.items())
+
+    def to_json(self) -> str:
+        return json.dumps({"method": self.method, "plan": self.plan, "seconds": self.seconds})
+
+
+@dataclass
+class _Assumes:
+    """What the program declares: every ``siren.assume`` in IR order."""
+
+    ops: list[siren.AssumeOp]
+
+    @property
+    def names(self) -> list[str]:
+        return list(dict.fromkeys(op.var.data for op in self.ops))
+
+    def annotation_op(self, name: str, annotation: str) -> siren.AssumeOp | None:
+        for op in self.ops:
+            if op.var.data == name and op.annotation is not None and op.annotation.data == annotation:
+                return op
+        return None
+
+    @property
+    def symbolic(self) -> list[str]:
+        return [n for n in self.names if self.annotation_op(n, SYMBOLIC) is not None]
+
+
+def _main(module: ModuleOp) -> func.FuncOp:
+    for op in module.ops:
+        if isinstance(op, func.FuncOp) and op.sym_name.data == "main":
+            return op
+    raise SirenUsageError("plan-analysis needs a module with func.func @main (run inline-functions first)")
+
+
+def analyze(module: ModuleOp, method: str = "ssi", max_rvs: int = 4) -> PlanResult:
+    """Check the plan of ``module`` (inlined) under ``method``; raise ``SirenPlanError`` if unsatisfiable."""
+    if method not in ALL_METHODS:
+        raise SirenUsageError(f"unknown method '{method}' (choose one of {', '.join(ALL_METHODS)})")
+    if max_rvs < 1:
+        raise SirenUsageError("--max-rvs must be at least 1")
+    start = time.perf_counter()
+    main = _main(module)
+    assumes = _Assumes([op for op in main.walk() if isinstance(op, siren.AssumeOp)])
+    if method == "pf":
+        result = _particle_filter(assumes)
+    else:
+        result = _abstract_run(main, assumes, method, max_rvs)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _particle_filter(assumes: _Assumes) -> PlanResult:
+    for name in assumes.symbolic:
+        op = assumes.annotation_op(name, SYMBOLIC)
+        raise SirenPlanError(
+            f"plan cannot be satisfied under pf: '{name}' is annotated symbolic but may be sampled",
+            span_of(op),
+            [Note("the particle filter (-m pf) samples every random variable; "
+                  "use -m ssi, ds or bp to keep it symbolic")],
+        )
+    return PlanResult("pf", {name: SAMPLE for name in assumes.names})
+
+
+def _abstract_run(main: func.FuncOp, assumes: _Assumes, method: str, max_rvs: int) -> PlanResult:
+    shared = Shared(max_rvs=max_rvs)
+    state = METHODS[method](shared)
+    try:
+        _, final = Interpreter(state).run(main)
+    except Violation as v:
+        raise _violation_error(v, assumes, method) from None
+    except GiveUp as g:
+        return _fallback(assumes, method, "state too large", str(g), shared.cause)
+    except (InternalInconsistency, RecursionError) as e:
+        return _fallback(assumes, method, None, str(e), shared.cause)
+    plan = {name: final.plan.get(name, DYNAMIC) for name in shared.order}
+    for name in assumes.names:
+        if name not in plan:
+            plan[name] = SYMBOLIC  # never created: vacuously never sampled
+    return PlanResult(method, plan)
+
+
+def _fallback(assumes: _Assumes, method: str, reason: str | None, detail: str, cause: Cause) -> PlanResult:
+    """The analysis could not finish: every name is dynamic, a symbolic annotation is an error."""
+    symbolic = assumes.symbolic
+    if symbolic:
+        name = symbolic[0]
+        op = assumes.annotation_op(name, SYMBOLIC)
+        if reason is None:
+            message = f"plan cannot be satisfied under {method}: '{name}' is annotated symbolic but its encoding cannot be determined"
+        else:
+            message = f"plan cannot be satisfied under {method}: state too large"
+        notes = [Note(f"'{name}' is annotated symbolic here; the analysis gave up ({detail})")]
+        cause_note = _cause_note(cause, name, "dynamic")
+        if cause_note is not None:
+            notes.append(cause_note)
+        raise SirenPlanError(message, span_of(op), notes)
+    return PlanResult(method, {name: DYNAMIC for name in assumes.names}, note=detail)
+
+
+def _violation_error(v: Violation, assumes: _Assumes, method: str) -> SirenPlanError:
+    candidates = [n for n in assumes.symbolic if n in v.names] or assumes.symbolic or v.names
+    name = candidates[0] if candidates else "?"
+    op = assumes.annotation_op(name, SYMBOLIC)
+    if v.kind == "sampled":
+        message = f"plan cannot be satisfied under {method}: '{name}' is annotated symbolic but may be sampled"
+    else:
+        message = f"plan cannot be satisfied under {method}: '{name}' is annotated symbolic but its encoding cannot be determined"
+    notes = []
+    note = _cause_note(v.cause, name, v.kind)
+    if note is not None:
+        notes.append(note)
+    return SirenPlanError(message, span_of(op) if op is not None else None, notes)
+
+
+_WHAT = {
+    "assume": ("is sampled when this random variable is created",
+               "is lost track of when this random variable is created"),
+    "observe-value": ("is sampled because this observed value depends on it",
+                      "cannot be determined because this observed value depends on it"),
+    "observe": ("is sampled to condition on this observation",
+                "cannot be determined when conditioning on this observation"),
+    "condition": ("is sampled because this condition depends on it",
+                  "cannot be determined because this condition depends on it"),
+    "ite": ("is sampled while building this conditional value",
+            "cannot be determined after this conditional value"),
+    "if-join": ("may be sampled in one branch of this conditional",
+                "differs between the branches of this conditional"),
+    "loop-join": ("may be sampled by another iteration of this loop",
+                  "differs between iterations of this loop"),
+    "result": ("is sampled while computing the expected value of the result",
+               "cannot be determined while computing the expected value of the result"),
+}
+
+
+def _cause_note(cause: Cause | None, name: str, kind: str) -> Note | None:
+    if cause is None or cause.op is None:
+        return None
+    sampled_text, dynamic_text = _WHAT.get(cause.what, ("is sampled here", "cannot be determined here"))
+    text = f"'{name}' " + (sampled_text if kind == "sampled" else dynamic_text)
+    if cause.detail:
+        text += f" ({cause.detail})"
+    return Note(text, span_of(cause.op))
+
+
+def annotate(module: ModuleOp, result: PlanResult) -> None:
+    """Record ``result`` on the module and on every ``siren.assume``."""
+    for op in module.walk():
+        if isinstance(op, siren.AssumeOp):
+            name = op.var.data
+            enc = result.plan.get(name)
+            if enc is None:
+                enc = SAMPLE if op.annotation is not None and op.annotation.data == SAMPLE else SYMBOLIC
+            op.attributes["plan"] = StringAttr(enc)
+    module.attributes["siren.plan"] = DictionaryAttr(
+        {name: StringAttr(enc) for name, enc in result.plan.items()})
+
+
+@dataclass(frozen=True)
+class PlanAnalysis(ModulePass):
+    """Check and record the inference plan (SPEC 17); see the module docstring."""
+
+    name = "plan-analysis"
+
+    method: str = "ssi"
+    max_rvs: int = 4
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        annotate(op, analyze(op, self.method, self.max_rvs))
+
+
+__all__ = ["PlanAnalysis", "PlanResult", "analyze", "annotate", "METHODS"]
