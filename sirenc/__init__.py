@@ -11,11 +11,26 @@ The API lives in ``sirenc.api`` and is imported on first use, so that
 
 from __future__ import annotations
 
-__all__ = ["compile", "load", "Model", "Filter"]
+from sirenc.diagnostics import (
+    SirenDataError,
+    SirenError,
+    SirenNameError,
+    SirenPlanError,
+    SirenRuntimeError,
+    SirenSyntaxError,
+    SirenTypeError,
+    SirenUsageError,
+)
+
+_LAZY = ["compile", "load", "Model", "Filter"]
+__all__ = [
+    *_LAZY, "SirenError", "SirenSyntaxError", "SirenNameError", "SirenTypeError", "SirenPlanError",
+    "SirenDataError", "SirenRuntimeError", "SirenUsageError",
+]
 
 
 def __getattr__(name: str):
-    if name in __all__:
+    if name in _LAZY:
         from sirenc import api
         return getattr(api, name)
     raise AttributeError(f"module 'sirenc' has no attribute {name!r}")

@@ -40,8 +40,8 @@ def _compile_parser() -> argparse.ArgumentParser:
     )
     _common(p, "pf")
     p.add_argument("-o", "--output", metavar="FILE", help="write the compiled filter (model.so)")
-    p.add_argument("--emit", choices=[*ORDER, "obj", "so"], metavar="STAGE",
-                   help=f"stop after STAGE and print it: {', '.join([*ORDER, 'obj', 'so'])}")
+    p.add_argument("--emit", choices=ORDER, metavar="STAGE",
+                   help=f"stop after STAGE and print it: {', '.join(ORDER)}")
     p.add_argument("--no-check", action="store_true", help="skip the inference-plan analysis")
     return p
 

@@ -112,6 +112,19 @@ def _llvm(c: Compilation, module):
     return llvm_ir_text(module, model_info(c, module))
 
 
+def _obj(c: Compilation, _):
+    from sirenc.backend.llvm import object_bytes
+
+    module = c.products["llvm-dialect"]
+    return object_bytes(module, model_info(c, module))
+
+
+def _so(c: Compilation, obj: bytes):
+    from sirenc.backend.link import link_shared
+
+    return link_shared(obj)
+
+
 STAGES: dict[str, Callable] = {
     "ast": _ast,
     "siren": _siren,
@@ -119,6 +132,8 @@ STAGES: dict[str, Callable] = {
     "smc": _smc,
     "llvm-dialect": _llvm_dialect,
     "llvm": _llvm,
+    "obj": _obj,
+    "so": _so,
 }
 ORDER = list(STAGES)
 
@@ -137,6 +152,42 @@ def run_until(c: Compilation, stage: str):
         if name == stage:
             return product
     raise AssertionError(stage)
+
+
+def ast_text(typed) -> str:
+    """An indented dump of the AST (``--emit=ast``)."""
+    from dataclasses import fields
+
+    from sirenc.diagnostics import Span
+    from sirenc.frontend import ast
+
+    lines: list[str] = []
+
+    def dump(node, depth: int, label: str = "") -> None:
+        pad = "  " * depth + (f"{label}: " if label else "")
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                dump(item, depth, f"{label}[{i}]")
+            return
+        if not isinstance(node, ast.Node):
+            lines.append(pad + repr(node))
+            return
+        scalars, children = [], []
+        for f in fields(node):
+            value = getattr(node, f.name)
+            if f.name == "span" or isinstance(value, Span) or f.name == "warnings":
+                continue
+            if isinstance(value, ast.Node | list) and f.name != "path":
+                children.append((f.name, value))
+            else:
+                scalars.append(f"{f.name}={value!r}")
+        s = node.span
+        lines.append(f"{pad}{type(node).__name__}({', '.join(scalars)}) @{s.line}:{s.col}")
+        for name, value in children:
+            dump(value, depth + 1, name)
+
+    dump(typed.program, 0)
+    return "\n".join(lines)
 
 
 def plan_text(c: Compilation) -> str:

@@ -411,7 +411,9 @@ class _Lowering:
 
     def _AssumeOp(self, op: siren.AssumeOp):
         family = op.dist.type.family.data
-        draw = self.rt("sample_" + family, [*self.get(op.dist), self.site(op)], f64, op)
+        # An invalid parameter is reported at the distribution call itself.
+        where = op.dist.owner if isinstance(op.dist.owner, siren.DistOp) else op
+        draw = self.rt("sample_" + family, [*self.get(op.dist), self.site(where)], f64, op)
         if op.result.type == i1:
             return [self.add(arith.CmpfOp(draw, self.const_f(0.0), "une")).result]
         return [draw]

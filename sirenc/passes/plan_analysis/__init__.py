@@ -169,6 +169,8 @@ def _violation_error(v: Violation, assumes: _Assumes, method: str) -> SirenPlanE
 _WHAT = {
     "assume": ("is sampled when this random variable is created",
                "is lost track of when this random variable is created"),
+    "observe-assume": ("is sampled when this observation's distribution is built",
+                       "cannot be determined when this observation's distribution is built"),
     "observe-value": ("is sampled because this observed value depends on it",
                       "cannot be determined because this observed value depends on it"),
     "observe": ("is sampled to condition on this observation",
@@ -181,8 +183,8 @@ _WHAT = {
                 "differs between the branches of this conditional"),
     "loop-join": ("may be sampled by another iteration of this loop",
                   "differs between iterations of this loop"),
-    "result": ("is sampled while computing the expected value of the result",
-               "cannot be determined while computing the expected value of the result"),
+    "result": ("is sampled while computing the expected value of the result, here",
+               "cannot be determined while computing the expected value of the result, here"),
 }
 
 

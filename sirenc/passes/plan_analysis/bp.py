@@ -59,7 +59,11 @@ class BPState(AbsState):
                 if self._gaussian(self.distr(p), d, p, rv):
                     canonical = p
                     continue
-            self.value(p)
+            if canonical is not None:
+                why = "belief propagation keeps at most one symbolic parent per random variable"
+            else:
+                why = "belief propagation keeps only affine Gaussian parents symbolic"
+            self.value_because(p, why)
             d = self.eval_distr(d)
             if self._any_unknown(parents):
                 return self._unknown_assume(rv, parents)
@@ -96,7 +100,7 @@ class BPState(AbsState):
                     self.set_distr(par, self.eval_distr(self.distr(par)))
                     self.set_node(par, M)
                 return
-            self.value(par)
+            self.value_because(par, "belief propagation keeps only affine Gaussian parents symbolic")
 
     def value_impl(self, rv: RV) -> Expr:
         self.marginalize(rv)
@@ -115,7 +119,7 @@ class BPState(AbsState):
             self.marginalize(par)
             if self.condition_cd(par, rv):
                 return
-            self.value(par)
+            self.value_because(par, "belief propagation keeps only affine Gaussian parents symbolic")
 
     # ---- procedures -----------------------------------------------------------------
 

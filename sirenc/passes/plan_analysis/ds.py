@@ -102,7 +102,12 @@ class DSState(AbsState):
                     self.add_child(p, rv)
                     canonical = p
                     continue
-            self.value(p)
+            if canonical is not None:
+                why = "delayed sampling keeps at most one symbolic parent per random variable"
+            else:
+                prior = self.distr(p)
+                why = "no conjugacy rule applies to its " + C.describe_pair(prior, d)
+            self.value_because(p, why)
             d = self.eval_distr(d)
             if self._any_unknown(parents):
                 return self._unknown_assume(rv, parents)
@@ -169,7 +174,7 @@ class DSState(AbsState):
             if self.make_marginal(par, rv):
                 self.set_node(rv, M((par, cd)))
             else:
-                self.value(par)
+                self.value_because(par, "no conjugacy rule applies to its " + C.describe_pair(self.distr(par), cd))
                 self.set_distr(rv, self.eval_distr(self.distr(rv)))
                 self.set_node(rv, M(None))
         elif pkind == "U":
@@ -266,7 +271,7 @@ class DSState(AbsState):
         else:
             for c in kids:
                 self.prune(c)
-        self.value(rv)
+        self.value_because(rv, "delayed sampling realises a marginalised parent before its child is grafted")
 
     # ---- dynamic ---------------------------------------------------------------------------
 

@@ -122,7 +122,8 @@ class Interpreter:
                 operands = op.operands
                 result = state.env[operands[0]] if operands else UNIT
                 if isinstance(op, func.ReturnOp):
-                    self.final_expectation(result, state, op)
+                    where = op.operands[0].owner if op.operands else op
+                    self.final_expectation(result, state, where if isinstance(where, Operation) else op)
             else:
                 state = self.op(op, state)
             for v in dying.get(i, ()):
@@ -309,8 +310,9 @@ class Interpreter:
 
     def _op_observe(self, op, state):
         d = to_distr(self._arg(state, op.dist))
-        self.shared.cause = Cause(op, "observe-value")
+        self.shared.cause = Cause(op, "observe-assume")
         rv = state.assume(None, None, d)
+        self.shared.cause = Cause(op, "observe-value")
         v = state.value_expr(self._arg(state, op.value))
         self.shared.cause = Cause(op, "observe")
         state.observe(rv, v)

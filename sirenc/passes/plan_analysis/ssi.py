@@ -58,9 +58,7 @@ class SSIState(AbsState):
             except NonConjugate as e:
                 if self.is_delta(e.parent):  # no progress possible: a bug, not a verdict
                     raise InternalInconsistency(f"{e.parent} is sampled but still a parent") from None
-                self.shared.cause.detail = e.detail
-                self.value(e.parent)
-                self.shared.cause.detail = None
+                self.value_because(e.parent, e.detail)
 
     def _topo(self, rvs: tuple[RV, ...]) -> list[RV]:
         """``rvs`` ordered ancestors first (depth-first post-order over parents)."""
@@ -127,7 +125,7 @@ class SSIState(AbsState):
                 self.set_distr(q, TOPD)
                 continue
             if not self._swap(q, cur):
-                detail = C.describe_pair(self.distr(q), self.distr(cur))
+                detail = "no conjugacy rule applies to its " + C.describe_pair(self.distr(q), self.distr(cur))
                 raise NonConjugate(q, cur, detail)
 
     def _depends_transitive(self, rv: RV, target: RV, seen: set | None = None) -> bool:

@@ -14,7 +14,7 @@ reachability clean-up of the loop fixpoint.  Subclasses (``ssi.py``,
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from sirenc.passes.plan_analysis import domain as D
@@ -154,7 +154,7 @@ class AbsState:
         e = self.entry(rv)
         e.distr = d
         if type(d) is Delta and d.sampled and e.annotation == SYMBOLIC:
-            raise Violation("sampled", e.pv, self.shared.cause)
+            raise Violation("sampled", e.pv, replace(self.shared.cause))
 
     def set_node(self, rv: RV, node) -> None:
         self.entry(rv).node = node
@@ -320,6 +320,16 @@ class AbsState:
             self.plan_set(name, SAMPLE)
         return self.value_impl(rv)
 
+    def value_because(self, rv: RV, detail: str) -> Expr:
+        """``value(rv)``, remembering why for a diagnostic."""
+        cause = self.shared.cause
+        saved = cause.detail
+        cause.detail = cause.detail or detail
+        try:
+            return self.value(rv)
+        finally:
+            cause.detail = saved
+
     def mean(self, e: Expr) -> None:
         """Simulate the expectation of ``e`` (SPEC 10.4, 17.8)."""
         self._mean(e, set())
@@ -348,7 +358,7 @@ class AbsState:
         """The base of ``set_dynamic``: reject a symbolic annotation, else mark the names."""
         e = self.entry(rv)
         if e.annotation == SYMBOLIC:
-            raise Violation("dynamic", e.pv, self.shared.cause)
+            raise Violation("dynamic", e.pv, replace(self.shared.cause))
         for name in e.pv:
             self.plan[name] = DYNAMIC
 
