@@ -97,11 +97,39 @@ def live_across(fn: func.FuncOp) -> list[SSAValue]:
     return list(spilled)
 
 
+def _suspending(fn: func.FuncOp) -> set[Operation]:
+    """Every suspension and every op with one somewhere inside it."""
+    out: set[Operation] = set()
+    for op in fn.walk():
+        if isinstance(op, smc.SuspendOp):
+            parent: Operation | None = op
+            while parent is not None and parent is not fn:
+                out.add(parent)
+                parent = parent.parent_op()
+    return out
+
+
+def _needs_reload(value: SSAValue, user: Operation, suspending: set[Operation]) -> bool:
+    """False when `user` reads `value` in its own block before any suspension can intervene."""
+    if isinstance(value, BlockArgument):
+        block, op = value.block, value.block.first_op
+    else:
+        block, op = value.owner.parent_block(), value.owner.next_op
+    if user.parent_block() is not block:
+        return True
+    while op is not None and op is not user:
+        if op in suspending:
+            return True
+        op = op.next_op
+    return False
+
+
 def spill(fn: func.FuncOp) -> None:
     frame = fn.body.block.args[1]
     offset = fn.attributes["smc.frame_size"].value.data
+    suspending = _suspending(fn)
     for value in live_across(fn):
-        uses = list(value.uses)
+        uses = [u for u in value.uses if _needs_reload(value, u.operation, suspending)]
         if isinstance(value.owner, arith.ConstantOp):
             # Cheaper to recreate a constant after re-entry than to keep it.
             for use in uses:
