@@ -215,6 +215,7 @@ def model_info(c: Compilation, module):
         not_streamable_reason=reason.data if reason else "",
         files=[f.data for f in a["smc.files"].data],
         sites=[Span(s.filename.data, s.line.data, s.column.data) for s in a["smc.sites"].data],
+        roots=[(r.data[0].value.data, r.data[1].value.data, r.data[2].data) for r in a["smc.roots"].data],
     )
 
 

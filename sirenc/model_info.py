@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from sirenc.diagnostics import Span
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 RESUME_SYMBOL = "siren_resume"     # i32 (ptr ctx, ptr frame)
 MODEL_SYMBOL = "sirenc_model"      # the descriptor global
 
@@ -28,3 +28,6 @@ class ModelInfo:
     not_streamable_reason: str = ""
     files: list[str] = field(default_factory=list)     # absolute paths; file 0 is the data run()/step() replace
     sites: list[Span] = field(default_factory=list)    # run-time error sites; index = site id
+    # (pc, frame offset, list type): the frame slots holding list handles at each
+    # resume point, where the runtime's collector starts tracing.
+    roots: list[tuple[int, int, str]] = field(default_factory=list)

@@ -191,6 +191,7 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->w = malloc((size_t)f->n * sizeof(double));
   c->counts = malloc((size_t)f->n * sizeof(int64_t));
   c->free_slots = malloc((size_t)f->n * sizeof(int64_t));
+  c->collect_always = f->collect_always;
   if (!c->frames || !c->ctx || !c->w || !c->counts || !c->free_slots) {
     sirenrt_filter_free(c);
     return NULL;

@@ -44,7 +44,7 @@ static void reset_population(sirenrt_filter *f) {
   f->epoch = 0;
   for (int64_t i = 0; i < f->n; i++) {
     sirenrt_ctx *c = &f->ctx[i];
-    c->arena_used = 0;
+    c->arena_used = c->arena_live = 0;
     c->logw = 0.0;
     c->state = RT_RUNNABLE;
     c->zero_site = -1;
@@ -79,6 +79,7 @@ static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
     d->arena_used = 0;
   else if (rt_arena_copy(d, s))
     return -1;
+  d->arena_live = s->arena_live;
   d->state = s->state;
   d->zero_site = s->zero_site;
   d->want_row = s->want_row;
@@ -90,6 +91,13 @@ static int barrier(sirenrt_filter *f) {
   int64_t n = f->n;
   double log_sum = rt_normalise(f->ctx, n, f->w);
   if (log_sum == -INFINITY) return rt_zero_weight_error(f);
+  /* Collect arenas that have doubled since their last collection (amortised linear cost; models
+   * without lists never get here), so garbage is neither kept nor copied by the resampling. */
+  for (int64_t i = 0; f->arenas_used && i < n; i++) {
+    sirenrt_ctx *c = &f->ctx[i];
+    if ((f->collect_always || c->arena_used > 2 * c->arena_live + 1024) && rt_collect(c, frame_of(f, i), f->model))
+      return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  }
   /* The ESS costs a pass over the weights: only an ESS threshold needs it here. */
   if (f->opts.ess_threshold <= 0.0 || rt_ess_of(f->w, n) < f->opts.ess_threshold * (double)n) {
     f->log_evidence_done += log_sum - log((double)n);
@@ -149,6 +157,7 @@ int rt_advance(sirenrt_filter *f) {
         return rt_filter_fail(f, rt_strdup_printf("error: internal error: particle waits for a row of a closed stream"));
       c->state = r;
       any_at_resample |= r == SIRENRT_AT_RESAMPLE;
+      f->arenas_used |= c->arena_used != 0; /* else the barrier need not look for garbage */
     }
     if (!any_at_resample) return 0;
     if (barrier(f)) return 1;
@@ -203,6 +212,8 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->w = malloc((size_t)n_particles * sizeof(double));
   f->counts = malloc((size_t)n_particles * sizeof(int64_t));
   f->free_slots = malloc((size_t)n_particles * sizeof(int64_t));
+  /* A stress mode for tests of the collector: collect every arena at every resampling. */
+  f->collect_always = getenv("SIRENRT_COLLECT_ALWAYS") != NULL;
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
   if (!f->frames || !f->ctx || !f->w || !f->counts || !f->free_slots || !f->tables) {
     sirenrt_filter_free(f);
@@ -314,4 +325,11 @@ double sirenrt_filter_ess(const sirenrt_filter *f) {
 const char *sirenrt_filter_error(const sirenrt_filter *f) {
   if (!f) return sirenrt_last_error();
   return f->error ? f->error : "";
+}
+
+int64_t sirenrt_filter_memory_words(const sirenrt_filter *f) {
+  if (!f) return -1;
+  int64_t total = 0;
+  for (int64_t i = 0; i < f->n; i++) total += f->ctx[i].arena_used;
+  return total;
 }

@@ -143,6 +143,7 @@ struct sirenrt_ctx {
   double logw;
   uint64_t *arena;
   uint32_t arena_used, arena_cap;
+  uint32_t arena_live; /* words in use after the last collection */
   struct sirenrt_filter *filter; /* data, stream state and the site table; NULL in sample_many */
   int32_t state;
   int32_t zero_site;   /* site of the observation that made logw -inf (-1: none) */
@@ -166,6 +167,8 @@ void rt_free_message(char *msg); /* frees an err_msg (one may be a static out-of
 /* values.c */
 void rt_arena_free(sirenrt_ctx *ctx);
 int rt_arena_copy(sirenrt_ctx *dst, const sirenrt_ctx *src); /* 0 ok, -1 out of memory */
+/* collect.c: copies what the frame reaches into a fresh arena (ctx->state says which roots). 0 or -1 (OOM). */
+int rt_collect(sirenrt_ctx *ctx, uint8_t *frame, const sirenrt_model *m);
 /* Splits a non-empty list: copies the head's `nwords` element words into out and its tail into *tail.
  * Returns 0, or -1 after recording an error (empty list, invalid handle). */
 int rt_list_uncons(sirenrt_ctx *ctx, int64_t list, uint64_t *out, int32_t nwords, int64_t *tail, int32_t site);
@@ -195,6 +198,8 @@ struct sirenrt_filter {
   double *w;           /* scratch: normalised weights */
   int64_t *counts;     /* scratch: offspring counts */
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
+  int collect_always;  /* SIRENRT_COLLECT_ALWAYS set: collect at every resampling (tests) */
+  int arenas_used;     /* some particle has allocated list cells (so collection may pay) */
   double *est;         /* cached estimate (est_valid) */
   int64_t est_n;
   int32_t est_valid;

@@ -49,7 +49,11 @@ MODEL_TYPE = ir.LiteralStructType([
     _I32, _PTR,             # streamable, not_streamable_reason
     _I32, _PTR,             # n_files, files
     _I32, _PTR,             # n_sites, sites
+    _I32, _PTR,             # n_roots, roots
 ])
+
+# struct sirenrt_root { int32_t pc; uint32_t offset; const char *type; }
+ROOT_TYPE = ir.LiteralStructType([_I32, _I32, _PTR])
 
 
 # ---------------------------------------------------------------- LLVM setup
@@ -154,6 +158,10 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
         for s in info.sites
     ]
     files = [string(f) for f in info.files]
+    roots = [
+        ir.Constant(ROOT_TYPE, [ir.Constant(_I32, pc), ir.Constant(_I32, offset), string(typ)])
+        for pc, offset, typ in info.roots
+    ]
     fields = [
         ir.Constant(_I32, ABI_VERSION),
         string(info.name), string(info.method), string(info.plan),
@@ -166,6 +174,8 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
         _private_array(mod, f"{MODEL_SYMBOL}.files", _PTR, files),
         ir.Constant(_I32, len(sites)),
         _private_array(mod, f"{MODEL_SYMBOL}.sites", SITE_TYPE, sites),
+        ir.Constant(_I32, len(roots)),
+        _private_array(mod, f"{MODEL_SYMBOL}.roots", ROOT_TYPE, roots),
     ]
     g = ir.GlobalVariable(mod, MODEL_TYPE, name=MODEL_SYMBOL)
     g.global_constant = True

@@ -1,11 +1,13 @@
 """The `smc` dialect: one particle's program as a resumable procedure.
 
 After `lower-siren-to-smc` the model is ``func.func @siren_resume(%ctx, %frame)
--> i32`` over machine scalars (``f64``, ``i1``, ``i64`` list handles), with
-``arith`` for arithmetic, ``scf.if``/``scf.while`` for control, and the four
-ops below for what is particular to a particle filter: calls into the C
-runtime, suspension points (resample barriers and waiting for a stream row),
-and the particle's frame, which keeps values alive across a suspension.
+-> i32`` over machine scalars (``f64``, ``i1``, ``i64``) and list handles
+(``!smc.list<"f">``: an arena index, typed by its element so that the runtime's
+collector knows which frame slots and list words are handles), with ``arith``
+for arithmetic, ``scf.if``/``scf.while`` for control, and the ops below for
+what is particular to a particle filter: calls into the C runtime, suspension
+points (resample barriers and waiting for a stream row), the particle's frame,
+which keeps values alive across a suspension, and list handles.
 
     %x = "smc.rt"(%ctx, %m, %v, %site) <{callee = "sirenrt_sample_gaussian"}> : (!llvm.ptr, f64, f64, i32) -> f64
     "smc.suspend"() <{status = 1 : i32, point = 1 : i32}> : () -> ()
@@ -19,25 +21,45 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import Float64Type, IntegerAttr, IntegerType, StringAttr, i32, i64
 from xdsl.dialects.llvm import LLVMPointerType
-from xdsl.ir import Attribute, Dialect, SSAValue
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
+    irdl_attr_definition,
     irdl_op_definition,
     operand_def,
     opt_prop_def,
+    param_def,
     opt_result_def,
     prop_def,
     result_def,
     traits_def,
     var_operand_def,
 )
-from xdsl.traits import MemoryReadEffect, MemoryWriteEffect
+from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
 # Status codes of @siren_resume (runtime_c/include/sirenrt.h).
 FINISHED, AT_RESAMPLE, NEED_ROW = 0, 1, 2
 
-_SCALARS = (Float64Type, IntegerType)
+
+
+@irdl_attr_definition
+class ListHandleType(ParametrizedAttribute, TypeAttribute):
+    """A list handle whose elements have the runtime type descriptor `element`."""
+
+    name = "smc.list"
+    element: StringAttr = param_def()
+
+    @property
+    def descriptor(self) -> str:
+        return "L" + self.element.data
+
+
+def list_type(element: str) -> ListHandleType:
+    return ListHandleType(StringAttr(element))
+
+
+_SCALARS = (Float64Type, IntegerType, ListHandleType)
 
 
 @irdl_op_definition
@@ -123,4 +145,51 @@ class FrameStoreOp(IRDLOperation):
             raise VerifyException("frame slots are 8-byte aligned")
 
 
-SMC = Dialect("smc", [RuntimeCallOp, SuspendOp, FrameLoadOp, FrameStoreOp], [])
+@irdl_op_definition
+class NilOp(IRDLOperation):
+    """The empty list. `%l = "smc.nil"() : () -> !smc.list<"f">`"""
+
+    name = "smc.nil"
+    result = result_def(ListHandleType)
+    traits = traits_def(Pure())
+
+    def __init__(self, typ: ListHandleType):
+        super().__init__(result_types=[typ])
+
+
+@irdl_op_definition
+class IsNilOp(IRDLOperation):
+    """Whether a list is empty. `%b = "smc.is_nil"(%l) : (!smc.list<"f">) -> i1`"""
+
+    name = "smc.is_nil"
+    list = operand_def(ListHandleType)
+    result = result_def(IntegerType)
+    traits = traits_def(Pure())
+
+    def __init__(self, lst: SSAValue):
+        super().__init__(operands=[lst], result_types=[IntegerType(1)])
+
+
+@irdl_op_definition
+class HandleCastOp(IRDLOperation):
+    """Between a list handle and the raw 64-bit word it is stored as in a list cell."""
+
+    name = "smc.handle_cast"
+    input = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def __init__(self, value: SSAValue, to: Attribute):
+        super().__init__(operands=[value], result_types=[to])
+
+    def verify_(self) -> None:
+        kinds = {type(self.input.type), type(self.result.type)}
+        if kinds != {ListHandleType, IntegerType} or i64 not in (self.input.type, self.result.type):
+            raise VerifyException("smc.handle_cast converts between i64 and !smc.list")
+
+
+SMC = Dialect(
+    "smc",
+    [RuntimeCallOp, SuspendOp, FrameLoadOp, FrameStoreOp, NilOp, IsNilOp, HandleCastOp],
+    [ListHandleType],
+)

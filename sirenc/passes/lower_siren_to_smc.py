@@ -47,7 +47,7 @@ from sirenc.diagnostics import SirenError, Span
 from sirenc.ir import siren, smc
 from sirenc.ir.locations import loc_of, span_of
 
-NIL, END, NEED = -1, -2, -3
+END, NEED = -2, -3  # sirenrt_stream_row's sentinels
 WORD = 8
 PC_BYTES = 8  # the pc is an i32 at offset 0, padded to one word
 
@@ -59,13 +59,17 @@ def flatten(t: Attribute) -> list[Attribute]:
     if isinstance(t, siren.PairType):
         return flatten(t.first) + flatten(t.second)
     if isinstance(t, siren.ListType):
-        return [i64]
+        return [handle(t)]
     if isinstance(t, siren.DistType):
         n = siren.FAMILIES[t.family.data][0]
         if t.family.data == "categorical":
-            return [f64, f64, i64]
+            return [f64, f64, smc.list_type("f")]
         return [f64] * n  # delta of a bool is widened to f64 at the call
     return []  # unit, string
+
+
+def handle(t: siren.ListType) -> smc.ListHandleType:
+    return smc.list_type(descriptor(t.element))
 
 
 def descriptor(t: Attribute) -> str:
@@ -157,6 +161,8 @@ class _Lowering:
             return self.add(arith.BitcastOp(v, i64)).result
         if v.type == i1:
             return self.add(arith.ExtUIOp(v, i64)).result
+        if isinstance(v.type, smc.ListHandleType):
+            return self.add(smc.HandleCastOp(v, i64)).result
         return v
 
     def from_word(self, w: SSAValue, t: Attribute) -> SSAValue:
@@ -164,6 +170,8 @@ class _Lowering:
             return self.add(arith.BitcastOp(w, f64)).result
         if t == i1:
             return self.add(arith.TruncIOp(w, i1)).result
+        if isinstance(t, smc.ListHandleType):
+            return self.add(smc.HandleCastOp(w, t)).result
         return w
 
     def bool_to_float(self, b: SSAValue) -> SSAValue:
@@ -251,10 +259,10 @@ class _Lowering:
         return self.get(op.pair)[len(flatten(op.pair.type.first)):]
 
     def _NilOp(self, op):
-        return [self.const_i(NIL)]
+        return [self.add(smc.NilOp(handle(op.result.type)), op).result]
 
     def cons(self, head: list[SSAValue], tail: SSAValue, at: Operation) -> SSAValue:
-        cell = self.rt("list_cons", [tail, self.const_i(len(head), i32)], i64, at)
+        cell = self.rt("list_cons", [tail, self.const_i(len(head), i32)], tail.type, at)
         for i, value in enumerate(head):
             self.rt("list_set", [cell, self.const_i(i, i32), self.to_word(value)], None, at)
         return cell
@@ -274,18 +282,20 @@ class _Lowering:
         return self.head(self.get(op.operand)[0], op.operand.type.element, op)
 
     def _TlOp(self, op):
-        return [self.rt("list_tl", [self.get(op.operand)[0], self.site(op)], i64, op)]
+        (lst,) = self.get(op.operand)
+        return [self.rt("list_tl", [lst, self.site(op)], lst.type, op)]
 
     def _LenOp(self, op):
         return [self.rt("list_len", [self.get(op.operand)[0]], f64, op)]
 
     def _RevOp(self, op):
         nwords = len(flatten(op.operand.type.element))
-        return [self.rt("list_rev", [self.get(op.operand)[0], self.const_i(nwords, i32)], i64, op)]
+        (lst,) = self.get(op.operand)
+        return [self.rt("list_rev", [lst, self.const_i(nwords, i32)], lst.type, op)]
 
     def _RangeOp(self, op):
         (lo,), (hi,) = self.get(op.lo), self.get(op.hi)
-        return [self.rt("list_range", [lo, hi, self.site(op)], i64, op)]
+        return [self.rt("list_range", [lo, hi, self.site(op)], smc.list_type("f"), op)]
 
     def file_id(self, op: siren.FileReadOp) -> int:
         if op.path not in self.strings:
@@ -296,7 +306,8 @@ class _Lowering:
         return self.files.index(path)
 
     def _FileReadOp(self, op):
-        return [self.rt("file", [self.const_i(self.file_id(op), i32), self.site(op)], i64, op)]
+        args = [self.const_i(self.file_id(op), i32), self.site(op)]
+        return [self.rt("file", args, smc.list_type("Lf"), op)]
 
     # -- control ------------------------------------------------------------------
 
@@ -335,8 +346,9 @@ class _Lowering:
         self.in_block(after_block, build_after)
         return list(self.add(scf.WhileOp(init, passed_types, [before_block], [after_block]), at).results)
 
-    def not_nil(self, handle: SSAValue) -> SSAValue:
-        return self.add(arith.CmpiOp(handle, self.const_i(NIL), "ne")).result
+    def not_nil(self, lst: SSAValue) -> SSAValue:
+        is_nil = self.add(smc.IsNilOp(lst)).result
+        return self.add(arith.XOrIOp(is_nil, self.const_i(1, i1))).result
 
     def _FoldOp(self, op: siren.FoldOp):
         if op is self.streamed:
@@ -351,7 +363,7 @@ class _Lowering:
             cur, acc = args[0], args[1:]
             elem = self.head(cur, elem_type, op)
             new_acc = self.lower_block(op.body.block, [elem, acc])
-            return [self.rt("list_tl", [cur, self.site(op)], i64, op), *new_acc]
+            return [self.rt("list_tl", [cur, self.site(op)], cur.type, op), *new_acc]
 
         return self.loop(init, before, after, op)[1:]
 
@@ -372,7 +384,8 @@ class _Lowering:
 
             (row,) = self.loop([first], wait_before, wait_after, op)
             more = self.add(arith.CmpiOp(row, self.const_i(END), "ne")).result
-            return more, [index, row, *acc]
+            # Past the END check it is a row (a list of floats).
+            return more, [index, self.add(smc.HandleCastOp(row, smc.list_type("f"))).result, *acc]
 
         def after(args):
             index, row, acc = args[0], args[1], args[2:]
@@ -387,7 +400,7 @@ class _Lowering:
     def _MapOp(self, op: siren.MapOp):
         elem_type = op.list.type.element
         nwords = len(flatten(op.result.type.element))
-        init = [*self.get(op.list), self.const_i(NIL)]
+        init = [*self.get(op.list), self.add(smc.NilOp(handle(op.result.type)), op).result]
 
         def before(args):
             return self.not_nil(args[0]), args
@@ -395,10 +408,10 @@ class _Lowering:
         def after(args):
             cur, out = args
             mapped = self.lower_block(op.body.block, [self.head(cur, elem_type, op)])
-            return [self.rt("list_tl", [cur, self.site(op)], i64, op), self.cons(mapped, out, op)]
+            return [self.rt("list_tl", [cur, self.site(op)], cur.type, op), self.cons(mapped, out, op)]
 
         reversed_out = self.loop(init, before, after, op)[1]
-        return [self.rt("list_rev", [reversed_out, self.const_i(nwords, i32)], i64, op)]
+        return [self.rt("list_rev", [reversed_out, self.const_i(nwords, i32)], reversed_out.type, op)]
 
     # -- probabilistic constructs ---------------------------------------------------
 

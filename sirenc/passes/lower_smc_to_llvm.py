@@ -32,6 +32,15 @@ _FLOAT_BINOPS = {
     arith.MulfOp: llvm.FMulOp, arith.DivfOp: llvm.FDivOp,
 }
 _INT_BINOPS = {arith.AddiOp: llvm.AddOp, arith.AndIOp: llvm.AndOp, arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp}
+def machine(t: Attribute) -> Attribute:
+    """List handles are plain 64-bit words in LLVM."""
+    return i64 if isinstance(t, smc.ListHandleType) else t
+
+
+def machine_all(values) -> list[Attribute]:
+    return [machine(v.type) for v in values]
+
+
 _FCMP = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
          "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
 
@@ -129,7 +138,7 @@ class _CFGBuilder:
     def _RuntimeCallOp(self, op: smc.RuntimeCallOp):
         name = op.callee.data
         args = [self.v(a) for a in op.args]
-        result_type = op.result.type if op.result is not None else None
+        result_type = machine(op.result.type) if op.result is not None else None
         if name not in self.declared:
             ret = result_type if result_type is not None else llvm.LLVMVoidType()
             ftype = llvm.LLVMFunctionType([a.type for a in args], ret)
@@ -139,12 +148,22 @@ class _CFGBuilder:
 
     def _FrameLoadOp(self, op: smc.FrameLoadOp):
         ptr = self.slot(op.offset.value.data)
-        return [self.add(llvm.LoadOp(ptr, op.result.type), op).dereferenced_value]
+        return [self.add(llvm.LoadOp(ptr, machine(op.result.type)), op).dereferenced_value]
 
     def _FrameStoreOp(self, op: smc.FrameStoreOp):
         ptr = self.slot(op.offset.value.data)
         self.add(llvm.StoreOp(self.v(op.value), ptr), op)
         return []
+
+    def _NilOp(self, op: smc.NilOp):
+        return [self.const(-1, i64)]
+
+    def _IsNilOp(self, op: smc.IsNilOp):
+        nil = self.const(-1, i64)
+        return [self.add(llvm.ICmpOp(self.v(op.list), nil, IntegerAttr(0, i64)), op).res]
+
+    def _HandleCastOp(self, op: smc.HandleCastOp):
+        return [self.v(op.input)]
 
     def _SuspendOp(self, op: smc.SuspendOp):
         point = op.point.value.data
@@ -159,7 +178,7 @@ class _CFGBuilder:
 
     def _IfOp(self, op: scf.IfOp):
         then_block, else_block = self.new_block(), self.new_block()
-        merge = self.new_block([r.type for r in op.results])
+        merge = self.new_block(machine_all(op.results))
         self.add(llvm.CondBrOp(self.v(op.cond), then_block, [], else_block, []), op)
         for target, region in ((then_block, op.true_region), (else_block, op.false_region)):
             self.block = target
@@ -169,9 +188,9 @@ class _CFGBuilder:
         return list(merge.args)
 
     def _WhileOp(self, op: scf.WhileOp):
-        header = self.new_block([a.type for a in op.before_region.block.args])
-        body = self.new_block([a.type for a in op.after_region.block.args])
-        exit_block = self.new_block([r.type for r in op.results])
+        header = self.new_block(machine_all(op.before_region.block.args))
+        body = self.new_block(machine_all(op.after_region.block.args))
+        exit_block = self.new_block(machine_all(op.results))
         self.add(llvm.BrOp(header, *[self.v(a) for a in op.arguments]), op)
         for old, new in zip(op.before_region.block.args, header.args, strict=True):
             self.values[old] = new

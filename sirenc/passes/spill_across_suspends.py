@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i64
+from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i32, i64
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
@@ -72,18 +72,18 @@ def _defined_inside(value: SSAValue, loop: scf.WhileOp) -> bool:
     return loop.is_ancestor(value.owner)
 
 
-def live_across(fn: func.FuncOp) -> list[SSAValue]:
+def live_across(fn: func.FuncOp) -> dict[smc.SuspendOp, list[SSAValue]]:
+    """For every suspension, the values that must survive it, in definition order."""
     order: dict[Operation, int] = {}
     for op in fn.body.block.ops:
         _preorder(op, order)
     entry = fn.body.block
-    spilled: dict[SSAValue, None] = {}
+    live: dict[smc.SuspendOp, list[SSAValue]] = {}
     for suspend in (op for op in order if isinstance(op, smc.SuspendOp)):
         position = order[suspend]
         loops = _enclosing_loops(suspend)
+        live[suspend] = []
         for value in _visible(suspend, entry):
-            if value in spilled:
-                continue
             for use in value.uses:
                 user = use.operation
                 later = order[user] > position
@@ -92,9 +92,9 @@ def live_across(fn: func.FuncOp) -> list[SSAValue]:
                     for loop in loops
                 )
                 if later or reread:
-                    spilled[value] = None
+                    live[suspend].append(value)
                     break
-    return list(spilled)
+    return live
 
 
 def _suspending(fn: func.FuncOp) -> set[Operation]:
@@ -128,7 +128,9 @@ def spill(fn: func.FuncOp) -> None:
     frame = fn.body.block.args[1]
     offset = fn.attributes["smc.frame_size"].value.data
     suspending = _suspending(fn)
-    for value in live_across(fn):
+    live = live_across(fn)
+    slots: dict[SSAValue, int] = {}
+    for value in dict.fromkeys(v for values in live.values() for v in values):
         uses = [u for u in value.uses if _needs_reload(value, u.operation, suspending)]
         if isinstance(value.owner, arith.ConstantOp):
             # Cheaper to recreate a constant after re-entry than to keep it.
@@ -150,13 +152,19 @@ def spill(fn: func.FuncOp) -> None:
             load = smc.FrameLoadOp(frame, offset, value.type)
             Rewriter.insert_op(load, InsertPoint.before(use.operation))
             use.operation.operands[use.index] = load.result
+        slots[value] = offset
         offset += WORD
     fn.attributes["smc.frame_size"] = IntegerAttr(offset, i64)
-    point = 0
-    for op in fn.walk():
-        if isinstance(op, smc.SuspendOp):
-            point += 1
-            op.point = IntegerAttr(point, op.status.type)
+    # Number the resume points, and record which frame slots hold list handles
+    # at each: the runtime's collector starts from these roots.
+    roots = []
+    for point, suspend in enumerate((op for op in fn.walk() if isinstance(op, smc.SuspendOp)), start=1):
+        suspend.point = IntegerAttr(point, suspend.status.type)
+        for value in live.get(suspend, []):
+            if isinstance(value.type, smc.ListHandleType) and value in slots:
+                roots.append(ArrayAttr([IntegerAttr(point, i32), IntegerAttr(slots[value], i64),
+                                        StringAttr(value.type.descriptor)]))
+    fn.attributes["smc.roots"] = ArrayAttr(roots)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import cffi
 
 __all__ = ["ffi", "runtime_lib", "last_error", "ABI_VERSION", "FAMILIES"]
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 # Family numbers of sirenrt_sample_many (sirenrt.h).
 FAMILIES = (
@@ -51,6 +51,12 @@ typedef struct sirenrt_site {
   const char *text;
 } sirenrt_site;
 
+typedef struct sirenrt_root {
+  int32_t pc;
+  uint32_t offset;
+  const char *type;
+} sirenrt_root;
+
 typedef struct sirenrt_model {
   uint32_t abi_version;
   const char *name, *method;
@@ -65,6 +71,8 @@ typedef struct sirenrt_model {
   const char *const *files;
   int32_t n_sites;
   const sirenrt_site *sites;
+  int32_t n_roots;
+  const sirenrt_root *roots;
 } sirenrt_model;
 
 typedef struct sirenrt_options {
@@ -149,6 +157,7 @@ int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int
 double sirenrt_filter_log_evidence(const sirenrt_filter *f);
 double sirenrt_filter_ess(const sirenrt_filter *f);
 const char *sirenrt_filter_error(const sirenrt_filter *f);
+int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);
 const char *sirenrt_last_error(void);
 
 int32_t sirenrt_sample_many(int32_t family, const double *params, int64_t n, uint64_t seed, double *out);

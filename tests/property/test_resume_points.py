@@ -11,6 +11,7 @@ kept in the frame across suspensions, loop state, re-entry through the pc.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -38,7 +39,7 @@ def lit(v):
 def expr(draw, names, funcs, depth):
     choices = ["lit", "var"] if names else ["lit"]
     if depth > 0:
-        choices += ["add", "sub", "mul", "if", "let", "resample", "delta", "observe", "pair", "list"]
+        choices += ["add", "sub", "mul", "if", "let", "resample", "delta", "observe", "pair", "list", "listacc"]
         if funcs:
             choices += ["fold"]
     kind = draw(st.sampled_from(choices))
@@ -85,6 +86,19 @@ def expr(draw, names, funcs, depth):
         src = "[" + ", ".join(i.src for i in items) + "]"
         return Expr(f"(List.hd(List.rev({src})) + List.len(List.tl({src})))",
                     lambda env: items[-1](env) + (len(items) - 1))
+    if kind == "listacc":
+        # Lists live in the arena across suspensions: the collector must keep them.
+        items = [float(draw(st.integers(-2, 2))) for _ in range(draw(st.integers(0, 3)))]
+        first = sub()
+
+        def run_acc(env):
+            acc = [first(env)]
+            for y in items:
+                acc = [y + acc[0], *acc]
+            return acc[0] + len(acc)
+
+        src = f"(let l = fold(push, [{', '.join(map(repr, items))}], [{first.src}]) in List.hd(l) + List.len(l))"
+        return Expr(src, run_acc)
     # fold a generated step function over a literal list
     fname, fn = draw(st.sampled_from(sorted(funcs.items())))
     items = [float(draw(st.integers(-2, 2))) for _ in range(draw(st.integers(0, 3)))]
@@ -109,7 +123,8 @@ def program(draw):
         defs.append(f"val {name} = fun (y, acc) -> {body.src} in")
         funcs[name] = body
     main = draw(expr(set(), funcs, 3))
-    return "\n".join([*defs, main.src]), main({})
+    push = "val push = fun (y, acc) -> let () = resample() in cons(y + List.hd(acc), acc) in"
+    return "\n".join([push, *defs, main.src]), main({})
 
 
 @needs_runtime
@@ -118,7 +133,13 @@ def program(draw):
 def test_compiled_program_computes_the_direct_value(case):
     source, expected = case
     model = sirenc.compile(source, method="pf")
-    f = model.filter(particles=3, seed=0)
+    # Collect every arena at every resampling, so a root the compiler forgot to
+    # report would lose a live list and change the answer.
+    os.environ["SIRENRT_COLLECT_ALWAYS"] = "1"
+    try:
+        f = model.filter(particles=3, seed=0)
+    finally:
+        del os.environ["SIRENRT_COLLECT_ALWAYS"]
     f.run()
     got = f.estimate()
     assert math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9) or (np.isnan(got) and np.isnan(expected)), source

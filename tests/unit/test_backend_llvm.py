@@ -9,7 +9,7 @@ from pathlib import Path
 import llvmlite.binding as llvm
 import pytest
 
-from sirenc.backend.llvm import MODEL_TYPE, SITE_TYPE, llvm_ir_text, object_bytes, to_llvmlite
+from sirenc.backend.llvm import MODEL_TYPE, ROOT_TYPE, SITE_TYPE, llvm_ir_text, object_bytes, to_llvmlite
 from markers import needs_runtime
 from toy_model import toy_model
 
@@ -47,10 +47,10 @@ def test_descriptor_contents(toy):
     assert 'c"toy.si\\00"' in text
     assert 'c"let x = sample(gaussian(0., 1.)) in\\00"' in text
     assert "ptr @siren_resume" in text
-    # abi_version 1, frame 40 bytes, result at 24, streamable, 1 file, 2 sites
+    # abi_version 2, frame 40 bytes, result at 24, streamable, 1 file, 2 sites, no list roots
     line = next(l for l in text.splitlines() if l.startswith("@sirenc_model ="))
-    for field in ("{ i32 1,", "i32 40, i32 24, ptr @siren_resume, i32 1,", "i32 1, ptr @sirenc_model.files",
-                  "i32 2, ptr @sirenc_model.sites"):
+    for field in ("{ i32 2,", "i32 40, i32 24, ptr @siren_resume, i32 1,", "i32 1, ptr @sirenc_model.files",
+                  "i32 2, ptr @sirenc_model.sites", "i32 0, ptr null }"):
         assert field in line
 
 
@@ -95,15 +95,19 @@ def test_object_is_pic_elf_defining_the_descriptor(toy):
 def test_descriptor_layout_matches_the_c_header(tmp_path):
     """Field offsets of the LLVM struct types agree with the C compiler's."""
     fields = ["abi_version", "name", "method", "plan", "result_type", "frame_size", "result_offset",
-              "resume", "streamable", "not_streamable_reason", "n_files", "files", "n_sites", "sites"]
+              "resume", "streamable", "not_streamable_reason", "n_files", "files", "n_sites", "sites",
+              "n_roots", "roots"]
     site_fields = ["file", "line", "col", "end_col", "text"]
+    root_fields = ["pc", "offset", "type"]
     src = tmp_path / "layout.c"
     src.write_text(
         '#include <stdio.h>\n#include <stddef.h>\n#include "sirenrt.h"\nint main(void){\n'
         + "".join(f'printf("%zu\\n", offsetof(sirenrt_model, {f}));\n' for f in fields)
         + 'printf("%zu\\n", sizeof(sirenrt_model));\n'
         + "".join(f'printf("%zu\\n", offsetof(sirenrt_site, {f}));\n' for f in site_fields)
-        + 'printf("%zu\\n", sizeof(sirenrt_site));\nreturn 0;}\n')
+        + 'printf("%zu\\n", sizeof(sirenrt_site));\n'
+        + "".join(f'printf("%zu\\n", offsetof(sirenrt_root, {f}));\n' for f in root_fields)
+        + 'printf("%zu\\n", sizeof(sirenrt_root));\nreturn 0;}\n')
     exe = tmp_path / "layout"
     subprocess.run(["cc", "-I", str(HEADER_DIR), "-o", str(exe), str(src)], check=True)
     c_numbers = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True,
@@ -111,13 +115,17 @@ def test_descriptor_layout_matches_the_c_header(tmp_path):
 
     llvm.initialize_native_target()
     td = llvm.Target.from_default_triple().create_target_machine().target_data
-    ref = llvm.parse_assembly(f"%model = type {MODEL_TYPE}\n%site = type {SITE_TYPE}\n"
-                              "@m = external global %model\n@s = external global %site\n")
+    ref = llvm.parse_assembly(f"%model = type {MODEL_TYPE}\n%site = type {SITE_TYPE}\n%root = type {ROOT_TYPE}\n"
+                              "@m = external global %model\n@s = external global %site\n"
+                              "@r = external global %root\n")
     model_ty = ref.get_global_variable("m").global_value_type
     site_ty = ref.get_global_variable("s").global_value_type
+    root_ty = ref.get_global_variable("r").global_value_type
     ours = ([td.get_element_offset(model_ty, i) for i in range(len(fields))] + [td.get_abi_size(model_ty)]
             + [td.get_element_offset(site_ty, i) for i in range(len(site_fields))]
-            + [td.get_abi_size(site_ty)])
+            + [td.get_abi_size(site_ty)]
+            + [td.get_element_offset(root_ty, i) for i in range(len(root_fields))]
+            + [td.get_abi_size(root_ty)])
     assert ours == c_numbers
 
 
