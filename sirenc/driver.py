@@ -75,12 +75,13 @@ def _siren(c: Compilation, typed):
 
 def _plan(c: Compilation, module):
     from sirenc.passes.inline_functions import inline_all
-    from sirenc.passes.plan_analysis import analyze
+    from sirenc.passes.plan_analysis import analyze, annotate
 
     inline_all(module)
     module.verify()
     if c.check or c.method == "pf":
         c.plan = analyze(module, c.method, c.max_rvs)
+        annotate(module, c.plan)
     return module
 
 

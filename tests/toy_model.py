@@ -43,7 +43,7 @@ builtin.module {
   llvm.func @sirenrt_list_cons(!llvm.ptr, i64, i32) -> i64
   llvm.func @sirenrt_list_set(!llvm.ptr, i64, i32, i64)
 
-  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr) -> i32 {
+  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %logw: !llvm.ptr) -> i32 {
     %pc = llvm.load %frame : !llvm.ptr -> i32
     %c0 = llvm.mlir.constant(0 : i32) : i32
     %at_start = llvm.icmp "eq" %pc, %c0 : i32

@@ -63,7 +63,10 @@ enum { SIRENRT_SYSTEMATIC = 0, SIRENRT_MULTINOMIAL = 1, SIRENRT_STRATIFIED = 2, 
  * waiting for a row that is now there / a stream that is now closed), then resamples the whole
  * population (finished and waiting particles too) if any particle stopped at resample(), and repeats.
  * ------------------------------------------------------------------------------------------------ */
-typedef int32_t (*sirenrt_resume_fn)(sirenrt_ctx *ctx, uint8_t *frame);
+/* `log_weight` is the particle's log weight: generated code may add a finite log density to it
+ * directly (the hot families are scored inline); a -inf or NaN one it must pass to
+ * sirenrt_add_log_weight instead, which records the observation's site for the zero-weight error. */
+typedef int32_t (*sirenrt_resume_fn)(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight);
 
 /* A source location for run-time errors; `text` is the whole source line (no newline). */
 typedef struct sirenrt_site {
@@ -119,6 +122,10 @@ typedef struct sirenrt_options {
  *   uniform_int a,b integral, a <= b | student_t tau2 > 0, nu > 1 | delta: none.
  * A non-integral binomial/beta_binomial n is truncated toward zero when sampling (as numpy does).
  * ------------------------------------------------------------------------------------------------ */
+/* A standard normal draw from the particle's stream: compiled code scales it inline (mu + sqrt(var) z,
+ * with sqrt folded for a constant variance) and calls sirenrt_sample_gaussian only to report an
+ * invalid variance. */
+SIRENRT_API double sirenrt_std_normal(sirenrt_ctx *ctx);
 SIRENRT_API double sirenrt_sample_gaussian(sirenrt_ctx *ctx, double mu, double var, int32_t site);
 SIRENRT_API double sirenrt_sample_beta(sirenrt_ctx *ctx, double a, double b, int32_t site);
 SIRENRT_API double sirenrt_sample_bernoulli(sirenrt_ctx *ctx, double p, int32_t site);

@@ -187,12 +187,13 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->est_valid = 0;
   size_t frame_bytes = ((size_t)f->n * f->model->frame_size + 63) & ~(size_t)63;
   c->frames = aligned_alloc(64, frame_bytes);
-  c->ctx = calloc((size_t)f->n, sizeof(sirenrt_ctx));
+  c->ctx = rt_alloc_contexts(f->n);
   c->w = malloc((size_t)f->n * sizeof(double));
+  c->logw = malloc((size_t)f->n * sizeof(double));
   c->counts = malloc((size_t)f->n * sizeof(int64_t));
   c->free_slots = malloc((size_t)f->n * sizeof(int64_t));
   c->collect_always = f->collect_always;
-  if (!c->frames || !c->ctx || !c->w || !c->counts || !c->free_slots) {
+  if (!c->frames || !c->ctx || !c->w || !c->logw || !c->counts || !c->free_slots) {
     sirenrt_filter_free(c);
     return NULL;
   }
@@ -200,6 +201,8 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   for (int64_t i = 0; i < f->n; i++) {
     c->ctx[i] = f->ctx[i];
     c->ctx[i].filter = c;
+    c->logw[i] = f->logw[i];
+    c->ctx[i].logw = &c->logw[i];
     c->ctx[i].arena = NULL;
     c->ctx[i].arena_used = c->ctx[i].arena_cap = 0;
     c->ctx[i].err_msg = NULL;
@@ -219,7 +222,7 @@ static int all_finished(const sirenrt_filter *f) {
 
 /* Estimates a finished population into f->est. */
 static int estimate_finished(sirenrt_filter *f, sirenrt_filter *target) {
-  if (rt_normalise(f->ctx, f->n, f->w) == -INFINITY) return rt_zero_weight_error(f);
+  if (rt_normalise(f->logw, f->n, f->w) == -INFINITY) return rt_zero_weight_error(f);
   free(target->est);
   target->est = NULL;
   if (rt_estimate_population(f, f->w, &target->est, &target->est_n)) return 1;

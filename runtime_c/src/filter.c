@@ -35,7 +35,6 @@ static uint8_t *frame_of(const sirenrt_filter *f, int64_t i) { return f->frames 
 
 static void rekey(sirenrt_filter *f, int64_t i) {
   rt_rng_init(&f->ctx[i].rng, f->seed, (uint64_t)i, f->epoch, RT_DOMAIN_PARTICLE);
-  f->ctx[i].key_epoch = f->epoch;
 }
 
 /* Every particle back at the start of the program, weights 1, streams of epoch 0. */
@@ -45,7 +44,7 @@ static void reset_population(sirenrt_filter *f) {
   for (int64_t i = 0; i < f->n; i++) {
     sirenrt_ctx *c = &f->ctx[i];
     c->arena_used = c->arena_live = 0;
-    c->logw = 0.0;
+    f->logw[i] = 0.0;
     c->state = RT_RUNNABLE;
     c->zero_site = -1;
     c->zeroed = 0;
@@ -63,6 +62,13 @@ static void reset_population(sirenrt_filter *f) {
   for (int32_t k = 0; k < f->model->n_files; k++) rt_table_clear(&f->tables[k]);
 }
 
+sirenrt_ctx *rt_alloc_contexts(int64_t n) {
+  size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(sirenrt_ctx); /* a multiple of the alignment */
+  sirenrt_ctx *ctx = aligned_alloc(_Alignof(sirenrt_ctx), bytes);
+  if (ctx) memset(ctx, 0, bytes);
+  return ctx;
+}
+
 int rt_zero_weight_error(sirenrt_filter *f) {
   return rt_filter_fail(f, rt_render_site(f->model, f->last_zero_site, "error", "all particles have zero weight"));
 }
@@ -75,21 +81,24 @@ static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
   for (uint32_t k = 0; k < f->model->frame_size / 8; k++) d_words[k] = s_words[k];
   sirenrt_ctx *d = &f->ctx[dst];
   const sirenrt_ctx *s = &f->ctx[src];
-  if (s->arena_used == 0)
-    d->arena_used = 0;
-  else if (rt_arena_copy(d, s))
-    return -1;
-  d->arena_live = s->arena_live;
   d->state = s->state;
-  d->zero_site = s->zero_site;
-  d->want_row = s->want_row;
+  /* Only the first cache line of a context is touched unless there is more to copy: the weight is
+   * reset and the stream rekeyed anyway, and zero_site only matters while logw is -inf. */
+  if (s->state == SIRENRT_NEED_ROW) d->want_row = s->want_row;
+  if (f->arenas_used) {
+    if (s->arena_used == 0)
+      d->arena_used = 0;
+    else if (rt_arena_copy(d, s))
+      return -1;
+    d->arena_live = s->arena_live;
+  }
   return 0;
 }
 
 /* A resample() barrier: check the weights, resample when due, release the waiting particles. */
 static int barrier(sirenrt_filter *f) {
   int64_t n = f->n;
-  double log_sum = rt_normalise(f->ctx, n, f->w);
+  double log_sum = rt_normalise(f->logw, n, f->w);
   if (log_sum == -INFINITY) return rt_zero_weight_error(f);
   /* Collect arenas that have doubled since their last collection (amortised linear cost; models
    * without lists never get here), so garbage is neither kept nor copied by the resampling. */
@@ -119,20 +128,15 @@ static int barrier(sirenrt_filter *f) {
     f->epoch++;
     /* Streams are rekeyed with the new epoch lazily, when a particle next runs (rt_advance):
      * finished particles never draw again, and the others are touched then anyway. */
-    for (int64_t i = 0; i < n; i++) {
-      sirenrt_ctx *c = &f->ctx[i];
-      c->logw = 0.0;
-      if (c->state == SIRENRT_AT_RESAMPLE) c->state = RT_RUNNABLE;
-    }
-    return 0;
+    memset(f->logw, 0, (size_t)n * sizeof(double));
   }
-  for (int64_t i = 0; i < n; i++)
-    if (f->ctx[i].state == SIRENRT_AT_RESAMPLE) f->ctx[i].state = RT_RUNNABLE;
   return 0;
 }
 
+/* A particle stopped at resample() may go on once the barrier is behind it, which is always the
+ * case when the population loop looks again: so no pass over the contexts marks them runnable. */
 static int can_proceed(const sirenrt_filter *f, const sirenrt_ctx *c) {
-  if (c->state == RT_RUNNABLE) return 1;
+  if (c->state == RT_RUNNABLE || c->state == SIRENRT_AT_RESAMPLE) return 1;
   return c->state == SIRENRT_NEED_ROW && (!f->stream_open || c->want_row < f->tables[0].n_rows);
 }
 
@@ -144,8 +148,8 @@ int rt_advance(sirenrt_filter *f) {
     for (int64_t i = 0; i < f->n; i++) {
       sirenrt_ctx *c = &f->ctx[i];
       if (!can_proceed(f, c)) continue;
-      if (c->key_epoch != f->epoch) rekey(f, i);
-      int32_t r = f->model->resume(c, frame_of(f, i));
+      if (c->rng.ctr[2] != f->epoch) rekey(f, i); /* its stream is still keyed with an older epoch */
+      int32_t r = f->model->resume(c, frame_of(f, i), c->logw);
       if (c->zeroed) {
         f->last_zero_site = c->zero_site;
         c->zeroed = 0;
@@ -167,7 +171,7 @@ int rt_advance(sirenrt_filter *f) {
 /* All weights zero at the end is an error, as at a resampling. */
 static int check_final_weights(sirenrt_filter *f) {
   for (int64_t i = 0; i < f->n; i++)
-    if (f->ctx[i].logw != -INFINITY) return 0;
+    if (f->logw[i] != -INFINITY) return 0;
   return rt_zero_weight_error(f);
 }
 
@@ -208,18 +212,22 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->owns_tables = 1;
   size_t frame_bytes = ((size_t)n_particles * m->frame_size + 63) & ~(size_t)63;
   f->frames = aligned_alloc(64, frame_bytes);
-  f->ctx = calloc((size_t)n_particles, sizeof(sirenrt_ctx));
+  f->ctx = rt_alloc_contexts(n_particles);
   f->w = malloc((size_t)n_particles * sizeof(double));
+  f->logw = malloc((size_t)n_particles * sizeof(double));
   f->counts = malloc((size_t)n_particles * sizeof(int64_t));
   f->free_slots = malloc((size_t)n_particles * sizeof(int64_t));
   /* A stress mode for tests of the collector: collect every arena at every resampling. */
   f->collect_always = getenv("SIRENRT_COLLECT_ALWAYS") != NULL;
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
-  if (!f->frames || !f->ctx || !f->w || !f->counts || !f->free_slots || !f->tables) {
+  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->counts || !f->free_slots || !f->tables) {
     sirenrt_filter_free(f);
     return rt_set_last_error("out of memory for %lld particles", (long long)n_particles), NULL;
   }
-  for (int64_t i = 0; i < n_particles; i++) f->ctx[i].filter = f;
+  for (int64_t i = 0; i < n_particles; i++) {
+    f->ctx[i].filter = f;
+    f->ctx[i].logw = &f->logw[i];
+  }
   reset_population(f);
   f->mode = RT_MODE_IDLE;
   return f;
@@ -239,6 +247,7 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   free(f->frames);
   free(f->ctx);
   free(f->w);
+  free(f->logw);
   free(f->counts);
   free(f->free_slots);
   free(f->error);
@@ -302,9 +311,9 @@ double sirenrt_filter_log_evidence(const sirenrt_filter *f) {
   if (!f) return NAN;
   double mx = -INFINITY, sum = 0.0;
   for (int64_t i = 0; i < f->n; i++)
-    if (f->ctx[i].logw > mx) mx = f->ctx[i].logw;
+    if (f->logw[i] > mx) mx = f->logw[i];
   if (mx == -INFINITY || mx == INFINITY) return f->log_evidence_done + mx;
-  for (int64_t i = 0; i < f->n; i++) sum += exp(f->ctx[i].logw - mx);
+  for (int64_t i = 0; i < f->n; i++) sum += exp(f->logw[i] - mx);
   return f->log_evidence_done + mx + log(sum) - log((double)f->n);
 }
 
@@ -312,10 +321,10 @@ double sirenrt_filter_ess(const sirenrt_filter *f) {
   if (!f) return NAN;
   double mx = -INFINITY, s1 = 0.0, s2 = 0.0;
   for (int64_t i = 0; i < f->n; i++)
-    if (f->ctx[i].logw > mx) mx = f->ctx[i].logw;
+    if (f->logw[i] > mx) mx = f->logw[i];
   if (mx == -INFINITY) return 0.0;
   for (int64_t i = 0; i < f->n; i++) {
-    double w = mx == INFINITY ? (f->ctx[i].logw == INFINITY) : exp(f->ctx[i].logw - mx);
+    double w = mx == INFINITY ? (f->logw[i] == INFINITY) : exp(f->logw[i] - mx);
     s1 += w;
     s2 += w * w;
   }

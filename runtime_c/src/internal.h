@@ -138,20 +138,23 @@ int rt_table_read_csv(rt_table *t, const char *path, char **err);
 /* ---------------------------------------------------------------- context ------------------- */
 enum { RT_RUNNABLE = 3 }; /* particle states: SIRENRT_FINISHED/AT_RESAMPLE/NEED_ROW, or runnable */
 
-struct sirenrt_ctx {
-  rt_rng rng;
-  double logw;
+/* 128 bytes, 64-aligned: the first cache line holds what every particle touches every step (its
+ * stream, state, weight, filter), the second what lists, data and errors need.  The population
+ * loop walks these in slot order, so a fat first line would cost every model memory bandwidth. */
+struct __attribute__((aligned(64))) sirenrt_ctx {
+  rt_rng rng;          /* rng.ctr[2] is the resampling epoch its stream is keyed with */
+  int32_t state;
+  double *logw;        /* this particle's entry of the filter's dense weight array */
+  struct sirenrt_filter *filter; /* data, stream state and the site table; NULL in sample_many */
+  /* second cache line */
   uint64_t *arena;
   uint32_t arena_used, arena_cap;
   uint32_t arena_live; /* words in use after the last collection */
-  struct sirenrt_filter *filter; /* data, stream state and the site table; NULL in sample_many */
-  int32_t state;
   int32_t zero_site;   /* site of the observation that made logw -inf (-1: none) */
   int32_t zeroed;      /* logw became -inf during the current resume */
   int32_t err_site;
   char *err_msg;       /* the first error of this particle (malloc'd), NULL if none */
   int64_t want_row;    /* the stream row a NEED_ROW particle waits for */
-  uint32_t key_epoch;  /* the resampling epoch its random stream is keyed with */
 };
 
 /* errors.c */
@@ -196,6 +199,8 @@ struct sirenrt_filter {
   char *error;         /* rendered, "" when none */
   int32_t last_zero_site;
   double *w;           /* scratch: normalised weights */
+  double *logw;        /* log weights since the last resampling, dense: the barrier's passes read
+                        * and reset them without walking the contexts */
   int64_t *counts;     /* scratch: offspring counts */
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
   int collect_always;  /* SIRENRT_COLLECT_ALWAYS set: collect at every resampling (tests) */
@@ -207,6 +212,8 @@ struct sirenrt_filter {
 
 /* filter.c */
 int rt_filter_fail(sirenrt_filter *f, char *msg); /* takes ownership of msg; returns 1 */
+/* n zeroed contexts, cache-line aligned (free with free()); NULL when out of memory. */
+sirenrt_ctx *rt_alloc_contexts(int64_t n);
 int rt_advance(sirenrt_filter *f);                /* the population loop: 0, or 1 with f failed */
 int rt_zero_weight_error(sirenrt_filter *f);      /* fails f with "all particles have zero weight" */
 /* data.c: loads table `id` from disk once per run; 0 ok, else error recorded on ctx. */
@@ -214,7 +221,7 @@ int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site);
 
 /* resample.c */
 /* Normalises log weights into w (sum 1); returns log(sum exp(logw)), -inf if all are -inf. */
-double rt_normalise(const sirenrt_ctx *ctx, int64_t n, double *w);
+double rt_normalise(const double *logw, int64_t n, double *w);
 double rt_ess_of(const double *w, int64_t n);
 /* Offspring counts (sum n) for normalised weights w under a scheme. */
 void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, int64_t *counts);

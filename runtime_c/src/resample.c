@@ -7,19 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-double rt_normalise(const sirenrt_ctx *ctx, int64_t n, double *w) {
+double rt_normalise(const double *logw, int64_t n, double *w) {
   double mx = -INFINITY;
   for (int64_t i = 0; i < n; i++)
-    if (ctx[i].logw > mx) mx = ctx[i].logw;
+    if (logw[i] > mx) mx = logw[i];
   if (mx == -INFINITY) {
     memset(w, 0, (size_t)n * sizeof(double));
     return -INFINITY;
   }
   double sum = 0.0;
   if (mx == INFINITY) { /* infinite densities (e.g. gamma(0.5, 1) at 0) share the mass */
-    for (int64_t i = 0; i < n; i++) sum += (w[i] = ctx[i].logw == INFINITY ? 1.0 : 0.0);
+    for (int64_t i = 0; i < n; i++) sum += (w[i] = logw[i] == INFINITY ? 1.0 : 0.0);
   } else {
-    for (int64_t i = 0; i < n; i++) sum += (w[i] = exp(ctx[i].logw - mx));
+    for (int64_t i = 0; i < n; i++) sum += (w[i] = exp(logw[i] - mx));
   }
   for (int64_t i = 0; i < n; i++) w[i] /= sum;
   return mx + log(sum);

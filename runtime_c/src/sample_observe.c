@@ -26,10 +26,10 @@
 /* A weight that reaches -inf stays there (also against a later +inf density), and remembers the
  * observation that zeroed it for the "all particles have zero weight" error. */
 void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t site) {
-  if (ctx->logw == -INFINITY) return;
-  double w = ctx->logw + lp;
+  if (*ctx->logw == -INFINITY) return;
+  double w = *ctx->logw + lp;
   if (isnan(w)) w = -INFINITY;
-  ctx->logw = w;
+  *ctx->logw = w;
   if (w == -INFINITY) {
     ctx->zero_site = site;
     ctx->zeroed = 1;
@@ -53,6 +53,8 @@ static int64_t read_probs(sirenrt_ctx *ctx, int64_t list, double *buf, int64_t c
 }
 
 /* ------------------------------------------------------------------ sampling ------------------- */
+
+double sirenrt_std_normal(sirenrt_ctx *ctx) { return rt_normal(&ctx->rng); }
 
 double sirenrt_sample_gaussian(sirenrt_ctx *ctx, double mu, double var, int32_t site) {
   SAMPLE_GUARD(rt_bad_gaussian(mu, var, msg));
@@ -253,7 +255,9 @@ int32_t sirenrt_sample_many(int32_t family, const double *params, int64_t n, uin
     return 1;
   }
   sirenrt_ctx ctx;
+  double logw = 0.0;
   memset(&ctx, 0, sizeof ctx);
+  ctx.logw = &logw;
   ctx.zero_site = -1;
   rt_rng_init(&ctx.rng, seed, 0, 0, RT_DOMAIN_TEST);
   /* The probabilities travel as an arena list, as in generated code. */

@@ -1,4 +1,4 @@
-/* models.h — hand-written models in the shape sirenc generates: a resumable `resume(ctx, frame)` with
+/* models.h — hand-written models in the shape sirenc generates: a resumable `resume(ctx, frame, log_weight)` with
  * the program counter in frame bytes 0..3, live values in the frame, runtime calls for everything
  * random, and returns at resample() / end / missing stream row.  Used by test_filter.c. */
 #ifndef SIRENRT_TEST_MODELS_H
@@ -44,7 +44,8 @@ typedef struct rw_frame {
   int64_t result_xs;
 } rw_frame;
 
-static int32_t rw_resume(sirenrt_ctx *ctx, uint8_t *frame) {
+static int32_t rw_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
   rw_frame *f = (rw_frame *)frame;
   switch (f->pc) {
     case 0: goto start;
@@ -101,7 +102,8 @@ static const sirenrt_model rw_model = {
 /* ---- a model whose every particle dies: observe(uniform_int(0, 1), 5) ---- */
 static const sirenrt_site dead_sites[] = {{"dead.si", 5, 3, 30, "  observe(uniform_int(0, 1), 5.);"}};
 
-static int32_t dead_resume(sirenrt_ctx *ctx, uint8_t *frame) {
+static int32_t dead_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
   int32_t *pc = (int32_t *)frame;
   if (*pc == 1) return SIRENRT_FINISHED;
   sirenrt_observe_uniform_int(ctx, 0, 1, 5.0, 0);
@@ -118,7 +120,8 @@ static const sirenrt_model dead_model = {
 /* ---- a model with an invalid parameter: gaussian(0, -1) ---- */
 static const sirenrt_site bad_sites[] = {{"bad.si", 3, 12, 28, "  let x <- gaussian(0., -1.) in"}};
 
-static int32_t bad_resume(sirenrt_ctx *ctx, uint8_t *frame) {
+static int32_t bad_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
   double *result = (double *)(frame + 8);
   *result = sirenrt_sample_gaussian(ctx, 0.0, -1.0, 0);
   return SIRENRT_FINISHED;
@@ -139,7 +142,8 @@ typedef struct ragged_frame {
   double four;    /* result word 2 */
 } ragged_frame;
 
-static int32_t ragged_resume(sirenrt_ctx *ctx, uint8_t *frame) {
+static int32_t ragged_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
   ragged_frame *f = (ragged_frame *)frame;
   f->b = sirenrt_sample_bernoulli(ctx, 0.3, -1) != 0.0;
   int64_t l = SIRENRT_NIL;
@@ -165,7 +169,8 @@ static const sirenrt_model ragged_model = {
 /* ---- File.read: returns file 0 itself (list of rows) ---- */
 static const sirenrt_site file_sites[] = {{"file.si", 1, 1, 20, "File.read(\"d.csv\")"}};
 
-static int32_t file_resume(sirenrt_ctx *ctx, uint8_t *frame) {
+static int32_t file_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
   int64_t *result = (int64_t *)(frame + 8);
   *result = sirenrt_file(ctx, 0, 0);
   return SIRENRT_FINISHED;

@@ -271,7 +271,7 @@ class Inference:
         except _Mismatch:
             v, d = show_all(value, dist.value)
             raise SirenTypeError(f"this value has type {v}, but {dist.family} produces values of type {d}",
-                                 e.value.span, [Note(f"the distribution is here", e.dist.span)]) from None
+                                 e.value.span, [Note("the distribution is here", e.dist.span)]) from None
         return TUnit
 
     def infer_Resample(self, e: ast.Resample, env, body) -> Type:

@@ -1,7 +1,7 @@
 """The `smc` dialect: one particle's program as a resumable procedure.
 
-After `lower-siren-to-smc` the model is ``func.func @siren_resume(%ctx, %frame)
--> i32`` over machine scalars (``f64``, ``i1``, ``i64``) and list handles
+After `lower-siren-to-smc` the model is ``func.func @siren_resume(%ctx, %frame,
+%log_weight) -> i32`` over machine scalars (``f64``, ``i1``, ``i64``) and list handles
 (``!smc.list<"f">``: an arena index, typed by its element so that the runtime's
 collector knows which frame slots and list words are handles), with ``arith``
 for arithmetic, ``scf.if``/``scf.while`` for control, and the ops below for
@@ -146,6 +146,23 @@ class FrameStoreOp(IRDLOperation):
 
 
 @irdl_op_definition
+class AddLogWeightOp(IRDLOperation):
+    """Adds a log density the procedure computed to the particle's log weight.
+
+    `"smc.add_log_weight"(%lp, %site) : (f64, i32) -> ()`; `site` is the
+    observation, named if this makes every particle's weight zero.
+    """
+
+    name = "smc.add_log_weight"
+    log_density = operand_def(Float64Type)
+    site = operand_def(IntegerType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, log_density: SSAValue, site: SSAValue):
+        super().__init__(operands=[log_density, site])
+
+
+@irdl_op_definition
 class NilOp(IRDLOperation):
     """The empty list. `%l = "smc.nil"() : () -> !smc.list<"f">`"""
 
@@ -190,6 +207,6 @@ class HandleCastOp(IRDLOperation):
 
 SMC = Dialect(
     "smc",
-    [RuntimeCallOp, SuspendOp, FrameLoadOp, FrameStoreOp, NilOp, IsNilOp, HandleCastOp],
+    [RuntimeCallOp, SuspendOp, FrameLoadOp, FrameStoreOp, AddLogWeightOp, NilOp, IsNilOp, HandleCastOp],
     [ListHandleType],
 )

@@ -33,7 +33,6 @@ from xdsl.dialects.builtin import (
     IntegerType,
     ModuleOp,
     StringAttr,
-    UnitAttr,
     f64,
     i1,
     i32,
@@ -426,7 +425,10 @@ class _Lowering:
         family = op.dist.type.family.data
         # An invalid parameter is reported at the distribution call itself.
         where = op.dist.owner if isinstance(op.dist.owner, siren.DistOp) else op
-        draw = self.rt("sample_" + family, [*self.get(op.dist), self.site(where)], f64, op)
+        params = self.get(op.dist)
+        if family == "gaussian":
+            return [self.sample_gaussian(*params, self.site(where), op)]
+        draw = self.rt("sample_" + family, [*params, self.site(where)], f64, op)
         if op.result.type == i1:
             return [self.add(arith.CmpfOp(draw, self.const_f(0.0), "une")).result]
         return [draw]
@@ -443,6 +445,18 @@ class _Lowering:
             self.rt("observe_" + family, [*params, value, self.site(op)], None, op)
         return []
 
+    def sample_gaussian(self, mu: SSAValue, var: SSAValue, site: SSAValue, op: Operation) -> SSAValue:
+        """mu + sqrt(var) * z inline, so LLVM folds sqrt of a constant variance;
+        an invalid variance goes to the runtime, which reports it."""
+        valid = self.add(arith.CmpfOp(var, self.const_f(0.0), "ogt")).result
+
+        def fast():
+            z = self.rt("std_normal", [], f64, op)
+            scale = self.add(math.SqrtOp(var)).result
+            return [self.add(arith.AddfOp(mu, self.add(arith.MulfOp(scale, z)).result)).result]
+
+        return self.if_else(valid, fast, lambda: [self.rt("sample_gaussian", [mu, var, site], f64, op)], op)[0]
+
     def observe_gaussian(self, mu: SSAValue, var: SSAValue, x: SSAValue, op: Operation) -> None:
         """Score inline so LLVM folds log(2*pi*var) for a constant variance; the
         runtime call remains for an invalid variance, which it reports."""
@@ -456,7 +470,7 @@ class _Lowering:
             squared = self.add(arith.MulfOp(d, d)).result
             scaled = self.add(arith.DivfOp(squared, self.add(arith.MulfOp(var, self.const_f(2.0))).result)).result
             lp = self.add(arith.SubfOp(half_log_norm, scaled)).result
-            self.rt("add_log_weight", [lp, site], None, op)
+            self.add(smc.AddLogWeightOp(lp, site), op)
             return []
 
         def slow():
@@ -492,7 +506,7 @@ def lower_module(module: ModuleOp, base_dir: str) -> None:
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     result_type = main.function_type.outputs.data[0]
     ptr = LLVMPointerType()
-    block = Block(arg_types=(ptr, ptr))
+    block = Block(arg_types=(ptr, ptr, ptr))  # ctx, frame, log weight
     low = _Lowering(block.args[0], block.args[1], base_dir, block)
     low.streamed, reason = streamed_fold(main)
     if low.streamed is not None:
@@ -509,7 +523,7 @@ def lower_module(module: ModuleOp, base_dir: str) -> None:
         offset += WORD
     block.add_op(func.ReturnOp(low.const_i(smc.FINISHED, i32)))
 
-    resume = func.FuncOp("siren_resume", ([ptr, ptr], [i32]), Region(block))
+    resume = func.FuncOp("siren_resume", ([ptr, ptr, ptr], [i32]), Region(block))
     attrs = resume.attributes
     attrs["smc.result_type"] = StringAttr(descriptor(result_type))
     attrs["smc.result_offset"] = IntegerAttr(PC_BYTES, i64)

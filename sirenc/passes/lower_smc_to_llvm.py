@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, llvm, math, scf
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, ModuleOp, i8, i32, i64
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp, f64, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 
@@ -48,7 +48,9 @@ _FCMP = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
 @dataclass
 class _CFGBuilder:
     fn: llvm.FuncOp
+    ctx: SSAValue
     frame: SSAValue
+    log_weight: SSAValue
     region: Region
     declared: dict[str, llvm.FuncOp]
     values: dict[SSAValue, SSAValue] = field(default_factory=dict)
@@ -106,6 +108,9 @@ class _CFGBuilder:
     def _ConstantOp(self, op: arith.ConstantOp):
         return [self.add(llvm.ConstantOp(op.value, op.result.type), op).result]
 
+    def _SqrtOp(self, op: math.SqrtOp):
+        return [self.add(llvm.FSqrtOp(self.v(op.operand)), op).res]
+
     def _LogOp(self, op: math.LogOp):
         return [self.add(llvm.FLogOp(self.v(op.operand)), op).res]
 
@@ -136,14 +141,16 @@ class _CFGBuilder:
     # -- smc ------------------------------------------------------------------------
 
     def _RuntimeCallOp(self, op: smc.RuntimeCallOp):
-        name = op.callee.data
-        args = [self.v(a) for a in op.args]
         result_type = machine(op.result.type) if op.result is not None else None
+        return self.call(op.callee.data, [self.v(a) for a in op.args], result_type, op)
+
+    def call(self, name: str, args: list[SSAValue], result_type: Attribute | None, like: Operation):
+        """Call a runtime function, declaring it the first time."""
         if name not in self.declared:
             ret = result_type if result_type is not None else llvm.LLVMVoidType()
             ftype = llvm.LLVMFunctionType([a.type for a in args], ret)
             self.declared[name] = llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external"))
-        call = self.add(llvm.CallOp(name, *args, return_type=result_type), op)
+        call = self.add(llvm.CallOp(name, *args, return_type=result_type), like)
         return [call.returned] if result_type is not None else []
 
     def _FrameLoadOp(self, op: smc.FrameLoadOp):
@@ -153,6 +160,25 @@ class _CFGBuilder:
     def _FrameStoreOp(self, op: smc.FrameStoreOp):
         ptr = self.slot(op.offset.value.data)
         self.add(llvm.StoreOp(self.v(op.value), ptr), op)
+        return []
+
+    def _AddLogWeightOp(self, op: smc.AddLogWeightOp):
+        # Finite sums are stored in place; -inf and NaN go through the runtime,
+        # which remembers the site for the "all particles have zero weight" error.
+        lp = self.v(op.log_density)
+        old = self.add(llvm.LoadOp(self.log_weight, f64), op).dereferenced_value
+        new = self.add(llvm.FAddOp(old, lp), op).res
+        minus_inf = self.add(llvm.ConstantOp(FloatAttr(float("-inf"), f64), f64)).result
+        finite = self.add(llvm.FCmpOp(new, minus_inf, "ogt"), op).res
+        store, slow, done = self.new_block(), self.new_block(), self.new_block()
+        self.add(llvm.CondBrOp(finite, store, [], slow, []), op)
+        self.block = store
+        self.add(llvm.StoreOp(new, self.log_weight), op)
+        self.add(llvm.BrOp(done), op)
+        self.block = slow
+        self.call("sirenrt_add_log_weight", [self.ctx, lp, self.v(op.site)], None, op)
+        self.add(llvm.BrOp(done), op)
+        self.block = done
         return []
 
     def _NilOp(self, op: smc.NilOp):
@@ -208,12 +234,12 @@ class _CFGBuilder:
 
 def lower_function(fn: func.FuncOp, declared: dict[str, llvm.FuncOp]) -> llvm.FuncOp:
     ptr = llvm.LLVMPointerType()
-    ftype = llvm.LLVMFunctionType([ptr, ptr], i32)
+    ftype = llvm.LLVMFunctionType([ptr, ptr, ptr], i32)
     region = Region()
-    entry = Block(arg_types=(ptr, ptr))
+    entry = Block(arg_types=(ptr, ptr, ptr))  # ctx, frame, log weight
     region.add_block(entry)
     new = llvm.FuncOp(fn.sym_name.data, ftype, linkage=llvm.LinkageAttr("external"), body=region)
-    builder = _CFGBuilder(new, entry.args[1], region, declared)
+    builder = _CFGBuilder(new, entry.args[0], entry.args[1], entry.args[2], region, declared)
     for old, arg in zip(fn.body.block.args, entry.args, strict=True):
         builder.values[old] = arg
     start = builder.new_block()

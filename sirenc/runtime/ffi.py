@@ -43,7 +43,7 @@ enum {
   SIRENRT_FAM_STUDENT_T, SIRENRT_N_FAMILIES
 };
 
-typedef int32_t (*sirenrt_resume_fn)(sirenrt_ctx *ctx, uint8_t *frame);
+typedef int32_t (*sirenrt_resume_fn)(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight);
 
 typedef struct sirenrt_site {
   const char *file;
@@ -80,6 +80,7 @@ typedef struct sirenrt_options {
   double ess_threshold;
 } sirenrt_options;
 
+double sirenrt_std_normal(sirenrt_ctx *ctx);
 double sirenrt_sample_gaussian(sirenrt_ctx *ctx, double mu, double var, int32_t site);
 double sirenrt_sample_beta(sirenrt_ctx *ctx, double a, double b, int32_t site);
 double sirenrt_sample_bernoulli(sirenrt_ctx *ctx, double p, int32_t site);

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pathlib
-import time
 
 import pytest
 
@@ -306,7 +305,7 @@ def test_examples_load(name):
     assert typed.main.result != TUnit
 
 
-def test_two_hundred_lines_check_quickly():
+def test_two_hundred_lines_check():
     lines = []
     for i in range(40):
         call = f" + f{i - 1}(x, acc)" if i else ""
@@ -317,9 +316,5 @@ def test_two_hundred_lines_check_quickly():
                   "in"]
     lines.append("fold(f39, [1., 2.], 0.)")
     src = "\n".join(lines)
-    load_source(src, "big.si")  # warm up imports
-    start = time.perf_counter()
     typed = load_source(src, "big.si")
-    elapsed = time.perf_counter() - start
-    assert len(typed.functions) == 40
-    assert elapsed < 0.1, elapsed
+    assert len(typed.functions) == 40  # its speed is measured by benchmarks/compile_time.py

@@ -43,7 +43,7 @@ def test_cdef_declares_exactly_the_header_api():
     text = HEADER.read_text()
     exported = set(re.findall(r"SIRENRT_API [^;(]*?\b((?:sirenrt|sirenc)_\w+)\(", text))
     declared = set(re.findall(r"\b((?:sirenrt|sirenc)_\w+)\(", CDEF))
-    assert len(exported) == 82
+    assert len(exported) == 83
     assert exported == declared
     assert f"#define SIRENRT_ABI_VERSION {ABI_VERSION}" in text
 
@@ -62,7 +62,7 @@ class PyModel:
         for i in range(n_sites):
             self.sites[i] = {"file": cstr("py.si"), "line": 2, "col": 5, "end_col": 9,
                              "text": cstr("let x <- gaussian(0., 1.) in")}
-        self.callback = ffi.callback("int32_t(sirenrt_ctx *, uint8_t *)", resume)
+        self.callback = ffi.callback("int32_t(sirenrt_ctx *, uint8_t *, double *)", resume)
         self.model = ffi.new("sirenrt_model *", {
             "abi_version": ABI_VERSION, "name": cstr("py"), "method": cstr("smc"),
             "plan": cstr("x: sample"), "result_type": cstr(result_type),
@@ -76,7 +76,7 @@ class PyModel:
         return obj
 
 
-def conjugate_resume(ctx, frame):
+def conjugate_resume(ctx, frame, log_weight):
     x = ffi.cast("double *", frame + 8)
     result = ffi.cast("double *", frame + 16)
     pc = ffi.cast("int32_t *", frame)
@@ -122,7 +122,7 @@ def test_estimate_reports_needed_capacity():
 
 
 def test_runtime_errors_are_rendered_not_raised():
-    def bad_resume(ctx, frame):
+    def bad_resume(ctx, frame, log_weight):
         ffi.cast("double *", frame + 16)[0] = LIB.sirenrt_sample_gaussian(ctx, 0.0, -1.0, 0)
         return LIB.SIRENRT_FINISHED
 

@@ -19,6 +19,8 @@ at run time under the same algorithm.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from dataclasses import dataclass, field
 
@@ -30,6 +32,7 @@ from xdsl.passes import ModulePass
 from sirenc.diagnostics import Note, SirenPlanError, SirenUsageError
 from sirenc.ir import siren
 from sirenc.ir.locations import span_of
+from sirenc.passes.plan_analysis import domain as D
 from sirenc.passes.plan_analysis.bp import BPState
 from sirenc.passes.plan_analysis.ds import DSState
 from sirenc.passes.plan_analysis.interpreter import Interpreter
@@ -40,6 +43,8 @@ from sirenc.passes.plan_analysis.state import (
 
 METHODS = {"ssi": SSIState, "ds": DSState, "bp": BPState}
 ALL_METHODS = ("pf", "ssi", "ds", "bp")
+TIME_BUDGET_S = 10.0       # give up (everything dynamic) after this long
+RECURSION_LIMIT = 8000     # deep expressions from long known loops
 
 
 @dataclass
@@ -116,16 +121,28 @@ def _particle_filter(assumes: _Assumes) -> PlanResult:
 
 
 def _abstract_run(main: func.FuncOp, assumes: _Assumes, method: str, max_rvs: int) -> PlanResult:
-    shared = Shared(max_rvs=max_rvs)
+    D.reset_interning()
+    shared = Shared(max_rvs=max_rvs, deadline=time.perf_counter() + TIME_BUDGET_S)
     state = METHODS[method](shared)
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
         _, final = Interpreter(state).run(main)
     except Violation as v:
         raise _violation_error(v, assumes, method) from None
     except GiveUp as g:
-        return _fallback(assumes, method, "state too large", str(g), shared.cause)
+        return _fallback(assumes, method, g.too_large, f"the analysis gave up: {g}", shared.cause)
     except (InternalInconsistency, RecursionError) as e:
-        return _fallback(assumes, method, None, str(e), shared.cause)
+        if os.environ.get("SIRENC_PLAN_DEBUG"):
+            raise
+        return _fallback(assumes, method, False, f"the analysis lost track of the program ({e})", shared.cause)
+    except Exception as e:  # noqa: BLE001 - never a traceback for a program the frontend accepts
+        if os.environ.get("SIRENC_PLAN_DEBUG"):
+            raise
+        return _fallback(assumes, method, False, f"internal error: {type(e).__name__}: {e}", shared.cause)
+    finally:
+        sys.setrecursionlimit(limit)
+        D.reset_interning()
     plan = {name: final.plan.get(name, DYNAMIC) for name in shared.order}
     for name in assumes.names:
         if name not in plan:
@@ -133,22 +150,21 @@ def _abstract_run(main: func.FuncOp, assumes: _Assumes, method: str, max_rvs: in
     return PlanResult(method, plan)
 
 
-def _fallback(assumes: _Assumes, method: str, reason: str | None, detail: str, cause: Cause) -> PlanResult:
+def _fallback(assumes: _Assumes, method: str, too_large: bool, detail: str, cause: Cause) -> PlanResult:
     """The analysis could not finish: every name is dynamic, a symbolic annotation is an error."""
     symbolic = assumes.symbolic
-    if symbolic:
-        name = symbolic[0]
-        op = assumes.annotation_op(name, SYMBOLIC)
-        if reason is None:
-            message = f"plan cannot be satisfied under {method}: '{name}' is annotated symbolic but its encoding cannot be determined"
-        else:
-            message = f"plan cannot be satisfied under {method}: state too large"
-        notes = [Note(f"'{name}' is annotated symbolic here; the analysis gave up ({detail})")]
-        cause_note = _cause_note(cause, name, "dynamic")
-        if cause_note is not None:
-            notes.append(cause_note)
-        raise SirenPlanError(message, span_of(op), notes)
-    return PlanResult(method, {name: DYNAMIC for name in assumes.names}, note=detail)
+    if not symbolic:
+        return PlanResult(method, {name: DYNAMIC for name in assumes.names}, note=detail)
+    name = symbolic[0]
+    op = assumes.annotation_op(name, SYMBOLIC)
+    if too_large:
+        message = f"plan cannot be satisfied under {method}: state too large"
+    else:
+        message = (f"plan cannot be satisfied under {method}: "
+                   f"'{name}' is annotated symbolic but its encoding cannot be determined")
+    where = span_of(cause.op) if cause is not None and cause.op is not None else None
+    notes = [Note(f"{detail} here, so '{name}' cannot be shown to stay symbolic", where)]
+    raise SirenPlanError(message, span_of(op), notes)
 
 
 def _violation_error(v: Violation, assumes: _Assumes, method: str) -> SirenPlanError:
@@ -168,7 +184,7 @@ def _violation_error(v: Violation, assumes: _Assumes, method: str) -> SirenPlanE
 
 _WHAT = {
     "assume": ("is sampled when this random variable is created",
-               "is lost track of when this random variable is created"),
+               "cannot be determined when this random variable is created"),
     "observe-assume": ("is sampled when this observation's distribution is built",
                        "cannot be determined when this observation's distribution is built"),
     "observe-value": ("is sampled because this observed value depends on it",

@@ -10,7 +10,6 @@ item 27: the original swapped the two).
 from __future__ import annotations
 
 from sirenc.passes.plan_analysis import conjugacy as C
-from sirenc.passes.plan_analysis import domain as D
 from sirenc.passes.plan_analysis.domain import RV, TOPD, UNKC, Delta, Dist, Expr, TopD, UnkD
 from sirenc.passes.plan_analysis.state import AbsState, Entry
 
@@ -208,5 +207,3 @@ class BPState(AbsState):
         self.set_distr(rv, TOPD)
         self.set_node(rv, U)
 
-
-__all__ = ["BPState", "D"]

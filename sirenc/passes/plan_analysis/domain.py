@@ -318,10 +318,6 @@ UNIT = Const(None)
 UNKC = Const(UNK)
 
 
-def is_lst(e: Expr) -> bool:
-    return type(e) is Lst
-
-
 # ---- distributions -----------------------------------------------------------
 
 # Family names (SPEC 9); `exponential` is Gamma(1, r), `uniform_int` categorical.
@@ -552,11 +548,11 @@ def depends_on(e: Expr | Distr, rv: RV) -> bool:
     if isinstance(e, Expr):
         if rv in e.rvset():
             return True
-        return _contains_top(e)
-    return rv in e.rvs() or any(_contains_top(p) for p in e.params())
+        return contains_top(e)
+    return rv in e.rvs() or any(contains_top(p) for p in e.params())
 
 
-def _contains_top(e: Expr) -> bool:
+def contains_top(e: Expr) -> bool:
     return e._top
 
 
@@ -673,17 +669,6 @@ def sub(e1: Expr, e2: Expr) -> Expr:
 # ---- structural helpers ------------------------------------------------------
 
 
-def as_pair(e: Expr) -> tuple[Expr, Expr]:
-    """Components of a pair value; unknowns split into unknowns (SPEC 17.3)."""
-    if type(e) is Pair:
-        return e.args  # type: ignore[return-value]
-    if type(e) is UnkE:
-        return e, e
-    if type(e) is Const and e.v is UNK:
-        return UNKC, UNKC
-    return TOP, TOP
-
-
 def as_list(e: Expr) -> tuple[Expr, ...] | Expr:
     """Elements of a known list, or the unknown expression standing for it."""
     if type(e) is Lst:
@@ -693,12 +678,3 @@ def as_list(e: Expr) -> tuple[Expr, ...] | Expr:
     if type(e) is Const:
         return UnkE(())
     return UnkE(e.rvs())
-
-
-def is_constant(e: Expr) -> bool:
-    """No random variable and no unknown dependence: a (possibly unknown) constant."""
-    if type(e) is TopE:
-        return False
-    if not e.rvset():
-        return not _contains_top(e)
-    return False

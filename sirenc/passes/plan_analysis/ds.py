@@ -112,6 +112,8 @@ class DSState(AbsState):
             if self._any_unknown(parents):
                 return self._unknown_assume(rv, parents)
         e = self.entry(rv)
+        if e.node == U:  # made unknown meanwhile (through a parent's children)
+            return rv
         self.set_distr(rv, d)
         if d.rvs() and canonical is not None:
             e.node = I((canonical, d))

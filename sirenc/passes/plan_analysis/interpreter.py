@@ -66,11 +66,9 @@ def to_distr(v: Expr) -> Distr:
         if v.family == "delta":
             return Delta(v.args[0], sampled=False)
         return Dist(v.family, v.args)
-    if t is UnkE:
-        return UnkD(v.parents)
-    if t is Const:
-        return UnkD(())
-    return TOPD
+    if t is TopE:
+        return TOPD
+    return UnkD(v.rvs())
 
 
 class Interpreter:
@@ -326,7 +324,9 @@ class Interpreter:
     def _op_if(self, op, state):
         cond = self._arg(state, op.cond)
         then_block, else_block = op.then_region.block, op.else_region.block
-        if cond.rvs() and self._is_pure(op):
+        # A distribution is built from concrete parameters of one branch: the
+        # condition of an `if` choosing a distribution is forced.
+        if cond.rvs() and self._is_pure(op) and not _holds_distribution(op.result.type):
             vt, state = self.block(then_block, state, [])
             vf, state = self.block(else_block, state, [])
             self.shared.cause = Cause(op, "ite")
@@ -376,9 +376,10 @@ class Interpreter:
 
         def step(st: AbsState, acc_in: Expr) -> tuple[Expr, AbsState]:
             y, st = self.block(body, st, [lst])
-            if type(acc_in) is TopE:
+            if type(acc_in) is TopE or y._top:
                 return TOP, st
-            return UnkE(list(acc_in.rvs()) + list(y.rvs())), st
+            # The elements only matter through the variables they still depend on.
+            return st.eval(UnkE(list(acc_in.rvs()) + list(y.rvs()))), st
 
         acc, state = self._fixpoint(op, state, UnkE(lst.rvs()), step)
         return self._set(state, op, acc)
@@ -406,6 +407,16 @@ class Interpreter:
                 return acc_new, state
             acc = acc_new
         raise GiveUp("the loop analysis did not converge")
+
+
+def _holds_distribution(t) -> bool:
+    if isinstance(t, siren.DistType):
+        return True
+    if isinstance(t, siren.PairType):
+        return _holds_distribution(t.first) or _holds_distribution(t.second)
+    if isinstance(t, siren.ListType):
+        return _holds_distribution(t.element)
+    return False
 
 
 def _number(v) -> bool:

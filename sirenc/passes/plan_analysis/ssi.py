@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from sirenc.passes.plan_analysis import conjugacy as C
 from sirenc.passes.plan_analysis import domain as D
-from sirenc.passes.plan_analysis.domain import RV, TOPD, UNKC, Delta, Dist, Expr, TopD, TopE, UnkD, UnkE
+from sirenc.passes.plan_analysis.domain import RV, TOPD, UNKC, Delta, Expr, TopD, TopE, UnkD, UnkE
 from sirenc.passes.plan_analysis.state import AbsState, InternalInconsistency
 
 
@@ -135,7 +135,7 @@ class SSIState(AbsState):
             return False
         seen.add(rv)
         d = self.distr(rv)
-        if type(d) is TopD or any(D._contains_top(p) for p in d.params()):
+        if type(d) is TopD or any(D.contains_top(p) for p in d.params()):
             return True
         for w in d.rvs():
             if w == target or self._depends_transitive(w, target, seen):
@@ -222,5 +222,3 @@ class SSIState(AbsState):
             if rv in v.rvset():
                 self.env[k] = D.subst(v, rv, value)
 
-
-__all__ = ["SSIState", "Dist"]

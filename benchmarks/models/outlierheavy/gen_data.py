@@ -1,0 +1,28 @@
+"""Data for outlierheavy: random walk x_t; y_t = x_t + N(0, 1), or x_t + Student-t(1.1)
+with probability 0.09113.
+
+Writes data.csv next to this script: columns x, y.
+"""
+from pathlib import Path
+
+import numpy as np
+
+STEPS, OUTLIER_PROB = 100, 0.09113
+
+
+def main(seed: int = 0, steps: int = STEPS) -> None:
+    rng = np.random.default_rng(seed)
+    x, rows = rng.normal(0.0, 50.0), []
+    for _ in range(steps):
+        x = x + rng.normal(0.0, 1.0)
+        if rng.random() < OUTLIER_PROB:
+            y = x + rng.standard_t(1.1)
+        else:
+            y = x + rng.normal(0.0, 1.0)
+        rows.append((x, y))
+    np.savetxt(Path(__file__).with_name("data.csv"), rows, delimiter=",",
+               header="x,y", comments="", fmt="%.6f")
+
+
+if __name__ == "__main__":
+    main()

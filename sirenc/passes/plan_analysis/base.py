@@ -1,0 +1,94 @@
+"""Small shared types of the plan analysis: encodings, limits, errors, entries."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from sirenc.passes.plan_analysis.domain import Distr
+
+SYMBOLIC, SAMPLE, DYNAMIC = "symbolic", "sample", "dynamic"
+MAX_SIZE = 200     # more abstract variables than this: give up (SPEC 17.2)
+
+
+class Violation(Exception):
+    """A ``symbolic`` annotation may be violated (SPEC 17.7 (a) and (b))."""
+
+    def __init__(self, kind: str, names: Iterable[str], cause: Any = None):
+        super().__init__(kind)
+        self.kind = kind                 # "sampled" or "dynamic"
+        self.names = sorted(names)
+        self.cause = cause
+
+
+class GiveUp(Exception):
+    """The abstract state (SPEC 17.2 ``max_size``) or the work grew too large."""
+
+    def __init__(self, reason: str, too_large: bool = False):
+        super().__init__(reason)
+        self.too_large = too_large
+
+
+class InternalInconsistency(Exception):
+    """The abstract state lost track of a variable (a join renamed it away)."""
+
+
+@dataclass
+class Cause:
+    """What the interpreter was doing when something was sampled or lost."""
+
+    op: Any = None                 # the IR operation being evaluated
+    what: str = ""                 # e.g. "observation", "join of the branches"
+    detail: str | None = None      # e.g. a non-conjugate pair
+
+
+@dataclass
+class Shared:
+    """Per-analysis data shared by every copy of the state."""
+
+    max_rvs: int = 4
+    cause: Cause = field(default_factory=Cause)
+    work: int = 0
+    work_limit: int = 5_000_000
+    deadline: float = float("inf")     # time.perf_counter() value
+    order: dict[str, None] = field(default_factory=dict)   # names by first assume
+
+    def note_name(self, name: str) -> None:
+        self.order.setdefault(name, None)
+
+    def tick(self, amount: int = 1) -> None:
+        before = self.work
+        self.work += amount
+        if self.work > self.work_limit:
+            raise GiveUp("the analysis took too many steps")
+        if (before ^ self.work) >> 12 and time.perf_counter() > self.deadline:
+            raise GiveUp("the analysis took too long")
+
+
+@dataclass
+class Entry:
+    distr: Distr
+    pv: frozenset
+    annotation: str | None
+    node: Any = None
+    children: list = field(default_factory=list)
+
+    def copy(self) -> Entry:
+        return Entry(self.distr, self.pv, self.annotation, self.node, list(self.children))
+
+    def same(self, other: Entry) -> bool:
+        return (
+            self.distr == other.distr and self.pv == other.pv
+            and self.annotation == other.annotation and self.node == other.node
+            and self.children == other.children
+        )
+
+
+def join_enc(a: str, b: str) -> str:
+    if DYNAMIC in (a, b):
+        return DYNAMIC
+    return SAMPLE if SAMPLE in (a, b) else SYMBOLIC
+
+
