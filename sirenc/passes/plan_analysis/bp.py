@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from sirenc.passes.plan_analysis import conjugacy as C
 from sirenc.passes.plan_analysis.domain import RV, TOPD, UNKC, Delta, Dist, Expr, TopD, UnkD
-from sirenc.passes.plan_analysis.state import AbsState, Entry
+from sirenc.passes.plan_analysis.state import UNKNOWN_NODE, AbsState, Entry
 
-R, M, U = ("R",), ("M",), ("U",)
+R, M = ("R",), ("M",)
+U = UNKNOWN_NODE
 
 
 def I(parent: RV):  # noqa: N802, E743
@@ -183,11 +184,11 @@ class BPState(AbsState):
             mine.pv = mine.pv | theirs.pv
             cd = self.join_distr(mine.distr, theirs.distr, other)
             if type(cd) is TopD:
-                self._make_unknown(rv, [], [], other)
+                self.make_unknown(rv, [], [], other)
                 return
             parents = list(dict.fromkeys(cd.rvs()))
             if len(parents) > 1:
-                self._make_unknown(rv, parents, [], other)
+                self.make_unknown(rv, parents, [], other)
                 return
             self.set_distr(rv, cd)
             self.set_node(rv, I(parents[0]) if parents else n1)
@@ -195,15 +196,5 @@ class BPState(AbsState):
         super().entry_join(rv, other)
         p1 = [n1[1]] if n1[0] == "I" else []
         p2 = [n2[1]] if n2[0] == "I" else []
-        self._make_unknown(rv, p1, p2, other)
-
-    def _make_unknown(self, rv: RV, parents1, parents2, other: AbsState) -> None:
-        for p in parents1:
-            if p in self.entries:
-                self.set_dynamic(p)
-        for p in parents2:
-            if p in other.entries:
-                other.set_dynamic(p)
-        self.set_distr(rv, TOPD)
-        self.set_node(rv, U)
+        self.make_unknown(rv, p1, p2, other)
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 from sirenc.passes.plan_analysis import conjugacy as C
 from sirenc.passes.plan_analysis import domain as D
 from sirenc.passes.plan_analysis.domain import RV, TOPD, UNKC, Delta, Distr, Expr, TopD, UnkD
-from sirenc.passes.plan_analysis.state import AbsState, Entry
+from sirenc.passes.plan_analysis.state import UNKNOWN_NODE, AbsState, Entry
 
-R, U = ("R",), ("U",)
+R = ("R",)
+U = UNKNOWN_NODE
 
 
 def M(edge=None):  # noqa: N802 - node constructors read like the paper
@@ -349,7 +350,7 @@ class DSState(AbsState):
             if k1 == "I":
                 self.set_distr(rv, cd)
             if type(cd) is TopD:
-                self._make_unknown(rv, [], [], other)
+                self.make_unknown(rv, [], [], other)
                 return
             parents = list(dict.fromkeys(cd.rvs()))
             if not parents:
@@ -357,18 +358,8 @@ class DSState(AbsState):
             elif len(parents) == 1:
                 mine.node = (k1, (parents[0], cd))
             else:
-                self._make_unknown(rv, parents, [], other)
+                self.make_unknown(rv, parents, [], other)
             return
         p1 = [n1[1][0]] if _edge(n1) is not None else []
         p2 = [n2[1][0]] if _edge(n2) is not None else []
-        self._make_unknown(rv, p1, p2, other)
-
-    def _make_unknown(self, rv: RV, parents1, parents2, other: AbsState) -> None:
-        for p in parents1:
-            if p in self.entries:
-                self.set_dynamic(p)
-        for p in parents2:
-            if p in other.entries:
-                other.set_dynamic(p)
-        self.set_distr(rv, TOPD)
-        self.set_node(rv, U)
+        self.make_unknown(rv, p1, p2, other)

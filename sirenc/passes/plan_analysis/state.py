@@ -28,6 +28,11 @@ from sirenc.passes.plan_analysis.domain import (
 from sirenc.passes.plan_analysis.join import JoinMixin
 
 
+UNKNOWN_NODE = ("U",)  # DS and BP's abstract node state "Unknown" (SPEC 17.6)
+# The smart constructors of SPEC 6.3, by node type.
+_SMART = {D.Add: D.add, D.Mul: D.mul, D.Div: D.div, D.Eq: D.eq, D.Lt: D.lt}
+
+
 class AbsState(JoinMixin):
     method = "?"
 
@@ -89,6 +94,18 @@ class AbsState(JoinMixin):
     def set_node(self, rv: RV, node) -> None:
         self.entry(rv).node = node
 
+    def make_unknown(self, rv: RV, parents1, parents2, other: AbsState) -> None:
+        """A node whose two joined sides disagree (DS and BP): it becomes the
+        unknown node with distribution TopD, and the parents on each side dynamic."""
+        for p in parents1:
+            if p in self.entries:
+                self.set_dynamic(p)
+        for p in parents2:
+            if p in other.entries:
+                other.set_dynamic(p)
+        self.set_distr(rv, TOPD)
+        self.set_node(rv, UNKNOWN_NODE)
+
     def add_entry(self, rv: RV, distr: Distr, name: str | None, annotation: str | None, node=None) -> None:
         if len(self.entries) >= MAX_SIZE:
             raise GiveUp(f"more than {MAX_SIZE} random variables", too_large=True)
@@ -148,16 +165,8 @@ class AbsState(JoinMixin):
             out = e.rebuild(tuple(self._eval(k, memo, seen) for k in e.args))
         else:
             args = [self._eval(k, memo, seen) for k in e.args]
-            if t is D.Add:
-                out = D.add(*args)
-            elif t is D.Mul:
-                out = D.mul(*args)
-            elif t is D.Div:
-                out = D.div(*args)
-            elif t is D.Eq:
-                out = D.eq(*args)
-            elif t is D.Lt:
-                out = D.lt(*args)
+            if t in _SMART:
+                out = _SMART[t](*args)
             elif t is D.Ite:
                 out = self.ite(*args)
             else:  # pragma: no cover - every node type is handled above
@@ -230,16 +239,8 @@ class AbsState(JoinMixin):
                 out = self._value_expr(e.args[1] if c.v else e.args[2], memo)
         else:
             vals = [self._value_expr(k, memo) for k in e.args]
-            if t is D.Add:
-                out = D.add(*vals)
-            elif t is D.Mul:
-                out = D.mul(*vals)
-            elif t is D.Div:
-                out = D.div(*vals)
-            elif t is D.Eq:
-                out = D.eq(*vals)
-            elif t is D.Lt:
-                out = D.lt(*vals)
+            if t in _SMART:
+                out = _SMART[t](*vals)
             else:
                 out = UNKC  # lists, pairs, distributions: every element has been forced
         memo[id(e)] = out
