@@ -5,13 +5,15 @@
     sirenc check model.si [-m ssi|ds|bp]                 check the inference plan
 
 Exit status: 0 on success, 1 when the program, its plan or its data is wrong
-(a diagnostic with the source location is printed), 2 on bad usage.
+(a diagnostic with the source location is printed), 2 on bad usage, 3 on an
+internal compiler error (a bug in sirenc).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 
@@ -199,6 +201,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except Exception as e:  # a bug in sirenc, not in the user's program
+        if os.environ.get("SIRENC_TRACEBACK"):
+            raise
+        print(f"sirenc: internal compiler error: {type(e).__name__}: {e}\n"
+              "This is a bug in sirenc; SIRENC_TRACEBACK=1 shows where it happened.", file=sys.stderr)
+        return 3
 
 
 if __name__ == "__main__":

@@ -10,6 +10,8 @@ stages need besides it (source, method, options).
 from __future__ import annotations
 
 import os
+import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -139,10 +141,43 @@ STAGES: dict[str, Callable] = {
 ORDER = list(STAGES)
 
 
+# Every stage walks the program recursively, so a long chain of `let`s is a deep
+# recursion: the pipeline runs on a thread with room for it.
+_STACK_BYTES = 512 * 1024 * 1024
+_RECURSION_LIMIT = 200_000
+
+
+def _on_deep_stack(fn, *args):
+    outcome: dict[str, object] = {}
+
+    def work():
+        sys.setrecursionlimit(max(sys.getrecursionlimit(), _RECURSION_LIMIT))
+        try:
+            outcome["value"] = fn(*args)
+        except BaseException as e:  # noqa: BLE001 - re-raised on the caller's thread
+            outcome["error"] = e
+
+    old = threading.stack_size(_STACK_BYTES)
+    try:
+        worker = threading.Thread(target=work, name="sirenc-compile")
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(old)
+    if "error" in outcome:
+        error = outcome["error"]
+        if isinstance(error, RecursionError):
+            raise SirenUsageError("the program is nested too deeply to compile") from None
+        raise error
+    return outcome["value"]
+
+
 def run_until(c: Compilation, stage: str):
     """Run the pipeline up to and including `stage`; returns that stage's product."""
     if stage not in STAGES:
         raise SirenUsageError(f"unknown stage '{stage}' (choose one of {', '.join(ORDER)})")
+    if threading.current_thread().name != "sirenc-compile":
+        return _on_deep_stack(run_until, c, stage)
     product = None
     for name in ORDER:
         if name in c.products:

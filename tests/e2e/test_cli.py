@@ -134,3 +134,14 @@ def test_methods_not_compiled_yet_say_so():
     r = sirenc("run", EXAMPLES / "walk.si", "-m", "ssi", "-p", "10")
     assert r.returncode == 2
     assert "-m pf" in r.stderr
+
+
+@needs_runtime
+def test_a_long_chain_of_lets_compiles(tmp_path):
+    # Every stage recurses along the chain; the driver gives it a deep stack.
+    lines = ["let x0 = 1. in", *(f"let x{i} = x{i - 1} + 1. in" for i in range(1, 3000)), "x2999"]
+    program = tmp_path / "deep.si"
+    program.write_text("\n".join(lines))
+    r = sirenc("run", program, "-p", "5", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["result"] == 3000.0
