@@ -88,11 +88,11 @@ static int64_t copy_list(copier *c, int64_t h, const char *elem) {
   return head;
 }
 
-int rt_collect(sirenrt_ctx *ctx, uint8_t *frame, const sirenrt_model *m) {
+int rt_collect(sirenrt_ctx *ctx, uint8_t *frame, int finished, const sirenrt_model *m) {
   if (ctx->arena_used == 0) return 0;
   copier c = {ctx->arena, ctx->arena_used, malloc((size_t)ctx->arena_used * sizeof(uint64_t)), 0};
   if (!c.to) return -1;
-  if (ctx->state == SIRENRT_FINISHED) {
+  if (finished) {
     const char *end;
     copy_element(&c, (uint64_t *)(frame + m->result_offset), m->result_type, &end);
   } else {

@@ -211,6 +211,7 @@ int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site) {
     char *note = rt_site_known(f->model, site) ? rt_render_site(f->model, site, "note", "data file read here") : NULL;
     ctx->err_msg = note ? rt_strdup_printf("%s\n%s", err, note) : rt_strdup_printf("%s", err);
     ctx->err_site = RT_SITE_RENDERED;
+    f->attention = 1;
     free(note);
     if (!ctx->err_msg) rt_fail(ctx, site, "out of memory");
   } else {

@@ -190,14 +190,16 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->ctx = rt_alloc_contexts(f->n);
   c->w = malloc((size_t)f->n * sizeof(double));
   c->logw = malloc((size_t)f->n * sizeof(double));
+  c->state = malloc((size_t)f->n);
   c->counts = malloc((size_t)f->n * sizeof(int64_t));
   c->free_slots = malloc((size_t)f->n * sizeof(int64_t));
   c->collect_always = f->collect_always;
-  if (!c->frames || !c->ctx || !c->w || !c->logw || !c->counts || !c->free_slots) {
+  if (!c->frames || !c->ctx || !c->w || !c->logw || !c->state || !c->counts || !c->free_slots) {
     sirenrt_filter_free(c);
     return NULL;
   }
   memcpy(c->frames, f->frames, (size_t)f->n * f->model->frame_size);
+  memcpy(c->state, f->state, (size_t)f->n);
   for (int64_t i = 0; i < f->n; i++) {
     c->ctx[i] = f->ctx[i];
     c->ctx[i].filter = c;
@@ -216,7 +218,7 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
 
 static int all_finished(const sirenrt_filter *f) {
   for (int64_t i = 0; i < f->n; i++)
-    if (f->ctx[i].state != SIRENRT_FINISHED) return 0;
+    if (f->state[i] != SIRENRT_FINISHED) return 0;
   return 1;
 }
 

@@ -45,7 +45,7 @@ static void reset_population(sirenrt_filter *f) {
     sirenrt_ctx *c = &f->ctx[i];
     c->arena_used = c->arena_live = 0;
     f->logw[i] = 0.0;
-    c->state = RT_RUNNABLE;
+    f->state[i] = RT_RUNNABLE;
     c->zero_site = -1;
     c->zeroed = 0;
     c->want_row = 0;
@@ -81,10 +81,10 @@ static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
   for (uint32_t k = 0; k < f->model->frame_size / 8; k++) d_words[k] = s_words[k];
   sirenrt_ctx *d = &f->ctx[dst];
   const sirenrt_ctx *s = &f->ctx[src];
-  d->state = s->state;
-  /* Only the first cache line of a context is touched unless there is more to copy: the weight is
-   * reset and the stream rekeyed anyway, and zero_site only matters while logw is -inf. */
-  if (s->state == SIRENRT_NEED_ROW) d->want_row = s->want_row;
+  f->state[dst] = f->state[src];
+  /* The context is not touched unless there is more to copy: the weight is reset and the stream
+   * rekeyed anyway, and zero_site only matters while logw is -inf. */
+  if (f->state[src] == SIRENRT_NEED_ROW) d->want_row = s->want_row;
   if (f->arenas_used) {
     if (s->arena_used == 0)
       d->arena_used = 0;
@@ -104,7 +104,8 @@ static int barrier(sirenrt_filter *f) {
    * without lists never get here), so garbage is neither kept nor copied by the resampling. */
   for (int64_t i = 0; f->arenas_used && i < n; i++) {
     sirenrt_ctx *c = &f->ctx[i];
-    if ((f->collect_always || c->arena_used > 2 * c->arena_live + 1024) && rt_collect(c, frame_of(f, i), f->model))
+    if ((f->collect_always || c->arena_used > 2 * c->arena_live + 1024) &&
+        rt_collect(c, frame_of(f, i), f->state[i] == SIRENRT_FINISHED, f->model))
       return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   }
   /* The ESS costs a pass over the weights: only an ESS threshold needs it here. */
@@ -135,9 +136,10 @@ static int barrier(sirenrt_filter *f) {
 
 /* A particle stopped at resample() may go on once the barrier is behind it, which is always the
  * case when the population loop looks again: so no pass over the contexts marks them runnable. */
-static int can_proceed(const sirenrt_filter *f, const sirenrt_ctx *c) {
-  if (c->state == RT_RUNNABLE || c->state == SIRENRT_AT_RESAMPLE) return 1;
-  return c->state == SIRENRT_NEED_ROW && (!f->stream_open || c->want_row < f->tables[0].n_rows);
+static int can_proceed(const sirenrt_filter *f, int64_t i) {
+  int8_t state = f->state[i];
+  if (state == RT_RUNNABLE || state == SIRENRT_AT_RESAMPLE) return 1;
+  return state == SIRENRT_NEED_ROW && (!f->stream_open || f->ctx[i].want_row < f->tables[0].n_rows);
 }
 
 /* The population loop.  Returns 0, or 1 with the filter failed. */
@@ -146,22 +148,24 @@ int rt_advance(sirenrt_filter *f) {
   for (;;) {
     int any_at_resample = 0;
     for (int64_t i = 0; i < f->n; i++) {
+      if (!can_proceed(f, i)) continue;
       sirenrt_ctx *c = &f->ctx[i];
-      if (!can_proceed(f, c)) continue;
       if (c->rng.ctr[2] != f->epoch) rekey(f, i); /* its stream is still keyed with an older epoch */
       int32_t r = f->model->resume(c, frame_of(f, i), c->logw);
-      if (c->zeroed) {
-        f->last_zero_site = c->zero_site;
-        c->zeroed = 0;
+      if (f->attention) {
+        f->attention = 0;
+        if (c->zeroed) {
+          f->last_zero_site = c->zero_site;
+          c->zeroed = 0;
+        }
+        if (c->err_msg) return fail_from_particle(f, c);
       }
-      if (c->err_msg) return fail_from_particle(f, c);
       if (r != SIRENRT_FINISHED && r != SIRENRT_AT_RESAMPLE && r != SIRENRT_NEED_ROW)
         return rt_filter_fail(f, rt_strdup_printf("error: internal error: resume returned %d", (int)r));
       if (r == SIRENRT_NEED_ROW && !f->stream_open) /* would wait forever */
         return rt_filter_fail(f, rt_strdup_printf("error: internal error: particle waits for a row of a closed stream"));
-      c->state = r;
+      f->state[i] = (int8_t)r;
       any_at_resample |= r == SIRENRT_AT_RESAMPLE;
-      f->arenas_used |= c->arena_used != 0; /* else the barrier need not look for garbage */
     }
     if (!any_at_resample) return 0;
     if (barrier(f)) return 1;
@@ -215,12 +219,13 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->ctx = rt_alloc_contexts(n_particles);
   f->w = malloc((size_t)n_particles * sizeof(double));
   f->logw = malloc((size_t)n_particles * sizeof(double));
+  f->state = malloc((size_t)n_particles);
   f->counts = malloc((size_t)n_particles * sizeof(int64_t));
   f->free_slots = malloc((size_t)n_particles * sizeof(int64_t));
   /* A stress mode for tests of the collector: collect every arena at every resampling. */
   f->collect_always = getenv("SIRENRT_COLLECT_ALWAYS") != NULL;
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
-  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->counts || !f->free_slots || !f->tables) {
+  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->tables) {
     sirenrt_filter_free(f);
     return rt_set_last_error("out of memory for %lld particles", (long long)n_particles), NULL;
   }
@@ -248,6 +253,7 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   free(f->ctx);
   free(f->w);
   free(f->logw);
+  free(f->state);
   free(f->counts);
   free(f->free_slots);
   free(f->error);

@@ -143,7 +143,6 @@ enum { RT_RUNNABLE = 3 }; /* particle states: SIRENRT_FINISHED/AT_RESAMPLE/NEED_
  * loop walks these in slot order, so a fat first line would cost every model memory bandwidth. */
 struct __attribute__((aligned(64))) sirenrt_ctx {
   rt_rng rng;          /* rng.ctr[2] is the resampling epoch its stream is keyed with */
-  int32_t state;
   double *logw;        /* this particle's entry of the filter's dense weight array */
   struct sirenrt_filter *filter; /* data, stream state and the site table; NULL in sample_many */
   /* second cache line */
@@ -170,8 +169,9 @@ void rt_free_message(char *msg); /* frees an err_msg (one may be a static out-of
 /* values.c */
 void rt_arena_free(sirenrt_ctx *ctx);
 int rt_arena_copy(sirenrt_ctx *dst, const sirenrt_ctx *src); /* 0 ok, -1 out of memory */
-/* collect.c: copies what the frame reaches into a fresh arena (ctx->state says which roots). 0 or -1 (OOM). */
-int rt_collect(sirenrt_ctx *ctx, uint8_t *frame, const sirenrt_model *m);
+/* collect.c: copies what the frame reaches (the result words if finished, else the roots at its pc)
+ * into a fresh arena.  0 or -1 (OOM). */
+int rt_collect(sirenrt_ctx *ctx, uint8_t *frame, int finished, const sirenrt_model *m);
 /* Splits a non-empty list: copies the head's `nwords` element words into out and its tail into *tail.
  * Returns 0, or -1 after recording an error (empty list, invalid handle). */
 int rt_list_uncons(sirenrt_ctx *ctx, int64_t list, uint64_t *out, int32_t nwords, int64_t *tail, int32_t site);
@@ -201,10 +201,15 @@ struct sirenrt_filter {
   double *w;           /* scratch: normalised weights */
   double *logw;        /* log weights since the last resampling, dense: the barrier's passes read
                         * and reset them without walking the contexts */
+  int8_t *state;       /* what each particle's last resume returned (or RT_RUNNABLE), dense: a
+                        * resampling copy writes it at a random slot, which must not cost a cache
+                        * miss on the big context array */
   int64_t *counts;     /* scratch: offspring counts */
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
   int collect_always;  /* SIRENRT_COLLECT_ALWAYS set: collect at every resampling (tests) */
   int arenas_used;     /* some particle has allocated list cells (so collection may pay) */
+  int attention;       /* a particle recorded an error or a zero weight during its last resume:
+                        * only then does the population loop read those (cold) context fields */
   double *est;         /* cached estimate (est_valid) */
   int64_t est_n;
   int32_t est_valid;

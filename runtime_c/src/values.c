@@ -41,6 +41,7 @@ static int64_t arena_alloc(sirenrt_ctx *ctx, uint32_t words, int32_t site) {
   }
   int64_t at = ctx->arena_used;
   ctx->arena_used = (uint32_t)need;
+  if (ctx->filter) ctx->filter->arenas_used = 1; /* else the barrier need not look for garbage */
   return at;
 }
 
