@@ -238,13 +238,39 @@ class _Lowering:
         return [self.add(arith.CmpfOp(a, b, "olt"), op).result]
 
     def _EqOp(self, op: siren.EqOp):
-        if _contains_list(op.lhs.type):
-            raise SirenError("comparing lists with '=' is not supported yet", span_of(op))
-        result = self.const_i(1, i1)
-        for a, b in zip(self.get(op.lhs), self.get(op.rhs), strict=True):
-            eq = arith.CmpfOp(a, b, "oeq") if a.type == f64 else arith.CmpiOp(a, b, "eq")
-            result = self.add(arith.AndIOp(result, self.add(eq, op).result)).result
-        return [result]
+        return [self.equal(self.get(op.lhs), self.get(op.rhs), op.lhs.type, op)]
+
+    def equal(self, a: list[SSAValue], b: list[SSAValue], typ: Attribute, at: Operation) -> SSAValue:
+        """Structural equality of two values of siren type `typ` (Python's `==`)."""
+        if isinstance(typ, siren.PairType):
+            n = len(flatten(typ.first))
+            first = self.equal(a[:n], b[:n], typ.first, at)
+            return self.add(arith.AndIOp(first, self.equal(a[n:], b[n:], typ.second, at))).result
+        if isinstance(typ, siren.ListType):
+            return self.lists_equal(a[0], b[0], typ.element, at)
+        if typ == f64:
+            return self.add(arith.CmpfOp(a[0], b[0], "oeq"), at).result
+        if typ == i1:
+            return self.add(arith.CmpiOp(a[0], b[0], "eq"), at).result
+        return self.const_i(1, i1)  # unit
+
+    def lists_equal(self, a: SSAValue, b: SSAValue, elem: Attribute, at: Operation) -> SSAValue:
+        """Walk both lists while their heads are equal; equal if both end together."""
+
+        def before(args):
+            x, y, same = args
+            both = self.add(arith.AndIOp(self.not_nil(x), self.not_nil(y))).result
+            return self.add(arith.AndIOp(same, both)).result, args
+
+        def after(args):
+            x, y, _ = args
+            same = self.equal(self.head(x, elem, at), self.head(y, elem, at), elem, at)
+            site = self.site(at)
+            return [self.rt("list_tl", [x, site], x.type, at), self.rt("list_tl", [y, site], y.type, at), same]
+
+        x, y, same = self.loop([a, b, self.const_i(1, i1)], before, after, at)
+        ended = self.add(arith.AndIOp(self.add(smc.IsNilOp(x)).result, self.add(smc.IsNilOp(y)).result)).result
+        return self.add(arith.AndIOp(same, ended)).result
 
     # -- pairs and lists ----------------------------------------------------------
 
@@ -492,14 +518,6 @@ class _Lowering:
     def _ResampleOp(self, op):
         self.add(smc.SuspendOp(smc.AT_RESAMPLE), op)
         return []
-
-
-def _contains_list(t: Attribute) -> bool:
-    if isinstance(t, siren.ListType):
-        return True
-    if isinstance(t, siren.PairType):
-        return _contains_list(t.first) or _contains_list(t.second)
-    return False
 
 
 def lower_module(module: ModuleOp, base_dir: str) -> None:
