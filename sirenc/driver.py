@@ -151,19 +151,21 @@ def _on_deep_stack(fn, *args):
     outcome: dict[str, object] = {}
 
     def work():
-        sys.setrecursionlimit(max(sys.getrecursionlimit(), _RECURSION_LIMIT))
         try:
             outcome["value"] = fn(*args)
         except BaseException as e:  # noqa: BLE001 - re-raised on the caller's thread
             outcome["error"] = e
 
-    old = threading.stack_size(_STACK_BYTES)
+    # The limit is per process: raised only while the caller waits for the worker.
+    old_stack, old_limit = threading.stack_size(_STACK_BYTES), sys.getrecursionlimit()
+    sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
     try:
         worker = threading.Thread(target=work, name="sirenc-compile")
         worker.start()
         worker.join()
     finally:
-        threading.stack_size(old)
+        threading.stack_size(old_stack)
+        sys.setrecursionlimit(old_limit)
     if "error" in outcome:
         error = outcome["error"]
         if isinstance(error, RecursionError):
