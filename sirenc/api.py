@@ -154,7 +154,6 @@ class Model:
     """A compiled model. Create filters with ``filter()``; see ``info``."""
 
     def __init__(self, descriptor: Any, entry: _Entry, keepalive: Any, path: Path | None):
-        self._descriptor = descriptor     # const sirenrt_model *
         self._entry = entry
         self._pin = _CodePin(keepalive)   # JIT engine or cffi library: owns the code
         self.path = path                  # the model.so, or None for a JIT model

@@ -135,12 +135,7 @@ def cmd_check(args) -> int:
     c = driver.open_source(args.file, args.method, check=True, max_rvs=args.max_rvs)
     driver.run_until(c, "plan")
     _print_warnings(c)
-    plan = c.plan.plan
-    if args.json:
-        print(json.dumps({"method": args.method, "plan": dict(plan), "time_s": c.plan.seconds}))
-    else:
-        for name, enc in plan.items():
-            print(f"{name}: {enc}")
+    print(c.plan.to_json() if args.json else c.plan.text())
     return 0
 
 

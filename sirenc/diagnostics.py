@@ -11,7 +11,6 @@ reaches the user::
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 
 
@@ -76,8 +75,6 @@ class SirenError(Exception):
     span: Span | None = None
     notes: list[Note] = field(default_factory=list)
 
-    kind_name = "error"
-
     def __post_init__(self) -> None:
         Exception.__init__(self, self.message)
 
@@ -117,8 +114,3 @@ class SirenRuntimeError(SirenError):
 
 class SirenUsageError(SirenError):
     """Bad use of the API or command line (not of the language)."""
-
-
-def warn(message: str, span: Span | None, stream=None) -> None:
-    """Print a warning at once; warnings never stop compilation."""
-    print(render_at("warning", message, span), file=stream or sys.stderr)

@@ -229,9 +229,7 @@ def ast_text(typed) -> str:
 
 
 def plan_text(c: Compilation) -> str:
-    if c.plan is None:
-        return ""
-    return "\n".join(f"{name}: {enc}" for name, enc in c.plan.plan.items())
+    return c.plan.text() if c.plan is not None else ""
 
 
 def model_info(c: Compilation, module):

@@ -148,10 +148,6 @@ class Const(Expr):
         # True == 1 == 1.0 as in Python (SPEC 6.3 "Const(1) matches True").
         return (self.v,)
 
-    @property
-    def unknown(self) -> bool:
-        return self.v is UNK
-
 
 class RV(Expr):
     """A handle of an abstract random variable, ``rvN``."""
