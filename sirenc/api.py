@@ -3,7 +3,7 @@
 Example::
 
     import numpy as np, sirenc
-    model = sirenc.compile("kalman.si", method="ssi")     # JIT; output="k.so" builds a model.so
+    model = sirenc.compile("kalman.si", method="pf")      # JIT; output="k.so" builds a model.so
     f = model.filter(particles=1000, seed=0)
     f.run(np.loadtxt("data.csv", delimiter=",", skiprows=1, ndmin=2))
     print(f.estimate(), f.log_evidence)
