@@ -189,8 +189,9 @@ class Model:
         return cls(lib.sirenc_info(), entry, lib, path)
 
     def filter(self, particles: int = 1000, seed: int = 0, resampler: str = "systematic",
-               ess_threshold: float = 0.0) -> "Filter":
-        """A new particle population of ``particles`` particles."""
+               ess_threshold: float = 0.0, threads: int = 1) -> "Filter":
+        """A new particle population of ``particles`` particles, resumed by
+        ``threads`` threads (the answers do not depend on how many)."""
         from sirenc.runtime.ffi import ffi
 
         if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or particles < 1:
@@ -203,8 +204,10 @@ class Model:
         threshold = float(ess_threshold)
         if not 0.0 <= threshold <= 1.0:
             raise SirenUsageError(f"ess_threshold must lie in [0, 1], not {ess_threshold!r}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
+            raise SirenUsageError(f"threads must be an integer in [1, 256], not {threads!r}")
         opts = ffi.new("sirenrt_options *", {"resampler": RESAMPLERS[resampler],
-                                             "ess_threshold": threshold})
+                                             "ess_threshold": threshold, "threads": int(threads)})
         raw = self._entry.new(int(particles), int(seed), opts)
         if raw == ffi.NULL:
             raise CompiledModelError(_text(self._entry.error(ffi.NULL)) or "cannot create the filter")

@@ -57,6 +57,8 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--resampler", choices=RESAMPLERS, default="systematic", help="resampling scheme")
     p.add_argument("--ess-threshold", type=float, default=0.0, metavar="T",
                    help="resample only when ESS < T*N (default 0: at every resample())")
+    p.add_argument("--threads", type=int, default=1, metavar="T",
+                   help="threads resuming particles (default 1; the answer does not depend on it)")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     p.add_argument("--no-check", action="store_true", help="skip the inference-plan analysis")
     return p
@@ -151,7 +153,7 @@ def cmd_run(args) -> int:
     _print_warnings(c)
     rows = read_csv(args.data) if args.data else None
     f = model.filter(particles=args.particles, seed=args.seed, resampler=args.resampler,
-                     ess_threshold=args.ess_threshold)
+                     ess_threshold=args.ess_threshold, threads=args.threads)
     start = time.perf_counter()
     f.run(rows)
     result = f.estimate()

@@ -18,9 +18,11 @@
  *    bernoulli draws are 0.0 / 1.0.
  *  - Observations never fail on the observed value: outside the support (or non-integral for an
  *    integer family, or NaN) the log density is -inf (SPEC §0.2).  Invalid parameters are errors.
- *  - Threading: the runtime is single-threaded for now.  A filter must not be used from two threads at
- *    once; distinct filters are independent.  Results never depend on thread count by construction
- *    (counter-based RNG streams keyed by particle slot), so a thread pool can be added later.
+ *  - Threading: with sirenrt_options.threads > 1 a filter resumes its particles on a pool of that
+ *    many threads (the resampling itself stays on the calling thread).  Results do not depend on the
+ *    thread count: every particle draws from its own stream keyed by (seed, slot, epoch), and errors
+ *    are reported as a sequential pass would meet them.  A filter must not be used from two host
+ *    threads at once; distinct filters are independent.
  */
 #ifndef SIRENRT_H
 #define SIRENRT_H
@@ -110,6 +112,8 @@ typedef struct sirenrt_model {
 typedef struct sirenrt_options {
   int32_t resampler;           /* SIRENRT_SYSTEMATIC (default), ... */
   double ess_threshold;        /* 0: resample at every resample(); t > 0: only when ESS < t*N */
+  int32_t threads;             /* threads resuming particles (0 or 1: the calling thread only); the
+                                * answers do not depend on it: streams are keyed by particle slot */
 } sirenrt_options;
 
 /* ------------------------------------------------------------------------------------------------

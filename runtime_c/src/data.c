@@ -187,20 +187,15 @@ int rt_table_read_csv(rt_table *t, const char *path, char **err) {
   }
   free(row);
   free(text);
-  if (status == 0) t->loaded = 1;
+  if (status == 0) __atomic_store_n(&t->loaded, 1, __ATOMIC_RELEASE);
   return status;
 }
 
 /* ------------------------------------------------------------------ the ABI -------------------- */
 
-int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site) {
+static int load_table(sirenrt_ctx *ctx, rt_table *t, int32_t id, int32_t site) {
   sirenrt_filter *f = ctx->filter;
-  if (!f || id < 0 || id >= f->model->n_files) {
-    rt_fail(ctx, site, "internal error: no data file %d", (int)id);
-    return -1;
-  }
-  rt_table *t = &f->tables[id];
-  if (t->loaded) return 0;
+  if (t->loaded) return 0; /* another particle read it while this one waited for the lock */
   const char *path = f->model->files[id];
   char *err = NULL;
   if (rt_table_read_csv(t, path, &err) == 0) return 0;
@@ -211,7 +206,7 @@ int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site) {
     char *note = rt_site_known(f->model, site) ? rt_render_site(f->model, site, "note", "data file read here") : NULL;
     ctx->err_msg = note ? rt_strdup_printf("%s\n%s", err, note) : rt_strdup_printf("%s", err);
     ctx->err_site = RT_SITE_RENDERED;
-    f->attention = 1;
+    ctx->flagged = 1;
     free(note);
     if (!ctx->err_msg) rt_fail(ctx, site, "out of memory");
   } else {
@@ -219,6 +214,22 @@ int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site) {
   }
   free(err);
   return -1;
+}
+
+/* Reads file `id` on first use.  Particles may run on several threads: the first to need the file
+ * reads it under the filter's lock, and the others see it loaded (acquire/release on `loaded`). */
+int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site) {
+  sirenrt_filter *f = ctx->filter;
+  if (!f || id < 0 || id >= f->model->n_files) {
+    rt_fail(ctx, site, "internal error: no data file %d", (int)id);
+    return -1;
+  }
+  rt_table *t = &f->tables[id];
+  if (__atomic_load_n(&t->loaded, __ATOMIC_ACQUIRE)) return 0;
+  pthread_mutex_lock(&f->table_lock);
+  int status = load_table(ctx, t, id, site);
+  pthread_mutex_unlock(&f->table_lock);
+  return status;
 }
 
 int64_t sirenrt_file(sirenrt_ctx *ctx, int32_t file_id, int32_t site) {

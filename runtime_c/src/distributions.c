@@ -5,6 +5,7 @@
  * Boundary conventions (SPEC §0.2): a density is never an error.  Out of the support, non-integral
  * for an integer family, or NaN -> -inf; terms like 0 * log 0 are 0 (xlogy), so e.g. bernoulli(0)
  * at false is log 1 = 0 and binomial(n, 1) at n is 0. */
+#define _DEFAULT_SOURCE /* lgamma_r */
 #include "internal.h"
 
 #include <stdio.h>
@@ -15,8 +16,13 @@ static int is_int(double x) { return isfinite(x) && x == floor(x); }
 static int is_prob(double p) { return p >= 0.0 && p <= 1.0; }
 static double xlogy(double a, double y) { return a == 0.0 ? 0.0 : a * log(y); }
 static double xlog1py(double a, double y) { return a == 0.0 ? 0.0 : a * log1p(y); }
-static double log_beta(double a, double b) { return lgamma(a) + lgamma(b) - lgamma(a + b); }
-static double log_choose(double n, double k) { return lgamma(n + 1.0) - lgamma(k + 1.0) - lgamma(n - k + 1.0); }
+double rt_lgamma(double x) {
+  int sign;
+  return lgamma_r(x, &sign);
+}
+
+static double log_beta(double a, double b) { return rt_lgamma(a) + rt_lgamma(b) - rt_lgamma(a + b); }
+static double log_choose(double n, double k) { return rt_lgamma(n + 1.0) - rt_lgamma(k + 1.0) - rt_lgamma(n - k + 1.0); }
 
 /* ------------------------------------------------------------------ validity (SPEC §9) ---------- */
 /* Comparisons are written so that NaN parameters fail them. */
@@ -149,14 +155,14 @@ double sirenrt_logpdf_negative_binomial(double n, double p, double x) {
   char msg[RT_MSG];
   if (rt_bad_negative_binomial(n, p, msg)) return NAN;
   if (!(is_int(x) && x >= 0.0)) return -INFINITY;
-  return lgamma(x + n) - lgamma(x + 1.0) - lgamma(n) + n * log(p) + xlog1py(x, -p);
+  return rt_lgamma(x + n) - rt_lgamma(x + 1.0) - rt_lgamma(n) + n * log(p) + xlog1py(x, -p);
 }
 
 double sirenrt_logpdf_gamma(double shape, double rate, double x) {
   char msg[RT_MSG];
   if (rt_bad_gamma(shape, rate, msg)) return NAN;
   if (!(x >= 0.0) || isinf(x)) return -INFINITY;
-  return xlogy(shape - 1.0, x) - rate * x - lgamma(shape) + shape * log(rate);
+  return xlogy(shape - 1.0, x) - rate * x - rt_lgamma(shape) + shape * log(rate);
 }
 
 double sirenrt_logpdf_exponential(double rate, double x) {
@@ -169,7 +175,7 @@ double sirenrt_logpdf_poisson(double lambda, double x) {
   char msg[RT_MSG];
   if (rt_bad_poisson(lambda, msg)) return NAN;
   if (!(is_int(x) && x >= 0.0)) return -INFINITY;
-  return xlogy(x, lambda) - lambda - lgamma(x + 1.0);
+  return xlogy(x, lambda) - lambda - rt_lgamma(x + 1.0);
 }
 
 double sirenrt_logpdf_delta(double v, double x) { return x == v ? 0.0 : -INFINITY; }
@@ -192,7 +198,7 @@ double sirenrt_logpdf_student_t(double mu, double tau2, double nu, double x) {
   char msg[RT_MSG];
   if (rt_bad_student_t(mu, tau2, nu, msg)) return NAN;
   double d = x - mu;
-  return lgamma(0.5 * (nu + 1.0)) - lgamma(0.5 * nu) - 0.5 * log(nu) - 0.5 * log(RT_PI) - 0.5 * log(tau2) -
+  return rt_lgamma(0.5 * (nu + 1.0)) - rt_lgamma(0.5 * nu) - 0.5 * log(nu) - 0.5 * log(RT_PI) - 0.5 * log(tau2) -
          0.5 * (nu + 1.0) * log1p(d * d / (nu * tau2));
 }
 

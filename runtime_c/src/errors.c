@@ -40,7 +40,7 @@ double rt_fail(sirenrt_ctx *ctx, int32_t site, const char *fmt, ...) {
     va_end(ap);
     ctx->err_msg = s ? s : oom_message;
     ctx->err_site = site;
-    if (ctx->filter) ctx->filter->attention = 1;
+    ctx->flagged = 1;
   }
   return NAN;
 }

@@ -181,6 +181,10 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   sirenrt_filter *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   *c = *f;
+  /* The clone runs on the calling thread; it borrows the tables under a lock of its own. */
+  c->pool = NULL;
+  c->threads = 1;
+  pthread_mutex_init(&c->table_lock, NULL);
   c->owns_tables = 0;
   c->error = NULL;
   c->est = NULL;

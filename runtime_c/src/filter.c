@@ -142,31 +142,89 @@ static int can_proceed(const sirenrt_filter *f, int64_t i) {
   return state == SIRENRT_NEED_ROW && (!f->stream_open || f->ctx[i].want_row < f->tables[0].n_rows);
 }
 
+/* What one thread saw while resuming its range of slots. */
+typedef struct pass_chunk {
+  int any_at_resample;
+  int64_t last_zero;   /* highest slot whose weight became zero, -1 if none */
+  int64_t first_error; /* lowest slot that recorded an error, -1 if none */
+  int64_t first_bad;   /* lowest slot whose resume broke the protocol, -1 if none */
+  int32_t bad_status;
+} pass_chunk;
+
+typedef struct pass_args {
+  sirenrt_filter *f;
+  pass_chunk chunks[RT_MAX_THREADS];
+} pass_args;
+
+/* Resumes every particle of slots [n k / T, n (k+1) / T) that can proceed. */
+static void resume_range(void *arg, int k, int threads) {
+  pass_args *a = arg;
+  sirenrt_filter *f = a->f;
+  pass_chunk *out = &a->chunks[k];
+  *out = (pass_chunk){0, -1, -1, -1, 0};
+  int64_t lo = f->n * k / threads, hi = f->n * (k + 1) / threads;
+  for (int64_t i = lo; i < hi; i++) {
+    if (!can_proceed(f, i)) continue;
+    sirenrt_ctx *c = &f->ctx[i];
+    if (c->rng.ctr[2] != f->epoch) rekey(f, i); /* its stream is still keyed with an older epoch */
+    int32_t r = f->model->resume(c, frame_of(f, i), c->logw);
+    if (c->flagged) { /* only now are the context's cold fields read */
+      c->flagged = 0;
+      if (c->zeroed) {
+        out->last_zero = i;
+        c->zeroed = 0;
+      }
+      if (c->err_msg && out->first_error < 0) out->first_error = i;
+    }
+    int known = r == SIRENRT_FINISHED || r == SIRENRT_AT_RESAMPLE || (r == SIRENRT_NEED_ROW && f->stream_open);
+    if (!known && out->first_bad < 0) {
+      out->first_bad = i;
+      out->bad_status = r;
+    }
+    f->state[i] = (int8_t)r;
+    out->any_at_resample |= r == SIRENRT_AT_RESAMPLE;
+  }
+}
+
+/* One pass over the population, on the thread pool when there is one.  Errors are reported as a
+ * sequential pass would meet them: the lowest failing slot, the highest slot that zeroed its weight
+ * last.  Returns -1 with f failed, else whether some particle stopped at resample(). */
+static int resume_all(sirenrt_filter *f) {
+  pass_args a = {f, {{0}}};
+  /* Waking the team costs microseconds: below a few thousand particles a thread it does not pay. */
+  int threads = f->pool && f->n >= RT_PARTICLES_PER_THREAD * (int64_t)f->threads ? f->threads : 1;
+  if (threads > 1)
+    rt_pool_run(f->pool, resume_range, &a);
+  else
+    resume_range(&a, 0, 1);
+  int any = 0;
+  int64_t error = -1, bad = -1;
+  int32_t bad_status = 0;
+  for (int k = 0; k < threads; k++) {
+    pass_chunk *c = &a.chunks[k];
+    any |= c->any_at_resample;
+    if (c->last_zero >= 0) f->last_zero_site = f->ctx[c->last_zero].zero_site;
+    if (error < 0) error = c->first_error;
+    if (bad < 0 && c->first_bad >= 0) {
+      bad = c->first_bad;
+      bad_status = c->bad_status;
+    }
+  }
+  if (error >= 0 && (bad < 0 || error <= bad)) return fail_from_particle(f, &f->ctx[error]), -1;
+  if (bad >= 0) {
+    if (bad_status == SIRENRT_NEED_ROW) /* would wait forever */
+      return rt_filter_fail(f, rt_strdup_printf("error: internal error: particle waits for a row of a closed stream")), -1;
+    return rt_filter_fail(f, rt_strdup_printf("error: internal error: resume returned %d", (int)bad_status)), -1;
+  }
+  return any;
+}
+
 /* The population loop.  Returns 0, or 1 with the filter failed. */
 int rt_advance(sirenrt_filter *f) {
   f->est_valid = 0;
   for (;;) {
-    int any_at_resample = 0;
-    for (int64_t i = 0; i < f->n; i++) {
-      if (!can_proceed(f, i)) continue;
-      sirenrt_ctx *c = &f->ctx[i];
-      if (c->rng.ctr[2] != f->epoch) rekey(f, i); /* its stream is still keyed with an older epoch */
-      int32_t r = f->model->resume(c, frame_of(f, i), c->logw);
-      if (f->attention) {
-        f->attention = 0;
-        if (c->zeroed) {
-          f->last_zero_site = c->zero_site;
-          c->zeroed = 0;
-        }
-        if (c->err_msg) return fail_from_particle(f, c);
-      }
-      if (r != SIRENRT_FINISHED && r != SIRENRT_AT_RESAMPLE && r != SIRENRT_NEED_ROW)
-        return rt_filter_fail(f, rt_strdup_printf("error: internal error: resume returned %d", (int)r));
-      if (r == SIRENRT_NEED_ROW && !f->stream_open) /* would wait forever */
-        return rt_filter_fail(f, rt_strdup_printf("error: internal error: particle waits for a row of a closed stream"));
-      f->state[i] = (int8_t)r;
-      any_at_resample |= r == SIRENRT_AT_RESAMPLE;
-    }
+    int any_at_resample = resume_all(f);
+    if (any_at_resample < 0) return 1;
     if (!any_at_resample) return 0;
     if (barrier(f)) return 1;
   }
@@ -199,8 +257,11 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
     return rt_set_last_error("model: bad data file table (at most %d files)", RT_MAX_FILES), NULL;
   if (n_particles < 1 || (uint64_t)n_particles > ((uint64_t)1 << 40) / m->frame_size)
     return rt_set_last_error("sirenrt_filter_new: bad number of particles %lld", (long long)n_particles), NULL;
-  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0};
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, 1};
   if (opts) o = *opts;
+  if (o.threads == 0) o.threads = 1;
+  if (o.threads < 1 || o.threads > RT_MAX_THREADS)
+    return rt_set_last_error("threads must be between 1 and %d, got %d", RT_MAX_THREADS, (int)o.threads), NULL;
   if (o.resampler < SIRENRT_SYSTEMATIC || o.resampler > SIRENRT_RESIDUAL)
     return rt_set_last_error("unknown resampler %d", (int)o.resampler), NULL;
   if (!(o.ess_threshold >= 0.0))
@@ -208,6 +269,13 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
 
   sirenrt_filter *f = calloc(1, sizeof *f);
   if (!f) return rt_set_last_error("out of memory"), NULL;
+  pthread_mutex_init(&f->table_lock, NULL);
+  f->threads = o.threads;
+  /* A thread pays off only with enough particles to share out. */
+  if (o.threads > 1 && n_particles >= 2 * (int64_t)o.threads && !(f->pool = rt_pool_new(o.threads))) {
+    sirenrt_filter_free(f);
+    return rt_set_last_error("cannot start %d threads", (int)o.threads), NULL;
+  }
   f->model = m;
   f->n = n_particles;
   f->seed = seed;
@@ -258,6 +326,8 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   free(f->free_slots);
   free(f->error);
   free(f->est);
+  rt_pool_free(f->pool);
+  pthread_mutex_destroy(&f->table_lock);
   free(f);
 }
 

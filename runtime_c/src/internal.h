@@ -6,10 +6,16 @@
 #include "sirenrt.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #define RT_PI 3.14159265358979323846
+#define RT_MAX_THREADS 256
+#define RT_PARTICLES_PER_THREAD 2048
+
+/* lgamma without its write to the global signgam (a data race once particles run on threads). */
+double rt_lgamma(double x);
 
 /* ---------------------------------------------------------------- rng (Philox4x32-10) ---------- */
 /* A stream is a Philox key (the seed) plus a 128-bit counter whose words 1..3 name the stream and
@@ -143,6 +149,7 @@ enum { RT_RUNNABLE = 3 }; /* particle states: SIRENRT_FINISHED/AT_RESAMPLE/NEED_
  * loop walks these in slot order, so a fat first line would cost every model memory bandwidth. */
 struct __attribute__((aligned(64))) sirenrt_ctx {
   rt_rng rng;          /* rng.ctr[2] is the resampling epoch its stream is keyed with */
+  int32_t flagged;     /* set when this resume recorded an error or a zero weight (cold fields below) */
   double *logw;        /* this particle's entry of the filter's dense weight array */
   struct sirenrt_filter *filter; /* data, stream state and the site table; NULL in sample_many */
   /* second cache line */
@@ -208,8 +215,9 @@ struct sirenrt_filter {
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
   int collect_always;  /* SIRENRT_COLLECT_ALWAYS set: collect at every resampling (tests) */
   int arenas_used;     /* some particle has allocated list cells (so collection may pay) */
-  int attention;       /* a particle recorded an error or a zero weight during its last resume:
-                        * only then does the population loop read those (cold) context fields */
+  int threads;         /* particles are resumed by this many threads (pool when > 1) */
+  struct rt_pool *pool;
+  pthread_mutex_t table_lock; /* data files are read lazily, by whichever particle needs one first */
   double *est;         /* cached estimate (est_valid) */
   int64_t est_n;
   int32_t est_valid;
@@ -217,6 +225,12 @@ struct sirenrt_filter {
 
 /* filter.c */
 int rt_filter_fail(sirenrt_filter *f, char *msg); /* takes ownership of msg; returns 1 */
+/* pool.c: a team of threads running fn(arg, k, threads) for k = 0..threads-1 (k = 0 on the caller). */
+typedef struct rt_pool rt_pool;
+rt_pool *rt_pool_new(int threads); /* threads >= 2; NULL on failure */
+void rt_pool_run(rt_pool *pool, void (*fn)(void *arg, int k, int threads), void *arg);
+void rt_pool_free(rt_pool *pool);
+
 /* n zeroed contexts, cache-line aligned (free with free()); NULL when out of memory. */
 sirenrt_ctx *rt_alloc_contexts(int64_t n);
 int rt_advance(sirenrt_filter *f);                /* the population loop: 0, or 1 with f failed */

@@ -33,7 +33,7 @@ void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t site) {
   if (w == -INFINITY) {
     ctx->zero_site = site;
     ctx->zeroed = 1;
-    if (ctx->filter) ctx->filter->attention = 1;
+    ctx->flagged = 1;
   }
 }
 

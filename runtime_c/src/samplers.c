@@ -54,7 +54,7 @@ static double binomial_btrs(rt_rng *g, int64_t n_int, double p) {
   double b = 1.15 + 2.53 * spq, a = -0.0873 + 0.0248 * b + 0.01 * p, c = n * p + 0.5;
   double alpha = (2.83 + 5.1 / b) * spq, vr = 0.92 - 4.2 / b;
   double m = floor((n + 1.0) * p), lpq = log(p / q);
-  double h = lgamma(m + 1.0) + lgamma(n - m + 1.0);
+  double h = rt_lgamma(m + 1.0) + rt_lgamma(n - m + 1.0);
   for (;;) {
     double u = rt_uniform(g) - 0.5, v = rt_uniform_pos(g);
     double us = 0.5 - fabs(u);
@@ -62,7 +62,7 @@ static double binomial_btrs(rt_rng *g, int64_t n_int, double p) {
     if (k < 0.0 || k > n) continue;
     if (us >= 0.07 && v <= vr) return k;
     v = log(v * alpha / (a / (us * us) + b));
-    if (v <= h - lgamma(k + 1.0) - lgamma(n - k + 1.0) + (k - m) * lpq) return k;
+    if (v <= h - rt_lgamma(k + 1.0) - rt_lgamma(n - k + 1.0) + (k - m) * lpq) return k;
   }
 }
 
@@ -94,7 +94,7 @@ double rt_poisson(rt_rng *g, double lambda) {
     double k = floor((2.0 * a / us + b) * u + lambda + 0.43);
     if (us >= 0.07 && v <= vr) return k;
     if (k < 0.0 || (us < 0.013 && v > us)) continue;
-    if (log(v) + log_invalpha - log(a / (us * us) + b) <= -lambda + k * loglam - lgamma(k + 1.0)) return k;
+    if (log(v) + log_invalpha - log(a / (us * us) + b) <= -lambda + k * loglam - rt_lgamma(k + 1.0)) return k;
   }
 }
 

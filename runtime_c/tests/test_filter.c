@@ -46,7 +46,7 @@ static int run_rw(sirenrt_filter *f, int n, double *out, int64_t cap, int64_t *n
 
 static void test_kalman(int32_t scheme, double ess_threshold) {
   const int64_t N = 20000;
-  sirenrt_options o = {scheme, ess_threshold};
+  sirenrt_options o = {scheme, ess_threshold, 1};
   sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 7, &o);
   CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
   if (!f) return;
@@ -80,7 +80,7 @@ static void test_unbiased_over_seeds(int32_t scheme, double ess_threshold) {
   double m, v, ll, err[SEEDS], ratio[SEEDS], est[T + 2];
   int64_t n;
   kalman(T, &m, &v, &ll);
-  sirenrt_options o = {scheme, ess_threshold};
+  sirenrt_options o = {scheme, ess_threshold, 1};
   for (int s = 0; s < SEEDS; s++) {
     sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 1000 + (uint64_t)s, &o);
     run_rw(f, T, est, T + 2, &n);
@@ -184,7 +184,7 @@ static void test_errors(void) {
   m.result_type = "PfX";
   CHECK(sirenrt_filter_new(&m, 10, 1, NULL) == NULL, "bad descriptor");
   CHECK(sirenrt_filter_new(&rw_model, 0, 1, NULL) == NULL, "zero particles");
-  sirenrt_options o = {7, 0.0};
+  sirenrt_options o = {7, 0.0, 1};
   CHECK(sirenrt_filter_new(&rw_model, 10, 1, &o) == NULL, "unknown resampler");
 }
 
@@ -224,8 +224,33 @@ static void test_files(void) {
   unlink(path);
 }
 
+/* The answer must not depend on the number of threads: streams are keyed by slot. */
+static void test_threads_give_the_same_answer(void) {
+  const int64_t N = 9001; /* enough for 4 threads (RT_PARTICLES_PER_THREAD), not a multiple of them */
+  double base[T + 2], est[T + 2];
+  int64_t n = 0;
+  double base_ev = 0.0;
+  for (int32_t threads = 1; threads <= 4; threads++) {
+    sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads};
+    sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 5, &o);
+    CHECK(f != NULL, "filter_new with %d threads: %s", (int)threads, sirenrt_last_error());
+    if (!f) return;
+    CHECK(run_rw(f, T, threads == 1 ? base : est, T + 2, &n) == 0, "run with %d threads", (int)threads);
+    if (threads == 1) {
+      base_ev = sirenrt_filter_log_evidence(f);
+    } else {
+      CHECK(memcmp(base, est, sizeof base) == 0, "estimate with %d threads differs", (int)threads);
+      CHECK(sirenrt_filter_log_evidence(f) == base_ev, "log evidence with %d threads differs", (int)threads);
+    }
+    sirenrt_filter_free(f);
+  }
+  sirenrt_options bad = {SIRENRT_SYSTEMATIC, 0.0, -2};
+  CHECK(sirenrt_filter_new(&rw_model, N, 5, &bad) == NULL, "negative thread count refused");
+}
+
 int main(void) {
   make_data();
+  test_threads_give_the_same_answer();
   test_kalman(SIRENRT_SYSTEMATIC, 0.0);
   test_kalman(SIRENRT_MULTINOMIAL, 0.0);
   test_kalman(SIRENRT_STRATIFIED, 0.0);

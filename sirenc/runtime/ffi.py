@@ -78,6 +78,7 @@ typedef struct sirenrt_model {
 typedef struct sirenrt_options {
   int32_t resampler;
   double ess_threshold;
+  int32_t threads;
 } sirenrt_options;
 
 double sirenrt_std_normal(sirenrt_ctx *ctx);

@@ -34,11 +34,12 @@ def test_corpus_is_large_enough():
 
 
 @needs_runtime
+@pytest.mark.parametrize("threads", [1, 2])
 @pytest.mark.parametrize("path", CASES, ids=lambda p: p.stem)
-def test_api_reports_the_error_at_its_source(path):
+def test_api_reports_the_error_at_its_source(path, threads):
     where, line, col, message = expectation(path)
     model = sirenc.compile(str(path), method="pf")
-    f = model.filter(particles=20, seed=0)
+    f = model.filter(particles=5000, seed=0, threads=threads)
     with pytest.raises(sirenc.SirenRuntimeError) as info:
         f.run()
     text = str(info.value)

@@ -92,3 +92,17 @@ def test_a_program_that_is_not_streamable_runs_in_batch_only():
     assert np.isfinite(f.estimate())
     with pytest.raises(sirenc.SirenRuntimeError, match="does not fold over File.read data"):
         f.step(np.array([1.0]))
+
+
+@pytest.mark.parametrize("threads", [2, 3])
+def test_threads_change_nothing(model, rows, threads):
+    # Enough particles that every thread gets a share (the runtime keeps small populations on one).
+    one = model.filter(particles=7001, seed=8)
+    many = model.filter(particles=7001, seed=8, threads=threads)
+    one.run(rows)
+    many.run(rows)
+    assert one.estimate() == many.estimate() and one.log_evidence == many.log_evidence
+    for row in rows[:5]:
+        one.step(row)
+        many.step(row)
+    assert one.estimate() == many.estimate()
