@@ -211,9 +211,10 @@ SIRENRT_API double sirenrt_mean_student_t(double mu, double tau2, double nu);
  *   word 0   header: bits 0..7 kind (1 = list cell; 2.. reserved for expression/RV nodes),
  *            bits 8..31 payload words p, bits 32..63 reserved for the collector (0 otherwise)
  *   word 1.. payload; a list cell's payload is [tail handle, element word 0, ..., word n-1]
- * Every node states its own size, so the arena can be walked linearly; a later mark/compact collector
- * can mark from the frame's root words (the compiler knows which frame words are handles), record
- * each live node's new index in the reserved header bits, slide live nodes down and rewrite handles.
+ * Every node states its own size.  At resampling barriers a copying collector (collect.c) keeps only
+ * what the frame still reaches: the compiler lists, per resume point, the frame slots that hold list
+ * handles and their types (sirenrt_model.roots), and a list type says which element words are
+ * handles; the old header's collector bits hold the forwarding index while copying.
  * Element words are raw 64 bits: doubles bitcast by the caller, bools 0/1, list handles as int64.
  * ------------------------------------------------------------------------------------------------ */
 SIRENRT_API int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords); /* words uninitialised */
