@@ -95,6 +95,37 @@ static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
   return 0;
 }
 
+/* Threads worth waking for a pass over the population: below a few thousand particles a thread,
+ * waking the team costs more than it saves. */
+static int team_size(const sirenrt_filter *f) {
+  return f->pool && f->n >= RT_PARTICLES_PER_THREAD * (int64_t)f->threads ? f->threads : 1;
+}
+
+static void run_team(sirenrt_filter *f, int threads, void (*fn)(void *, int, int), void *arg) {
+  if (threads > 1)
+    rt_pool_run(f->pool, fn, arg);
+  else
+    fn(arg, 0, 1);
+}
+
+typedef struct copy_args {
+  sirenrt_filter *f;
+  int failed[RT_MAX_THREADS];
+} copy_args;
+
+/* Copies the offspring of sources [n k / T, n (k+1) / T): each source's extra copies go to the free
+ * slots from first_copy[i] on, so ranges never write the same slot. */
+static void copy_range(void *arg, int k, int threads) {
+  copy_args *a = arg;
+  sirenrt_filter *f = a->f;
+  int64_t lo = f->n * k / threads, hi = f->n * (k + 1) / threads;
+  for (int64_t i = lo; i < hi; i++) {
+    int64_t next = f->first_copy[i];
+    for (int64_t c = 1; c < f->counts[i]; c++)
+      if (copy_particle(f, f->free_slots[next++], i)) a->failed[k] = 1;
+  }
+}
+
 /* A resample() barrier: check the weights, resample when due, release the waiting particles. */
 static int barrier(sirenrt_filter *f) {
   int64_t n = f->n;
@@ -116,16 +147,18 @@ static int barrier(sirenrt_filter *f) {
     rt_resample_counts(f->opts.resampler, f->w, n, &g, f->counts);
     /* Slots whose particle left no offspring receive the extra copies.  The free slots are gathered
      * without branches first (the counts are random, so a scanning loop mispredicts). */
-    int64_t *free_slots = f->free_slots, n_free = 0;
+    int64_t *free_slots = f->free_slots, n_free = 0, extra = 0;
     for (int64_t i = 0; i < n; i++) {
       free_slots[n_free] = i;
       n_free += f->counts[i] == 0;
+      f->first_copy[i] = extra;
+      extra += f->counts[i] > 1 ? f->counts[i] - 1 : 0;
     }
-    int64_t next = 0;
-    for (int64_t i = 0; i < n; i++) {
-      for (int64_t k = 1; k < f->counts[i]; k++)
-        if (copy_particle(f, free_slots[next++], i)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
-    }
+    int threads = team_size(f);
+    copy_args copies = {f, {0}};
+    run_team(f, threads, copy_range, &copies);
+    for (int k = 0; k < threads; k++)
+      if (copies.failed[k]) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
     f->epoch++;
     /* Streams are rekeyed with the new epoch lazily, when a particle next runs (rt_advance):
      * finished particles never draw again, and the others are touched then anyway. */
@@ -191,12 +224,8 @@ static void resume_range(void *arg, int k, int threads) {
  * last.  Returns -1 with f failed, else whether some particle stopped at resample(). */
 static int resume_all(sirenrt_filter *f) {
   pass_args a = {f, {{0}}};
-  /* Waking the team costs microseconds: below a few thousand particles a thread it does not pay. */
-  int threads = f->pool && f->n >= RT_PARTICLES_PER_THREAD * (int64_t)f->threads ? f->threads : 1;
-  if (threads > 1)
-    rt_pool_run(f->pool, resume_range, &a);
-  else
-    resume_range(&a, 0, 1);
+  int threads = team_size(f);
+  run_team(f, threads, resume_range, &a);
   int any = 0;
   int64_t error = -1, bad = -1;
   int32_t bad_status = 0;
@@ -290,10 +319,11 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->state = malloc((size_t)n_particles);
   f->counts = malloc((size_t)n_particles * sizeof(int64_t));
   f->free_slots = malloc((size_t)n_particles * sizeof(int64_t));
+  f->first_copy = malloc((size_t)n_particles * sizeof(int64_t));
   /* A stress mode for tests of the collector: collect every arena at every resampling. */
   f->collect_always = getenv("SIRENRT_COLLECT_ALWAYS") != NULL;
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
-  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->tables) {
+  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->first_copy || !f->tables) {
     sirenrt_filter_free(f);
     return rt_set_last_error("out of memory for %lld particles", (long long)n_particles), NULL;
   }
@@ -324,6 +354,7 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   free(f->state);
   free(f->counts);
   free(f->free_slots);
+  free(f->first_copy);
   free(f->error);
   free(f->est);
   rt_pool_free(f->pool);
