@@ -197,9 +197,9 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->state = malloc((size_t)f->n);
   c->counts = malloc((size_t)f->n * sizeof(int64_t));
   c->free_slots = malloc((size_t)f->n * sizeof(int64_t));
-  c->first_copy = malloc((size_t)f->n * sizeof(int64_t));
+  c->copy_source = malloc((size_t)f->n * sizeof(int64_t));
   c->collect_always = f->collect_always;
-  if (!c->frames || !c->ctx || !c->w || !c->logw || !c->state || !c->counts || !c->free_slots || !c->first_copy) {
+  if (!c->frames || !c->ctx || !c->w || !c->logw || !c->state || !c->counts || !c->free_slots || !c->copy_source) {
     sirenrt_filter_free(c);
     return NULL;
   }

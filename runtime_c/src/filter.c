@@ -110,20 +110,18 @@ static void run_team(sirenrt_filter *f, int threads, void (*fn)(void *, int, int
 
 typedef struct copy_args {
   sirenrt_filter *f;
+  int64_t n_copies;
   int failed[RT_MAX_THREADS];
 } copy_args;
 
-/* Copies the offspring of sources [n k / T, n (k+1) / T): each source's extra copies go to the free
- * slots from first_copy[i] on, so ranges never write the same slot. */
+/* Makes copies [m k / T, m (k+1) / T): copy j goes to free_slots[j] (ascending) from copy_source[j],
+ * so each thread writes one contiguous stretch of frames and contexts, never a neighbour's line. */
 static void copy_range(void *arg, int k, int threads) {
   copy_args *a = arg;
   sirenrt_filter *f = a->f;
-  int64_t lo = f->n * k / threads, hi = f->n * (k + 1) / threads;
-  for (int64_t i = lo; i < hi; i++) {
-    int64_t next = f->first_copy[i];
-    for (int64_t c = 1; c < f->counts[i]; c++)
-      if (copy_particle(f, f->free_slots[next++], i)) a->failed[k] = 1;
-  }
+  int64_t lo = a->n_copies * k / threads, hi = a->n_copies * (k + 1) / threads;
+  for (int64_t j = lo; j < hi; j++)
+    if (copy_particle(f, f->free_slots[j], f->copy_source[j])) a->failed[k] = 1;
 }
 
 /* A resample() barrier: check the weights, resample when due, release the waiting particles. */
@@ -147,15 +145,15 @@ static int barrier(sirenrt_filter *f) {
     rt_resample_counts(f->opts.resampler, f->w, n, &g, f->counts);
     /* Slots whose particle left no offspring receive the extra copies.  The free slots are gathered
      * without branches first (the counts are random, so a scanning loop mispredicts). */
-    int64_t *free_slots = f->free_slots, n_free = 0, extra = 0;
+    int64_t *free_slots = f->free_slots, n_free = 0, n_copies = 0;
     for (int64_t i = 0; i < n; i++) {
       free_slots[n_free] = i;
       n_free += f->counts[i] == 0;
-      f->first_copy[i] = extra;
-      extra += f->counts[i] > 1 ? f->counts[i] - 1 : 0;
     }
+    for (int64_t i = 0; i < n; i++)
+      for (int64_t c = 1; c < f->counts[i]; c++) f->copy_source[n_copies++] = i;
     int threads = team_size(f);
-    copy_args copies = {f, {0}};
+    copy_args copies = {f, n_copies, {0}};
     run_team(f, threads, copy_range, &copies);
     for (int k = 0; k < threads; k++)
       if (copies.failed[k]) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
@@ -319,11 +317,11 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->state = malloc((size_t)n_particles);
   f->counts = malloc((size_t)n_particles * sizeof(int64_t));
   f->free_slots = malloc((size_t)n_particles * sizeof(int64_t));
-  f->first_copy = malloc((size_t)n_particles * sizeof(int64_t));
+  f->copy_source = malloc((size_t)n_particles * sizeof(int64_t));
   /* A stress mode for tests of the collector: collect every arena at every resampling. */
   f->collect_always = getenv("SIRENRT_COLLECT_ALWAYS") != NULL;
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
-  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->first_copy || !f->tables) {
+  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->copy_source || !f->tables) {
     sirenrt_filter_free(f);
     return rt_set_last_error("out of memory for %lld particles", (long long)n_particles), NULL;
   }
@@ -354,7 +352,7 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   free(f->state);
   free(f->counts);
   free(f->free_slots);
-  free(f->first_copy);
+  free(f->copy_source);
   free(f->error);
   free(f->est);
   rt_pool_free(f->pool);

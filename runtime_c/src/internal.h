@@ -213,7 +213,7 @@ struct sirenrt_filter {
                         * miss on the big context array */
   int64_t *counts;     /* scratch: offspring counts */
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
-  int64_t *first_copy; /* scratch: where in free_slots each particle's extra copies start */
+  int64_t *copy_source; /* scratch: the particle copied into free_slots[j] at a resampling */
   int collect_always;  /* SIRENRT_COLLECT_ALWAYS set: collect at every resampling (tests) */
   int arenas_used;     /* some particle has allocated list cells (so collection may pay) */
   int threads;         /* particles are resumed by this many threads (pool when > 1) */
