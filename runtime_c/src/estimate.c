@@ -189,26 +189,16 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->error = NULL;
   c->est = NULL;
   c->est_valid = 0;
-  size_t frame_bytes = ((size_t)f->n * f->model->frame_size + 63) & ~(size_t)63;
-  c->frames = aligned_alloc(64, frame_bytes);
-  c->ctx = rt_alloc_contexts(f->n);
-  c->w = malloc((size_t)f->n * sizeof(double));
-  c->logw = malloc((size_t)f->n * sizeof(double));
-  c->state = malloc((size_t)f->n);
-  c->counts = malloc((size_t)f->n * sizeof(int64_t));
-  c->free_slots = malloc((size_t)f->n * sizeof(int64_t));
-  c->copy_source = malloc((size_t)f->n * sizeof(int64_t));
-  c->collect_always = f->collect_always;
-  if (!c->frames || !c->ctx || !c->w || !c->logw || !c->state || !c->counts || !c->free_slots || !c->copy_source) {
+  if (rt_alloc_population(c)) {
     sirenrt_filter_free(c);
     return NULL;
   }
   memcpy(c->frames, f->frames, (size_t)f->n * f->model->frame_size);
   memcpy(c->state, f->state, (size_t)f->n);
+  memcpy(c->logw, f->logw, (size_t)f->n * sizeof(double));
   for (int64_t i = 0; i < f->n; i++) {
     c->ctx[i] = f->ctx[i];
     c->ctx[i].filter = c;
-    c->logw[i] = f->logw[i];
     c->ctx[i].logw = &c->logw[i];
     c->ctx[i].arena = NULL;
     c->ctx[i].arena_used = c->ctx[i].arena_cap = 0;

@@ -62,11 +62,30 @@ static void reset_population(sirenrt_filter *f) {
   for (int32_t k = 0; k < f->model->n_files; k++) rt_table_clear(&f->tables[k]);
 }
 
-sirenrt_ctx *rt_alloc_contexts(int64_t n) {
+static sirenrt_ctx *alloc_contexts(int64_t n) {
   size_t bytes = (size_t)(n > 0 ? n : 1) * sizeof(sirenrt_ctx); /* a multiple of the alignment */
   sirenrt_ctx *ctx = aligned_alloc(_Alignof(sirenrt_ctx), bytes);
   if (ctx) memset(ctx, 0, bytes);
   return ctx;
+}
+
+int rt_alloc_population(sirenrt_filter *f) {
+  size_t n = (size_t)f->n;
+  f->frames = aligned_alloc(64, (n * f->model->frame_size + 63) & ~(size_t)63);
+  f->ctx = alloc_contexts(f->n);
+  f->w = malloc(n * sizeof(double));
+  f->logw = malloc(n * sizeof(double));
+  f->state = malloc(n);
+  f->counts = malloc(n * sizeof(int64_t));
+  f->free_slots = malloc(n * sizeof(int64_t));
+  f->copy_source = malloc(n * sizeof(int64_t));
+  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->copy_source)
+    return -1;
+  for (int64_t i = 0; i < f->n; i++) {
+    f->ctx[i].filter = f;
+    f->ctx[i].logw = &f->logw[i];
+  }
+  return 0;
 }
 
 int rt_zero_weight_error(sirenrt_filter *f) {
@@ -95,11 +114,8 @@ static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
   return 0;
 }
 
-/* Threads worth waking for a pass over the population: below a few thousand particles a thread,
- * waking the team costs more than it saves. */
-static int team_size(const sirenrt_filter *f) {
-  return f->pool && f->n >= RT_PARTICLES_PER_THREAD * (int64_t)f->threads ? f->threads : 1;
-}
+/* Threads for a pass over the population (sirenrt_filter_new starts a pool only where it pays). */
+static int team_size(const sirenrt_filter *f) { return f->pool ? f->threads : 1; }
 
 static void run_team(sirenrt_filter *f, int threads, void (*fn)(void *, int, int), void *arg) {
   if (threads > 1)
@@ -298,8 +314,9 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   if (!f) return rt_set_last_error("out of memory"), NULL;
   pthread_mutex_init(&f->table_lock, NULL);
   f->threads = o.threads;
-  /* A thread pays off only with enough particles to share out. */
-  if (o.threads > 1 && n_particles >= 2 * (int64_t)o.threads && !(f->pool = rt_pool_new(o.threads))) {
+  /* Below a few thousand particles a thread, waking a team costs more than it saves. */
+  if (o.threads > 1 && n_particles >= RT_PARTICLES_PER_THREAD * (int64_t)o.threads &&
+      !(f->pool = rt_pool_new(o.threads))) {
     sirenrt_filter_free(f);
     return rt_set_last_error("cannot start %d threads", (int)o.threads), NULL;
   }
@@ -309,25 +326,12 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->opts = o;
   f->result_words = (uint32_t)words;
   f->owns_tables = 1;
-  size_t frame_bytes = ((size_t)n_particles * m->frame_size + 63) & ~(size_t)63;
-  f->frames = aligned_alloc(64, frame_bytes);
-  f->ctx = rt_alloc_contexts(n_particles);
-  f->w = malloc((size_t)n_particles * sizeof(double));
-  f->logw = malloc((size_t)n_particles * sizeof(double));
-  f->state = malloc((size_t)n_particles);
-  f->counts = malloc((size_t)n_particles * sizeof(int64_t));
-  f->free_slots = malloc((size_t)n_particles * sizeof(int64_t));
-  f->copy_source = malloc((size_t)n_particles * sizeof(int64_t));
   /* A stress mode for tests of the collector: collect every arena at every resampling. */
   f->collect_always = getenv("SIRENRT_COLLECT_ALWAYS") != NULL;
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
-  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->copy_source || !f->tables) {
+  if (!f->tables || rt_alloc_population(f)) {
     sirenrt_filter_free(f);
     return rt_set_last_error("out of memory for %lld particles", (long long)n_particles), NULL;
-  }
-  for (int64_t i = 0; i < n_particles; i++) {
-    f->ctx[i].filter = f;
-    f->ctx[i].logw = &f->logw[i];
   }
   reset_population(f);
   f->mode = RT_MODE_IDLE;

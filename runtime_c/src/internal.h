@@ -232,8 +232,9 @@ rt_pool *rt_pool_new(int threads); /* threads >= 2; NULL on failure */
 void rt_pool_run(rt_pool *pool, void (*fn)(void *arg, int k, int threads), void *arg);
 void rt_pool_free(rt_pool *pool);
 
-/* n zeroed contexts, cache-line aligned (free with free()); NULL when out of memory. */
-sirenrt_ctx *rt_alloc_contexts(int64_t n);
+/* Allocates f->n particles' frames, contexts (zeroed, cache-line aligned, wired to f and their
+ * weight slots) and the population's scratch arrays; 0, or -1 (free with sirenrt_filter_free). */
+int rt_alloc_population(sirenrt_filter *f);
 int rt_advance(sirenrt_filter *f);                /* the population loop: 0, or 1 with f failed */
 int rt_zero_weight_error(sirenrt_filter *f);      /* fails f with "all particles have zero weight" */
 /* data.c: loads table `id` from disk once per run; 0 ok, else error recorded on ctx. */
