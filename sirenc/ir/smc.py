@@ -1,27 +1,35 @@
-"""The `smc` dialect: one particle's program as a resumable procedure.
+"""The `smc` dialect: one particle's program, typed, with no C runtime in sight.
 
-After `lower-siren-to-smc` the model is ``func.func @siren_resume(%ctx, %frame,
-%log_weight) -> i32`` over machine scalars (``f64``, ``i1``, ``i64``) and list handles
-(``!smc.list<"f">``: an arena index, typed by its element so that the runtime's
-collector knows which frame slots and list words are handles), with ``arith``
-for arithmetic, ``scf.if``/``scf.while`` for control, and the ops below for
-what is particular to a particle filter: calls into the C runtime, suspension
-points (resample barriers and waiting for a stream row), the particle's frame,
-which keeps values alive across a suspension, and list handles.
+After `lower-siren-to-smc` a model is one ``smc.particle`` op: the program a
+single particle runs, over machine scalars (``f64``, ``i1``, ``i64``) and list
+handles (``!smc.list<"f">``, typed by the element's descriptor so a collector
+knows which words are handles), with ``arith``/``math`` for arithmetic and
+``scf.if``/``scf.while`` for control. The ops below are what is particular to
+a particle filter: drawing from and observing a distribution family, the two
+suspension points (a resampling barrier, and waiting for the next row of the
+observation stream), the frame slots that carry values across a suspension,
+lists, data files, and the result. Nothing here names a C function, a byte
+offset or a pointer: the LLVM backend (`lower-smc-to-llvm`) and a JAX backend
+both consume this level.
 
-    %x = "smc.rt"(%ctx, %m, %v, %site) <{callee = "sirenrt_sample_gaussian"}> : (!llvm.ptr, f64, f64, i32) -> f64
-    "smc.suspend"() <{status = 1 : i32, point = 1 : i32}> : () -> ()
-    "smc.frame_store"(%frame, %x) <{offset = 16 : i64}> : (!llvm.ptr, f64) -> ()
-    %y = "smc.frame_load"(%frame) <{offset = 16 : i64}> : (!llvm.ptr) -> f64
+    smc.particle @model <#smc.model<"f", 1, "", "/data.csv", 1, []>> {
+      %x = "smc.sample"(%m, %v) <{family = "gaussian"}> : (f64, f64) -> f64
+      "smc.observe"(%x, %s, %y) <{family = "gaussian"}> : (f64, f64, f64) -> ()
+      "smc.resample"() <{point = 1 : i32}> : () -> ()
+      "smc.frame_store"(%x) <{slot = 0 : i64}> : (f64) -> ()
+      %x1 = "smc.frame_load"() <{slot = 0 : i64}> : () -> f64
+      "smc.finish"(%x1) : (f64) -> ()
+    }
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from xdsl.dialects.builtin import Float64Type, IntegerAttr, IntegerType, StringAttr, i32, i64
-from xdsl.dialects.llvm import LLVMPointerType
-from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, SSAValue, TypeAttribute
+from xdsl.dialects.builtin import (
+    ArrayAttr, Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint, f64, i1, i32, i64,
+)
+from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
     irdl_attr_definition,
@@ -29,23 +37,23 @@ from xdsl.irdl import (
     operand_def,
     opt_prop_def,
     param_def,
-    opt_result_def,
     prop_def,
+    region_def,
     result_def,
     traits_def,
     var_operand_def,
+    var_result_def,
 )
-from xdsl.traits import MemoryReadEffect, MemoryWriteEffect, Pure
+from xdsl.traits import IsTerminator, MemoryReadEffect, MemoryWriteEffect, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
-# Status codes of @siren_resume (runtime_c/include/sirenrt.h).
-FINISHED, AT_RESAMPLE, NEED_ROW = 0, 1, 2
 
+# -- types ---------------------------------------------------------------------------
 
 
 @irdl_attr_definition
 class ListHandleType(ParametrizedAttribute, TypeAttribute):
-    """A list handle whose elements have the runtime type descriptor `element`."""
+    """A list whose elements have the type descriptor `element` (``f``, ``b``, ``P..``, ``L..``)."""
 
     name = "smc.list"
     element: StringAttr = param_def()
@@ -59,107 +67,296 @@ def list_type(element: str) -> ListHandleType:
     return ListHandleType(StringAttr(element))
 
 
+def scalars_of(descriptor: str) -> list[Attribute]:
+    """The machine scalars of a value with type descriptor `descriptor` (sirenrt.h's grammar)."""
+    out: list[Attribute] = []
+
+    def parse(pos: int) -> int:
+        kind = descriptor[pos]
+        if kind == "f":
+            out.append(f64)
+            return pos + 1
+        if kind == "b":
+            out.append(i1)
+            return pos + 1
+        if kind == "u":
+            return pos + 1
+        if kind == "P":
+            return parse(parse(pos + 1))
+        if kind == "L":
+            end = _skip(descriptor, pos + 1)
+            out.append(list_type(descriptor[pos + 1:end]))
+            return end
+        raise ValueError(f"bad type descriptor {descriptor!r}")
+
+    if parse(0) != len(descriptor):
+        raise ValueError(f"bad type descriptor {descriptor!r}")
+    return out
+
+
+def _skip(descriptor: str, pos: int) -> int:
+    kind = descriptor[pos]
+    if kind == "P":
+        return _skip(descriptor, _skip(descriptor, pos + 1))
+    if kind == "L":
+        return _skip(descriptor, pos + 1)
+    return pos + 1
+
+
 _SCALARS = (Float64Type, IntegerType, ListHandleType)
 
 
-@irdl_op_definition
-class RuntimeCallOp(IRDLOperation):
-    """A call of a C runtime function `sirenrt_*` (sampling, scoring, lists, data)."""
-
-    name = "smc.rt"
-    callee = prop_def(StringAttr)
-    args = var_operand_def()
-    result = opt_result_def()
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-
-    def __init__(self, callee: str, args: Sequence[SSAValue], result_type: Attribute | None):
-        super().__init__(
-            operands=[args], properties={"callee": StringAttr(callee)},
-            result_types=[[result_type] if result_type is not None else []],
-        )
-
-    def verify_(self) -> None:
-        if not self.callee.data.startswith("sirenrt_"):
-            raise VerifyException("smc.rt calls only the sirenrt_ runtime")
+def _check_scalar(value: SSAValue, what: str) -> None:
+    if not isinstance(value.type, _SCALARS):
+        raise VerifyException(f"{what} must be a machine scalar or a list handle, got {value.type}")
 
 
-@irdl_op_definition
-class SuspendOp(IRDLOperation):
-    """Stop this particle: return `status` to the population loop, resume here later.
+# -- the model -------------------------------------------------------------------------
 
-    `point` numbers the resume points of the procedure (1, 2, ...; 0 is the start).
+
+@irdl_attr_definition
+class ModelAttr(ParametrizedAttribute):
+    """What a backend needs to know about the particle program besides its code.
+
+    `result`: the result's type descriptor; `streamable`: whether the program folds over
+    the observation stream (`data_file`, "" when none), else `not_streamable_reason`;
+    `frame_slots`: how many frame slots `spill-across-suspends` allocated; `roots`: per
+    suspension point, the slots holding list handles, as [point, slot, descriptor].
     """
 
-    name = "smc.suspend"
-    status = prop_def(IntegerAttr)
+    name = "smc.model"
+    result: StringAttr = param_def()
+    streamable: IntegerAttr = param_def()
+    not_streamable_reason: StringAttr = param_def()
+    data_file: StringAttr = param_def()
+    frame_slots: IntegerAttr = param_def()
+    roots: ArrayAttr = param_def()
+
+    @staticmethod
+    def build(result: str, streamable: bool, reason: str, data_file: str,
+              frame_slots: int = 0, roots: Sequence[tuple[int, int, str]] = ()) -> "ModelAttr":
+        return ModelAttr(
+            StringAttr(result), IntegerAttr(int(streamable), i1), StringAttr(reason), StringAttr(data_file),
+            IntegerAttr(frame_slots, i64),
+            ArrayAttr([ArrayAttr([IntegerAttr(p, i32), IntegerAttr(s, i64), StringAttr(d)]) for p, s, d in roots]),
+        )
+
+    def with_frame(self, frame_slots: int, roots: Sequence[tuple[int, int, str]]) -> "ModelAttr":
+        return ModelAttr.build(self.result.data, bool(self.streamable.value.data), self.not_streamable_reason.data,
+                               self.data_file.data, frame_slots, roots)
+
+    def root_list(self) -> list[tuple[int, int, str]]:
+        return [(r.data[0].value.data, r.data[1].value.data, r.data[2].data) for r in self.roots.data]
+
+    def verify(self) -> None:
+        scalars_of(self.result.data)
+
+
+@irdl_op_definition
+class ParticleOp(IRDLOperation):
+    """The program one particle runs, from the start to ``smc.finish``.
+
+    `smc.particle @model <#smc.model<...>> { ... "smc.finish"(%r) : (f64) -> () }`
+    """
+
+    name = "smc.particle"
+    sym_name = prop_def(SymbolNameConstraint())
+    model = prop_def(ModelAttr)
+    body = region_def("single_block")
+    traits = traits_def(SymbolOpInterface())
+
+    def __init__(self, name: str, model: ModelAttr, body: Region):
+        super().__init__(properties={"sym_name": StringAttr(name), "model": model}, regions=[body])
+
+    def verify_(self) -> None:
+        if self.body.block.args:
+            raise VerifyException("a particle program takes no arguments")
+        last = self.body.block.last_op
+        if not isinstance(last, FinishOp):
+            raise VerifyException("a particle program ends with smc.finish")
+        if [v.type for v in last.values] != scalars_of(self.model.result.data):
+            raise VerifyException("smc.finish's values do not match the model's result type")
+
+
+@irdl_op_definition
+class FinishOp(IRDLOperation):
+    """The particle has finished with this result (its scalars, in descriptor order).
+
+    `"smc.finish"(%x, %l) : (f64, !smc.list<"f">) -> ()`
+    """
+
+    name = "smc.finish"
+    values = var_operand_def()
+    traits = traits_def(IsTerminator())
+
+    def __init__(self, values: Sequence[SSAValue]):
+        super().__init__(operands=[values])
+
+    def verify_(self) -> None:
+        if not isinstance(self.parent_op(), ParticleOp):
+            raise VerifyException("smc.finish ends an smc.particle")
+
+
+# -- distributions ---------------------------------------------------------------------
+
+
+def machine_params(name: str) -> list[Attribute]:
+    """The scalars a family's parameters are passed as (categorical's probabilities: a list)."""
+    from sirenc.ir.siren import FAMILIES
+
+    count = FAMILIES[name][0]
+    if name == "categorical":
+        return [f64, f64, list_type("f")]
+    return [f64] * count
+
+
+def _check_family(op: IRDLOperation, params: Sequence[SSAValue]) -> None:
+    from sirenc.ir.siren import FAMILIES
+
+    name = op.family.data
+    if name not in FAMILIES:
+        raise VerifyException(f"unknown distribution family '{name}'")
+    want = machine_params(name)
+    got = [p.type for p in params]
+    if got != want:
+        raise VerifyException(f"{name} takes parameters ({', '.join(map(str, want))}), got ({', '.join(map(str, got))})")
+
+
+@irdl_op_definition
+class SampleOp(IRDLOperation):
+    """A draw from a family with these parameters (SPEC Section 9), as a float.
+
+    `%x = "smc.sample"(%m, %v) <{family = "gaussian"}> : (f64, f64) -> f64`
+    Invalid parameters are a run-time error at the op's location.
+    """
+
+    name = "smc.sample"
+    family = prop_def(StringAttr)
+    params = var_operand_def()
+    result = result_def(Float64Type)
+    # A draw advances the particle's random stream: never merged or removed.
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, name: str, params: Sequence[SSAValue]):
+        super().__init__(operands=[params], properties={"family": StringAttr(name)}, result_types=[f64])
+
+    def verify_(self) -> None:
+        _check_family(self, self.params)
+
+
+@irdl_op_definition
+class ObserveOp(IRDLOperation):
+    """Weights the particle by the family's density at `value` (a float; bools as 0/1).
+
+    `"smc.observe"(%m, %v, %y) <{family = "gaussian"}> : (f64, f64, f64) -> ()`
+    """
+
+    name = "smc.observe"
+    family = prop_def(StringAttr)
+    params = var_operand_def()
+    value = operand_def(Float64Type)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, name: str, params: Sequence[SSAValue], value: SSAValue):
+        super().__init__(operands=[params, value], properties={"family": StringAttr(name)})
+
+    def verify_(self) -> None:
+        _check_family(self, self.params)
+
+
+# -- suspension points -----------------------------------------------------------------
+
+
+@irdl_op_definition
+class ResampleOp(IRDLOperation):
+    """A resampling barrier: the particle stops here until the population has resampled.
+
+    `"smc.resample"() <{point = 1 : i32}> : () -> ()`; `point` numbers the suspension
+    points (1, 2, ...), set by `spill-across-suspends`.
+    """
+
+    name = "smc.resample"
     point = opt_prop_def(IntegerAttr)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
-    def __init__(self, status: int):
-        super().__init__(properties={"status": IntegerAttr(status, i32)})
+    def __init__(self):
+        super().__init__()
+
+
+@irdl_op_definition
+class NextRowOp(IRDLOperation):
+    """Row `index` of the observation stream: waits until it has arrived or the stream has
+    closed; `more` is false once the stream has ended (then `row` is the empty list).
+
+    `%more, %row = "smc.next_row"(%i) <{point = 1 : i32}> : (i64) -> (i1, !smc.list<"f">)`
+    Waiting is a suspension point; after it the op runs again with the same `index`.
+    """
+
+    name = "smc.next_row"
+    index = operand_def(IntegerType)
+    point = opt_prop_def(IntegerAttr)
+    more = result_def(IntegerType)
+    row = result_def(ListHandleType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, index: SSAValue):
+        super().__init__(operands=[index], result_types=[i1, list_type("f")])
 
     def verify_(self) -> None:
-        if self.status.value.data not in (AT_RESAMPLE, NEED_ROW):
-            raise VerifyException("a suspension returns AT_RESAMPLE (1) or NEED_ROW (2)")
+        if self.index.type != i64 or self.more.type != i1 or self.row.type != list_type("f"):
+            raise VerifyException("smc.next_row takes an i64 index and gives (i1, !smc.list<\"f\">)")
+
+
+SUSPENSIONS = (ResampleOp, NextRowOp)
+
+
+# -- the frame -------------------------------------------------------------------------
 
 
 @irdl_op_definition
 class FrameLoadOp(IRDLOperation):
-    """Read a scalar from the particle's frame at a byte offset."""
+    """Reads frame slot `slot`, which keeps a value alive across a suspension.
+
+    `%x = "smc.frame_load"() <{slot = 0 : i64}> : () -> f64`
+    """
 
     name = "smc.frame_load"
-    frame = operand_def(LLVMPointerType)
-    offset = prop_def(IntegerAttr)
+    slot = prop_def(IntegerAttr)
     result = result_def()
     traits = traits_def(MemoryReadEffect())
 
-    def __init__(self, frame: SSAValue, offset: int, result_type: Attribute):
-        super().__init__(
-            operands=[frame], properties={"offset": IntegerAttr(offset, i64)}, result_types=[result_type],
-        )
+    def __init__(self, slot: int, result_type: Attribute):
+        super().__init__(properties={"slot": IntegerAttr(slot, i64)}, result_types=[result_type])
 
     def verify_(self) -> None:
-        if not isinstance(self.result.type, _SCALARS):
-            raise VerifyException("frames hold scalars only")
-        if self.offset.value.data % 8:
-            raise VerifyException("frame slots are 8-byte aligned")
+        _check_scalar(self.result, "a frame slot")
+        if self.slot.value.data < 0:
+            raise VerifyException("frame slots are numbered from 0")
 
 
 @irdl_op_definition
 class FrameStoreOp(IRDLOperation):
-    """Write a scalar to the particle's frame at a byte offset."""
+    """Writes a scalar to frame slot `slot`. `"smc.frame_store"(%x) <{slot = 0 : i64}> : (f64) -> ()`"""
 
     name = "smc.frame_store"
-    frame = operand_def(LLVMPointerType)
     value = operand_def()
-    offset = prop_def(IntegerAttr)
+    slot = prop_def(IntegerAttr)
     traits = traits_def(MemoryWriteEffect())
 
-    def __init__(self, frame: SSAValue, value: SSAValue, offset: int):
-        super().__init__(operands=[frame, value], properties={"offset": IntegerAttr(offset, i64)})
+    def __init__(self, value: SSAValue, slot: int):
+        super().__init__(operands=[value], properties={"slot": IntegerAttr(slot, i64)})
 
     def verify_(self) -> None:
-        if not isinstance(self.value.type, _SCALARS):
-            raise VerifyException("frames hold scalars only")
-        if self.offset.value.data % 8:
-            raise VerifyException("frame slots are 8-byte aligned")
+        _check_scalar(self.value, "a frame slot")
+        if self.slot.value.data < 0:
+            raise VerifyException("frame slots are numbered from 0")
 
 
-@irdl_op_definition
-class AddLogWeightOp(IRDLOperation):
-    """Adds a log density the procedure computed to the particle's log weight.
+# -- lists and data --------------------------------------------------------------------
 
-    `"smc.add_log_weight"(%lp, %site) : (f64, i32) -> ()`; `site` is the
-    observation, named if this makes every particle's weight zero.
-    """
 
-    name = "smc.add_log_weight"
-    log_density = operand_def(Float64Type)
-    site = operand_def(IntegerType)
-    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
-
-    def __init__(self, log_density: SSAValue, site: SSAValue):
-        super().__init__(operands=[log_density, site])
+def _element_scalars(lst: SSAValue) -> list[Attribute]:
+    return scalars_of(lst.type.element.data)
 
 
 @irdl_op_definition
@@ -184,29 +381,148 @@ class IsNilOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, lst: SSAValue):
-        super().__init__(operands=[lst], result_types=[IntegerType(1)])
+        super().__init__(operands=[lst], result_types=[i1])
 
 
 @irdl_op_definition
-class HandleCastOp(IRDLOperation):
-    """Between a list handle and the raw 64-bit word it is stored as in a list cell."""
+class ConsOp(IRDLOperation):
+    """A new cell: the element's scalars in front of `tail`.
 
-    name = "smc.handle_cast"
-    input = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
+    `%l = "smc.cons"(%x, %t) : (f64, !smc.list<"f">) -> !smc.list<"f">`
+    """
 
-    def __init__(self, value: SSAValue, to: Attribute):
-        super().__init__(operands=[value], result_types=[to])
+    name = "smc.cons"
+    head = var_operand_def()
+    tail = operand_def(ListHandleType)
+    result = result_def(ListHandleType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, head: Sequence[SSAValue], tail: SSAValue):
+        super().__init__(operands=[head, tail], result_types=[tail.type])
 
     def verify_(self) -> None:
-        kinds = {type(self.input.type), type(self.result.type)}
-        if kinds != {ListHandleType, IntegerType} or i64 not in (self.input.type, self.result.type):
-            raise VerifyException("smc.handle_cast converts between i64 and !smc.list")
+        if self.result.type != self.tail.type:
+            raise VerifyException("smc.cons gives a list of its tail's type")
+        if [v.type for v in self.head] != _element_scalars(self.tail):
+            raise VerifyException("smc.cons's head does not match the list's element type")
+
+
+@irdl_op_definition
+class HeadOp(IRDLOperation):
+    """The first element's scalars; the empty list is a run-time error at the op's location.
+
+    `%x = "smc.head"(%l) : (!smc.list<"f">) -> f64`
+    """
+
+    name = "smc.head"
+    list = operand_def(ListHandleType)
+    values = var_result_def()
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, lst: SSAValue):
+        super().__init__(operands=[lst], result_types=[_element_scalars(lst)])
+
+    def verify_(self) -> None:
+        if [v.type for v in self.values] != _element_scalars(self.list):
+            raise VerifyException("smc.head's results do not match the list's element type")
+
+
+@irdl_op_definition
+class TailOp(IRDLOperation):
+    """The list without its first element (the empty list is a run-time error).
+
+    `%t = "smc.tail"(%l) : (!smc.list<"f">) -> !smc.list<"f">`
+    """
+
+    name = "smc.tail"
+    list = operand_def(ListHandleType)
+    result = result_def(ListHandleType)
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, lst: SSAValue):
+        super().__init__(operands=[lst], result_types=[lst.type])
+
+    def verify_(self) -> None:
+        if self.result.type != self.list.type:
+            raise VerifyException("smc.tail gives a list of its operand's type")
+
+
+@irdl_op_definition
+class LengthOp(IRDLOperation):
+    """The number of elements, as a float. `%n = "smc.length"(%l) : (!smc.list<"f">) -> f64`"""
+
+    name = "smc.length"
+    list = operand_def(ListHandleType)
+    result = result_def(Float64Type)
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, lst: SSAValue):
+        super().__init__(operands=[lst], result_types=[f64])
+
+
+@irdl_op_definition
+class ReverseOp(IRDLOperation):
+    """The list reversed (new cells). `%r = "smc.reverse"(%l) : (!smc.list<"f">) -> !smc.list<"f">`"""
+
+    name = "smc.reverse"
+    list = operand_def(ListHandleType)
+    result = result_def(ListHandleType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, lst: SSAValue):
+        super().__init__(operands=[lst], result_types=[lst.type])
+
+    def verify_(self) -> None:
+        if self.result.type != self.list.type:
+            raise VerifyException("smc.reverse gives a list of its operand's type")
+
+
+@irdl_op_definition
+class RangeOp(IRDLOperation):
+    """`List.range(lo, hi)`: the floats int(lo) .. int(hi)-1; lo > hi is a run-time error.
+
+    `%l = "smc.range"(%lo, %hi) : (f64, f64) -> !smc.list<"f">`
+    """
+
+    name = "smc.range"
+    lo = operand_def(Float64Type)
+    hi = operand_def(Float64Type)
+    result = result_def(ListHandleType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, lo: SSAValue, hi: SSAValue):
+        super().__init__(operands=[lo, hi], result_types=[list_type("f")])
+
+    def verify_(self) -> None:
+        if self.result.type != list_type("f"):
+            raise VerifyException("smc.range gives a list of floats")
+
+
+@irdl_op_definition
+class ReadFileOp(IRDLOperation):
+    """A CSV data file's rows (read once per run, shared by all particles).
+
+    `%d = "smc.read_file"() <{path = "/abs/data.csv"}> : () -> !smc.list<"Lf">`
+    """
+
+    name = "smc.read_file"
+    path = prop_def(StringAttr)
+    result = result_def(ListHandleType)
+    traits = traits_def(MemoryReadEffect())
+
+    def __init__(self, path: str):
+        super().__init__(properties={"path": StringAttr(path)}, result_types=[list_type("Lf")])
+
+    def verify_(self) -> None:
+        if self.result.type != list_type("Lf"):
+            raise VerifyException("smc.read_file gives a list of rows (!smc.list<\"Lf\">)")
+        if not self.path.data.startswith("/"):
+            raise VerifyException("smc.read_file takes an absolute path")
 
 
 SMC = Dialect(
     "smc",
-    [RuntimeCallOp, SuspendOp, FrameLoadOp, FrameStoreOp, AddLogWeightOp, NilOp, IsNilOp, HandleCastOp],
-    [ListHandleType],
+    [ParticleOp, FinishOp, SampleOp, ObserveOp, ResampleOp, NextRowOp, FrameLoadOp, FrameStoreOp,
+     NilOp, IsNilOp, ConsOp, HeadOp, TailOp, LengthOp, ReverseOp, RangeOp, ReadFileOp],
+    [ListHandleType, ModelAttr],
 )

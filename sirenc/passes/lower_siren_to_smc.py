@@ -1,54 +1,51 @@
-"""`lower-siren-to-smc`: the inlined `siren` program -> one particle's procedure.
+"""`lower-siren-to-smc`: the inlined `siren` program -> one particle's `smc.particle`.
 
-Every Siren value becomes a tuple of machine scalars, chosen by its static
-type (``flatten``): a float is one ``f64``, a pair the scalars of both
-components, a list one ``i64`` handle into the runtime's arena, a distribution
-its parameters, unit and strings nothing. So no value is ever boxed under the
-plain particle filter. Folds and maps become ``scf.while`` loops over list
-handles; `resample()` becomes ``smc.suspend``; draws and observations become
-runtime calls. The result is stored in the frame and the procedure returns
-FINISHED.
+Every Siren value becomes a tuple of machine scalars chosen by its static type
+(``flatten``): a float is one ``f64``, a pair the scalars of both components, a
+list one ``!smc.list`` handle, a distribution its parameters, unit and strings
+nothing. So no value is boxed under the plain particle filter. Folds and maps
+become ``scf.while`` loops over list handles, `resample()` becomes
+``smc.resample``, draws and observations ``smc.sample``/``smc.observe``.
+
+The lowering is one rewrite pattern per `siren` op, applied once in post-order
+(an op's regions before the op, so a region's body is already lowered when its
+owner moves it into a loop or a branch). A pattern replaces its op's result by
+``builtin.unrealized_conversion_cast`` of the scalars, which later patterns
+unpack; only the body arguments of folds and maps are unpacked before their
+owner is lowered. When the walk is done no `siren` op and no cast may be left:
+anything else is an internal error naming the op.
 
 A program whose main expression folds over `File.read` data (possibly through
-`List.map`) at its top level is *streamable*: that fold pulls rows from the
-runtime one at a time (``sirenrt_stream_row``) and suspends with NEED_ROW when
-the caller has not supplied the next row yet (DESIGN section 6).
-
-The model's facts the runtime needs (frame layout, result type, data files,
-error sites) are recorded as ``smc.*`` attributes on the function.
+`List.map`) at its top level is *streamable*: that fold pulls rows with
+``smc.next_row``, which waits for the caller's next row (DESIGN section 6).
 """
 
 from __future__ import annotations
 
 import os
-from math import pi
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, math, scf
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
-    ArrayAttr,
-    FloatAttr,
-    IntegerAttr,
-    IntegerType,
-    ModuleOp,
-    StringAttr,
-    f64,
-    i1,
-    i32,
-    i64,
+    FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr, UnrealizedConversionCastOp, f64, i1, i64,
 )
-from xdsl.dialects.llvm import LLVMPointerType
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern,
+)
+from xdsl.rewriter import InsertPoint
 
-from sirenc.diagnostics import SirenError, Span
+from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
-from sirenc.ir.locations import loc_of, span_of
+from sirenc.ir.locations import span_of
 
-END, NEED = -2, -3  # sirenrt_stream_row's sentinels
-WORD = 8
-PC_BYTES = 8  # the pc is an i32 at offset 0, padded to one word
+
+class LoweringError(Exception):
+    """An op the lowering has no pattern for: a compiler bug, not a user error."""
 
 
 def flatten(t: Attribute) -> list[Attribute]:
@@ -60,10 +57,7 @@ def flatten(t: Attribute) -> list[Attribute]:
     if isinstance(t, siren.ListType):
         return [handle(t)]
     if isinstance(t, siren.DistType):
-        n = siren.FAMILIES[t.family.data][0]
-        if t.family.data == "categorical":
-            return [f64, f64, smc.list_type("f")]
-        return [f64] * n  # delta of a bool is widened to f64 at the call
+        return smc.machine_params(t.family.data)  # delta of a bool is widened to f64
     return []  # unit, string
 
 
@@ -72,7 +66,7 @@ def handle(t: siren.ListType) -> smc.ListHandleType:
 
 
 def descriptor(t: Attribute) -> str:
-    """The result type in the runtime's prefix notation (sirenrt.h)."""
+    """A siren type in the runtime's prefix notation (sirenrt.h)."""
     if t == f64:
         return "f"
     if t == i1:
@@ -116,25 +110,35 @@ def _same_path(a: Operation, b: Operation) -> bool:
 
 
 @dataclass
-class _Lowering:
-    ctx_ptr: SSAValue
-    frame: SSAValue
+class _Facts:
+    """What the patterns of one lowering share."""
+
     base_dir: str
-    block: Block = None  # where ops are appended
-    values: dict[SSAValue, list[SSAValue]] = field(default_factory=dict)
-    strings: dict[SSAValue, str] = field(default_factory=dict)
-    sites: list[Span] = field(default_factory=list)
-    site_ids: dict[tuple, int] = field(default_factory=dict)
-    files: list[str] = field(default_factory=list)
     streamed: siren.FoldOp | None = None
-    skipped: set = field(default_factory=set)  # the streamed fold's data source
+    skipped: set[Operation] = field(default_factory=set)   # the streamed fold's data source
+    strings: dict[SSAValue, str] = field(default_factory=dict)
 
-    # -- emission helpers --------------------------------------------------------
+    def abs_path(self, relative: str) -> str:
+        return os.path.abspath(os.path.join(self.base_dir, relative))
 
-    def add(self, op: Operation, at: Operation | None = None) -> Operation:
-        if at is not None:
-            op.location = at.location
-        self.block.add_op(op)
+
+# -- building inside a pattern ------------------------------------------------------------
+
+
+@dataclass
+class _Builder:
+    """Inserts new ops before the matched op (or at the end of a block being built),
+    located at the matched op, so run-time errors point at the user's source."""
+
+    rewriter: PatternRewriter
+    at: Operation
+    facts: _Facts
+    block: Block | None = None
+
+    def add(self, op: Operation) -> Operation:
+        op.location = self.at.location
+        where = InsertPoint.at_end(self.block) if self.block is not None else InsertPoint.before(self.at)
+        self.rewriter.insert_op(op, where)
         return op
 
     def const_f(self, v: float) -> SSAValue:
@@ -143,118 +147,86 @@ class _Lowering:
     def const_i(self, v: int, t: IntegerType = i64) -> SSAValue:
         return self.add(arith.ConstantOp(IntegerAttr(v, t))).result
 
-    def site(self, op: Operation) -> SSAValue:
-        span = span_of(op)
-        key = (span.file, span.line, span.col) if span else ("", 0, 0)
-        if key not in self.site_ids:
-            self.site_ids[key] = len(self.sites)
-            self.sites.append(span or Span("<unknown>", 0, 0))
-        return self.const_i(self.site_ids[key], i32)
+    def in_block(self, block: Block, build: Callable[[], list[SSAValue]]) -> list[SSAValue]:
+        saved, self.block = self.block, block
+        try:
+            return build()
+        finally:
+            self.block = saved
 
-    def rt(self, callee: str, args: list[SSAValue], result: Attribute | None, at: Operation) -> SSAValue | None:
-        op = self.add(smc.RuntimeCallOp("sirenrt_" + callee, [self.ctx_ptr, *args], result), at)
-        return op.result
-
-    def to_word(self, v: SSAValue) -> SSAValue:
-        if v.type == f64:
-            return self.add(arith.BitcastOp(v, i64)).result
-        if v.type == i1:
-            return self.add(arith.ExtUIOp(v, i64)).result
-        if isinstance(v.type, smc.ListHandleType):
-            return self.add(smc.HandleCastOp(v, i64)).result
-        return v
-
-    def from_word(self, w: SSAValue, t: Attribute) -> SSAValue:
-        if t == f64:
-            return self.add(arith.BitcastOp(w, f64)).result
-        if t == i1:
-            return self.add(arith.TruncIOp(w, i1)).result
-        if isinstance(t, smc.ListHandleType):
-            return self.add(smc.HandleCastOp(w, t)).result
-        return w
+    def get(self, value: SSAValue) -> list[SSAValue]:
+        return unpack(value)
 
     def bool_to_float(self, b: SSAValue) -> SSAValue:
         return self.add(arith.SelectOp(b, self.const_f(1.0), self.const_f(0.0))).result
 
-    def get(self, v: SSAValue) -> list[SSAValue]:
-        return self.values[v]
+    def not_nil(self, lst: SSAValue) -> SSAValue:
+        is_nil = self.add(smc.IsNilOp(lst)).result
+        return self.add(arith.XOrIOp(is_nil, self.const_i(1, i1))).result
 
-    # -- regions -----------------------------------------------------------------
+    def loop(self, init: list[SSAValue], before, after) -> list[SSAValue]:
+        """scf.while over `init`; `before(args) -> (cond, passed)`, `after(args) -> next`."""
+        before_block = Block(arg_types=[v.type for v in init])
 
-    def lower_block(self, block: Block, args: list[list[SSAValue]]) -> list[SSAValue]:
-        """Lower the ops of a siren block; returns the flattened yielded value."""
-        for arg, flat in zip(block.args, args, strict=True):
-            self.values[arg] = flat
-        for op in block.ops:
-            if isinstance(op, siren.YieldOp | func.ReturnOp):
-                return self.get(op.operands[0])
-            self.lower_op(op)
-        raise AssertionError("block without terminator")
+        def build_before():
+            cond, passed = before(list(before_block.args))
+            self.add(scf.ConditionOp(cond, *passed))
+            return [v.type for v in passed]
 
-    def lower_op(self, op: Operation) -> None:
-        if op in self.skipped:
-            return
-        handler = getattr(self, "_" + type(op).__name__, None)
-        if handler is None:
-            raise SirenError(f"internal: no lowering for {op.name}", span_of(op))
-        out = handler(op)
-        if op.results:
-            self.values[op.results[0]] = out
+        passed_types = self.in_block(before_block, build_before)
+        after_block = Block(arg_types=passed_types)
+        self.in_block(after_block, lambda: [self.add(scf.YieldOp(*after(list(after_block.args))))])
+        return list(self.add(scf.WhileOp(init, passed_types, [before_block], [after_block])).results)
 
-    # -- constants and arithmetic -------------------------------------------------
+    def if_else(self, cond: SSAValue, then, otherwise) -> list[SSAValue]:
+        blocks = []
+        for build in (then, otherwise):
+            block = Block()
+            out = self.in_block(block, build)
+            self.in_block(block, lambda: [self.add(scf.YieldOp(*out))])
+            blocks.append(block)
+        types = [v.type for v in blocks[0].last_op.operands]
+        return list(self.add(scf.IfOp(cond, types, [blocks[0]], [blocks[1]])).results)
 
-    def _ConstOp(self, op: siren.ConstOp):
-        attr = op.value
-        if isinstance(attr, FloatAttr):
-            return [self.add(arith.ConstantOp(attr), op).result]
-        if isinstance(attr, IntegerAttr):
-            return [self.const_i(attr.value.data, i1)]
-        if isinstance(attr, StringAttr):
-            self.strings[op.result] = attr.data
-        return []
+    def inline_region(self, region_block: Block, args: Sequence[Sequence[SSAValue]]) -> list[SSAValue]:
+        """Move a lowered region body to the end of the current block, its arguments
+        replaced by `args` (scalars each); returns the scalars it yields."""
+        for arg, flat in zip(region_block.args, args, strict=True):
+            _replace_argument(arg, list(flat), self)
+        terminator = region_block.last_op
+        for op in list(region_block.ops):
+            if op is terminator:
+                break
+            op.detach()
+            self.block.add_op(op)
+        return unpack(terminator.operands[0])
 
-    def _float_binop(self, op, cls):
-        (a,), (b,) = self.get(op.lhs), self.get(op.rhs)
-        return [self.add(cls(a, b), op).result]
+    # -- lists --------------------------------------------------------------------------
 
-    def _AddOp(self, op):
-        return self._float_binop(op, arith.AddfOp)
+    def cons(self, head: list[SSAValue], tail: SSAValue) -> SSAValue:
+        return self.add(smc.ConsOp(head, tail)).result
 
-    def _SubOp(self, op):
-        return self._float_binop(op, arith.SubfOp)
+    def head(self, lst: SSAValue) -> list[SSAValue]:
+        return list(self.add(smc.HeadOp(lst)).results)
 
-    def _MulOp(self, op):
-        return self._float_binop(op, arith.MulfOp)
+    def tail(self, lst: SSAValue) -> SSAValue:
+        return self.add(smc.TailOp(lst)).result
 
-    def _DivOp(self, op):
-        return self._float_binop(op, arith.DivfOp)
-
-    def _NegOp(self, op):
-        (a,) = self.get(op.operand)
-        return [self.add(arith.NegfOp(a), op).result]
-
-    def _LtOp(self, op):
-        (a,), (b,) = self.get(op.lhs), self.get(op.rhs)
-        return [self.add(arith.CmpfOp(a, b, "olt"), op).result]
-
-    def _EqOp(self, op: siren.EqOp):
-        return [self.equal(self.get(op.lhs), self.get(op.rhs), op.lhs.type, op)]
-
-    def equal(self, a: list[SSAValue], b: list[SSAValue], typ: Attribute, at: Operation) -> SSAValue:
+    def equal(self, a: list[SSAValue], b: list[SSAValue], typ: Attribute) -> SSAValue:
         """Structural equality of two values of siren type `typ` (Python's `==`)."""
         if isinstance(typ, siren.PairType):
             n = len(flatten(typ.first))
-            first = self.equal(a[:n], b[:n], typ.first, at)
-            return self.add(arith.AndIOp(first, self.equal(a[n:], b[n:], typ.second, at))).result
+            first = self.equal(a[:n], b[:n], typ.first)
+            return self.add(arith.AndIOp(first, self.equal(a[n:], b[n:], typ.second))).result
         if isinstance(typ, siren.ListType):
-            return self.lists_equal(a[0], b[0], typ.element, at)
+            return self.lists_equal(a[0], b[0], typ.element)
         if typ == f64:
-            return self.add(arith.CmpfOp(a[0], b[0], "oeq"), at).result
+            return self.add(arith.CmpfOp(a[0], b[0], "oeq")).result
         if typ == i1:
-            return self.add(arith.CmpiOp(a[0], b[0], "eq"), at).result
+            return self.add(arith.CmpiOp(a[0], b[0], "eq")).result
         return self.const_i(1, i1)  # unit
 
-    def lists_equal(self, a: SSAValue, b: SSAValue, elem: Attribute, at: Operation) -> SSAValue:
+    def lists_equal(self, a: SSAValue, b: SSAValue, elem: Attribute) -> SSAValue:
         """Walk both lists while their heads are equal; equal if both end together."""
 
         def before(args):
@@ -264,297 +236,389 @@ class _Lowering:
 
         def after(args):
             x, y, _ = args
-            same = self.equal(self.head(x, elem, at), self.head(y, elem, at), elem, at)
-            site = self.site(at)
-            return [self.rt("list_tl", [x, site], x.type, at), self.rt("list_tl", [y, site], y.type, at), same]
+            same = self.equal(self.head(x), self.head(y), elem)
+            return [self.tail(x), self.tail(y), same]
 
-        x, y, same = self.loop([a, b, self.const_i(1, i1)], before, after, at)
+        x, y, same = self.loop([a, b, self.const_i(1, i1)], before, after)
         ended = self.add(arith.AndIOp(self.add(smc.IsNilOp(x)).result, self.add(smc.IsNilOp(y)).result)).result
         return self.add(arith.AndIOp(same, ended)).result
 
-    # -- pairs and lists ----------------------------------------------------------
 
-    def _PairOp(self, op):
-        return self.get(op.first) + self.get(op.second)
+def unpack(value: SSAValue) -> list[SSAValue]:
+    """The scalars of a lowered value."""
+    if value.type == f64 or value.type == i1 or isinstance(value.type, smc.ListHandleType):
+        return [value]
+    owner = value.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.outputs) == 1:
+        return list(owner.inputs)
+    if isinstance(value, BlockArgument):
+        # A fold's or map's body argument, read before its owner is lowered.
+        cast = UnrealizedConversionCastOp.get([value], flatten(value.type))
+        first = value.block.first_op
+        if first is None:
+            value.block.add_op(cast)
+        else:
+            value.block.insert_op_before(cast, first)
+        return list(cast.outputs)
+    raise LoweringError(f"lower-siren-to-smc: {owner.name} was not lowered before its use")
 
-    def _FstOp(self, op):
-        return self.get(op.pair)[: len(flatten(op.pair.type.first))]
 
-    def _SndOp(self, op):
-        return self.get(op.pair)[len(flatten(op.pair.type.first)):]
+def _replace_argument(arg: BlockArgument, flat: list[SSAValue], b: _Builder) -> None:
+    if flatten(arg.type) == [arg.type]:
+        arg.replace_all_uses_with(flat[0])
+        return
+    for use in list(arg.uses):
+        user = use.operation
+        if isinstance(user, UnrealizedConversionCastOp) and len(user.inputs) == 1:
+            for old, new in zip(user.outputs, flat, strict=True):
+                old.replace_all_uses_with(new)
+            user.detach()
+            user.erase()
+        else:
+            user.operands[use.index] = b.add(UnrealizedConversionCastOp.get(flat, [arg.type])).results[0]
 
-    def _NilOp(self, op):
-        return [self.add(smc.NilOp(handle(op.result.type)), op).result]
 
-    def cons(self, head: list[SSAValue], tail: SSAValue, at: Operation) -> SSAValue:
-        cell = self.rt("list_cons", [tail, self.const_i(len(head), i32)], tail.type, at)
-        for i, value in enumerate(head):
-            self.rt("list_set", [cell, self.const_i(i, i32), self.to_word(value)], None, at)
-        return cell
+# -- patterns -------------------------------------------------------------------------------
 
-    def head(self, lst: SSAValue, elem_type: Attribute, at: Operation) -> list[SSAValue]:
-        site = self.site(at)
-        out = []
-        for i, t in enumerate(flatten(elem_type)):
-            word = self.rt("list_get", [lst, self.const_i(i, i32), site], i64, at)
-            out.append(self.from_word(word, t))
-        return out
 
-    def _ConsOp(self, op):
-        return [self.cons(self.get(op.head), self.get(op.tail)[0], op)]
+class _Lowering(RewritePattern):
+    """Lowers one kind of `siren` op: `lower` returns the scalars of its result."""
 
-    def _HdOp(self, op):
-        return self.head(self.get(op.operand)[0], op.operand.type.element, op)
+    op_type: ClassVar[type[Operation]]
 
-    def _TlOp(self, op):
-        (lst,) = self.get(op.operand)
-        return [self.rt("list_tl", [lst, self.site(op)], lst.type, op)]
+    def __init__(self, facts: _Facts):
+        self.facts = facts
 
-    def _LenOp(self, op):
-        return [self.rt("list_len", [self.get(op.operand)[0]], f64, op)]
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if type(op) is not self.op_type or op in self.facts.skipped:
+            return
+        b = _Builder(rewriter, op, self.facts)
+        out = self.lower(op, b)
+        value = None
+        if not op.results:
+            rewriter.erase_op(op)
+        elif len(out) == 1 and out[0].type == op.results[0].type:
+            value = out[0]
+            rewriter.replace_op(op, [], [value])
+        else:
+            cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
+            value = cast.outputs[0]
+            rewriter.replace_op(op, [cast], [value])
+        self.after_replace(op, value)
 
-    def _RevOp(self, op):
-        nwords = len(flatten(op.operand.type.element))
-        (lst,) = self.get(op.operand)
-        return [self.rt("list_rev", [lst, self.const_i(nwords, i32)], lst.type, op)]
+    def lower(self, op, b: _Builder) -> list[SSAValue]:
+        raise NotImplementedError
 
-    def _RangeOp(self, op):
-        (lo,), (hi,) = self.get(op.lo), self.get(op.hi)
-        return [self.rt("list_range", [lo, hi, self.site(op)], smc.list_type("f"), op)]
+    def after_replace(self, op: Operation, value: SSAValue | None) -> None:
+        """Runs once `op` has been replaced by `value`."""
 
-    def file_id(self, op: siren.FileReadOp) -> int:
-        if op.path not in self.strings:
+
+_PATTERNS: list[type[_Lowering]] = []
+
+
+def lowers(op_type: type[Operation]):
+    """Class decorator: registers a `_Lowering` subclass for `op_type`."""
+
+    def register(cls: type[_Lowering]) -> type[_Lowering]:
+        cls.op_type = op_type
+        _PATTERNS.append(cls)
+        return cls
+
+    return register
+
+
+@lowers(siren.ConstOp)
+class _Const(_Lowering):
+    def lower(self, op: siren.ConstOp, b):
+        attr = op.value
+        if isinstance(attr, FloatAttr):
+            return [b.add(arith.ConstantOp(attr)).result]
+        if isinstance(attr, IntegerAttr):
+            return [b.const_i(attr.value.data, i1)]
+        return []  # unit, or a string (remembered for File.read)
+
+    def after_replace(self, op, value):
+        if isinstance(op.value, StringAttr):
+            self.facts.strings[value] = op.value.data
+
+
+def _float_binop(op_type, arith_op):
+    @lowers(op_type)
+    class _Binop(_Lowering):
+        def lower(self, op, b):
+            (x,), (y,) = b.get(op.lhs), b.get(op.rhs)
+            return [b.add(arith_op(x, y)).result]
+
+    _Binop.__name__ = f"_{op_type.__name__}"
+    return _Binop
+
+
+for _siren_op, _arith_op in ((siren.AddOp, arith.AddfOp), (siren.SubOp, arith.SubfOp),
+                             (siren.MulOp, arith.MulfOp), (siren.DivOp, arith.DivfOp)):
+    _float_binop(_siren_op, _arith_op)
+
+
+@lowers(siren.NegOp)
+class _Neg(_Lowering):
+    def lower(self, op, b):
+        (x,) = b.get(op.operand)
+        return [b.add(arith.NegfOp(x)).result]
+
+
+@lowers(siren.LtOp)
+class _Lt(_Lowering):
+    def lower(self, op, b):
+        (x,), (y,) = b.get(op.lhs), b.get(op.rhs)
+        return [b.add(arith.CmpfOp(x, y, "olt")).result]
+
+
+@lowers(siren.EqOp)
+class _Eq(_Lowering):
+    def lower(self, op, b):
+        return [b.equal(b.get(op.lhs), b.get(op.rhs), op.lhs.type)]
+
+
+@lowers(siren.PairOp)
+class _Pair(_Lowering):
+    def lower(self, op, b):
+        return b.get(op.first) + b.get(op.second)
+
+
+@lowers(siren.FstOp)
+class _Fst(_Lowering):
+    def lower(self, op, b):
+        return b.get(op.pair)[: len(flatten(op.pair.type.first))]
+
+
+@lowers(siren.SndOp)
+class _Snd(_Lowering):
+    def lower(self, op, b):
+        return b.get(op.pair)[len(flatten(op.pair.type.first)):]
+
+
+@lowers(siren.NilOp)
+class _Nil(_Lowering):
+    def lower(self, op, b):
+        return [b.add(smc.NilOp(handle(op.result.type))).result]
+
+
+@lowers(siren.ConsOp)
+class _Cons(_Lowering):
+    def lower(self, op, b):
+        return [b.cons(b.get(op.head), b.get(op.tail)[0])]
+
+
+@lowers(siren.HdOp)
+class _Hd(_Lowering):
+    def lower(self, op, b):
+        return b.head(b.get(op.operand)[0])
+
+
+@lowers(siren.TlOp)
+class _Tl(_Lowering):
+    def lower(self, op, b):
+        return [b.tail(b.get(op.operand)[0])]
+
+
+@lowers(siren.LenOp)
+class _Len(_Lowering):
+    def lower(self, op, b):
+        return [b.add(smc.LengthOp(b.get(op.operand)[0])).result]
+
+
+@lowers(siren.RevOp)
+class _Rev(_Lowering):
+    def lower(self, op, b):
+        return [b.add(smc.ReverseOp(b.get(op.operand)[0])).result]
+
+
+@lowers(siren.RangeOp)
+class _Range(_Lowering):
+    def lower(self, op, b):
+        (lo,), (hi,) = b.get(op.lo), b.get(op.hi)
+        return [b.add(smc.RangeOp(lo, hi)).result]
+
+
+@lowers(siren.FileReadOp)
+class _FileRead(_Lowering):
+    def lower(self, op, b):
+        if op.path not in self.facts.strings:
             raise SirenError("File.read needs a path known at compile time (a string literal)", span_of(op))
-        path = os.path.abspath(os.path.join(self.base_dir, self.strings[op.path]))
-        if path not in self.files:
-            self.files.append(path)
-        return self.files.index(path)
+        return [b.add(smc.ReadFileOp(self.facts.abs_path(self.facts.strings[op.path]))).result]
 
-    def _FileReadOp(self, op):
-        args = [self.const_i(self.file_id(op), i32), self.site(op)]
-        return [self.rt("file", args, smc.list_type("Lf"), op)]
 
-    # -- control ------------------------------------------------------------------
-
-    def in_block(self, block: Block, build) -> list[SSAValue]:
-        saved, self.block = self.block, block
-        try:
-            return build()
-        finally:
-            self.block = saved
-
-    def _IfOp(self, op: siren.IfOp):
-        (cond,) = self.get(op.cond)
-        return self.if_else(
+@lowers(siren.IfOp)
+class _If(_Lowering):
+    def lower(self, op: siren.IfOp, b):
+        (cond,) = b.get(op.cond)
+        return b.if_else(
             cond,
-            lambda: self.lower_block(op.then_region.block, []),
-            lambda: self.lower_block(op.else_region.block, []),
-            op,
+            lambda: b.inline_region(op.then_region.block, []),
+            lambda: b.inline_region(op.else_region.block, []),
         )
 
-    def loop(self, init: list[SSAValue], before, after, at: Operation) -> list[SSAValue]:
-        """scf.while over `init`; `before(args) -> (cond, passed)`, `after(args) -> next`."""
-        types = [v.type for v in init]
-        before_block = Block(arg_types=types)
 
-        def build_before():
-            cond, passed = before(list(before_block.args))
-            before_block.add_op(scf.ConditionOp(cond, *passed))
-            return [v.type for v in passed]
-
-        passed_types = self.in_block(before_block, build_before)
-        after_block = Block(arg_types=passed_types)
-
-        def build_after():
-            after_block.add_op(scf.YieldOp(*after(list(after_block.args))))
-
-        self.in_block(after_block, build_after)
-        return list(self.add(scf.WhileOp(init, passed_types, [before_block], [after_block]), at).results)
-
-    def not_nil(self, lst: SSAValue) -> SSAValue:
-        is_nil = self.add(smc.IsNilOp(lst)).result
-        return self.add(arith.XOrIOp(is_nil, self.const_i(1, i1))).result
-
-    def _FoldOp(self, op: siren.FoldOp):
-        if op is self.streamed:
-            return self.streamed_fold(op)
-        elem_type = op.list.type.element
-        init = self.get(op.list) + self.get(op.init)
+@lowers(siren.FoldOp)
+class _Fold(_Lowering):
+    def lower(self, op: siren.FoldOp, b):
+        if op is self.facts.streamed:
+            return self.streamed(op, b)
+        init = b.get(op.list) + b.get(op.init)
 
         def before(args):
-            return self.not_nil(args[0]), args
+            return b.not_nil(args[0]), args
 
         def after(args):
             cur, acc = args[0], args[1:]
-            elem = self.head(cur, elem_type, op)
-            new_acc = self.lower_block(op.body.block, [elem, acc])
-            return [self.rt("list_tl", [cur, self.site(op)], cur.type, op), *new_acc]
+            new_acc = b.inline_region(op.body.block, [b.head(cur), acc])
+            return [b.tail(cur), *new_acc]
 
-        return self.loop(init, before, after, op)[1:]
+        return b.loop(init, before, after)[1:]
 
-    def streamed_fold(self, op: siren.FoldOp) -> list[SSAValue]:
+    def streamed(self, op: siren.FoldOp, b):
         mapped = op.list.owner if isinstance(op.list.owner, siren.MapOp) else None
-        init = [self.const_i(0), *self.get(op.init)]
+        read = (mapped.list if mapped else op.list).owner
+        init = [b.const_i(0), *b.get(op.init)]
 
         def before(args):
             index, acc = args[0], args[1:]
-            first = self.rt("stream_row", [index], i64, op)
-
-            def wait_before(w):
-                return self.add(arith.CmpiOp(w[0], self.const_i(NEED), "eq")).result, w
-
-            def wait_after(w):
-                self.add(smc.SuspendOp(smc.NEED_ROW), op)
-                return [self.rt("stream_row", [index], i64, op)]
-
-            (row,) = self.loop([first], wait_before, wait_after, op)
-            more = self.add(arith.CmpiOp(row, self.const_i(END), "ne")).result
-            # Past the END check it is a row (a list of floats).
-            return more, [index, self.add(smc.HandleCastOp(row, smc.list_type("f"))).result, *acc]
+            row = b.add(smc.NextRowOp(index))
+            return row.more, [index, row.row, *acc]
 
         def after(args):
             index, row, acc = args[0], args[1], args[2:]
-            elem = [row]
-            if mapped is not None:
-                elem = self.lower_block(mapped.body.block, [[row]])
-            new_acc = self.lower_block(op.body.block, [elem, acc])
-            return [self.add(arith.AddiOp(index, self.const_i(1))).result, *new_acc]
+            elem = b.inline_region(mapped.body.block, [[row]]) if mapped is not None else [row]
+            new_acc = b.inline_region(op.body.block, [elem, acc])
+            return [b.add(arith.AddiOp(index, b.const_i(1))).result, *new_acc]
 
-        return self.loop(init, before, after, op)[2:]
+        return b.loop(init, before, after)[2:]
 
-    def _MapOp(self, op: siren.MapOp):
-        elem_type = op.list.type.element
-        nwords = len(flatten(op.result.type.element))
-        init = [*self.get(op.list), self.add(smc.NilOp(handle(op.result.type)), op).result]
+    def after_replace(self, op, value):
+        _erase_stream_source(op, self.facts)
+
+
+def _erase_stream_source(fold: siren.FoldOp, facts: _Facts) -> None:
+    """The streamed fold's data source was replaced by next_row: remove it."""
+    if fold is not facts.streamed:
+        return
+    for source in sorted(facts.skipped, key=lambda o: isinstance(o, siren.FileReadOp)):
+        source.detach()
+        source.erase()
+
+
+@lowers(siren.MapOp)
+class _Map(_Lowering):
+    def lower(self, op: siren.MapOp, b):
+        init = [*b.get(op.list), b.add(smc.NilOp(handle(op.result.type))).result]
 
         def before(args):
-            return self.not_nil(args[0]), args
+            return b.not_nil(args[0]), args
 
         def after(args):
             cur, out = args
-            mapped = self.lower_block(op.body.block, [self.head(cur, elem_type, op)])
-            return [self.rt("list_tl", [cur, self.site(op)], cur.type, op), self.cons(mapped, out, op)]
+            mapped = b.inline_region(op.body.block, [b.head(cur)])
+            return [b.tail(cur), b.cons(mapped, out)]
 
-        reversed_out = self.loop(init, before, after, op)[1]
-        return [self.rt("list_rev", [reversed_out, self.const_i(nwords, i32)], reversed_out.type, op)]
+        reversed_out = b.loop(init, before, after)[1]
+        return [b.add(smc.ReverseOp(reversed_out)).result]
 
-    # -- probabilistic constructs ---------------------------------------------------
 
-    def _DistOp(self, op: siren.DistOp):
+@lowers(siren.DistOp)
+class _Dist(_Lowering):
+    def lower(self, op: siren.DistOp, b):
         out = []
         for p in op.params:
-            for v in self.get(p):
-                out.append(self.bool_to_float(v) if v.type == i1 else v)
+            for v in b.get(p):
+                out.append(b.bool_to_float(v) if v.type == i1 else v)
         return out
 
-    def _AssumeOp(self, op: siren.AssumeOp):
-        family = op.dist.type.family.data
+
+@lowers(siren.AssumeOp)
+class _Assume(_Lowering):
+    def lower(self, op: siren.AssumeOp, b):
+        sample = smc.SampleOp(op.dist.type.family.data, b.get(op.dist))
+        draw = b.add(sample).result
         # An invalid parameter is reported at the distribution call itself.
-        where = op.dist.owner if isinstance(op.dist.owner, siren.DistOp) else op
-        params = self.get(op.dist)
-        if family == "gaussian":
-            return [self.sample_gaussian(*params, self.site(where), op)]
-        draw = self.rt("sample_" + family, [*params, self.site(where)], f64, op)
+        if isinstance(op.dist.owner, siren.DistOp):
+            sample.location = op.dist.owner.location
         if op.result.type == i1:
-            return [self.add(arith.CmpfOp(draw, self.const_f(0.0), "une")).result]
+            return [b.add(arith.CmpfOp(draw, b.const_f(0.0), "une")).result]
         return [draw]
 
-    def _ObserveOp(self, op: siren.ObserveOp):
-        family = op.dist.type.family.data
-        (value,) = self.get(op.value)
+
+@lowers(siren.ObserveOp)
+class _Observe(_Lowering):
+    def lower(self, op: siren.ObserveOp, b):
+        (value,) = b.get(op.value)
         if value.type == i1:
-            value = self.bool_to_float(value)
-        params = self.get(op.dist)
-        if family == "gaussian":
-            self.observe_gaussian(*params, value, op)
-        else:
-            self.rt("observe_" + family, [*params, value, self.site(op)], None, op)
+            value = b.bool_to_float(value)
+        b.add(smc.ObserveOp(op.dist.type.family.data, b.get(op.dist), value))
         return []
 
-    def sample_gaussian(self, mu: SSAValue, var: SSAValue, site: SSAValue, op: Operation) -> SSAValue:
-        """mu + sqrt(var) * z inline, so LLVM folds sqrt of a constant variance;
-        an invalid variance goes to the runtime, which reports it."""
-        valid = self.add(arith.CmpfOp(var, self.const_f(0.0), "ogt")).result
 
-        def fast():
-            z = self.rt("std_normal", [], f64, op)
-            scale = self.add(math.SqrtOp(var)).result
-            return [self.add(arith.AddfOp(mu, self.add(arith.MulfOp(scale, z)).result)).result]
-
-        return self.if_else(valid, fast, lambda: [self.rt("sample_gaussian", [mu, var, site], f64, op)], op)[0]
-
-    def observe_gaussian(self, mu: SSAValue, var: SSAValue, x: SSAValue, op: Operation) -> None:
-        """Score inline so LLVM folds log(2*pi*var) for a constant variance; the
-        runtime call remains for an invalid variance, which it reports."""
-        site = self.site(op)
-        valid = self.add(arith.CmpfOp(var, self.const_f(0.0), "ogt")).result
-
-        def fast():
-            d = self.add(arith.SubfOp(x, mu)).result
-            log_norm = self.add(math.LogOp(self.add(arith.MulfOp(var, self.const_f(2 * pi))).result)).result
-            half_log_norm = self.add(arith.MulfOp(log_norm, self.const_f(-0.5))).result
-            squared = self.add(arith.MulfOp(d, d)).result
-            scaled = self.add(arith.DivfOp(squared, self.add(arith.MulfOp(var, self.const_f(2.0))).result)).result
-            lp = self.add(arith.SubfOp(half_log_norm, scaled)).result
-            self.add(smc.AddLogWeightOp(lp, site), op)
-            return []
-
-        def slow():
-            self.rt("observe_gaussian", [mu, var, x, site], None, op)
-            return []
-
-        self.if_else(valid, fast, slow, op)
-
-    def if_else(self, cond: SSAValue, then, otherwise, at: Operation) -> list[SSAValue]:
-        blocks = []
-        for build in (then, otherwise):
-            block = Block()
-            out = self.in_block(block, build)
-            block.add_op(scf.YieldOp(*out))
-            blocks.append(block)
-        types = [v.type for v in blocks[0].last_op.operands]
-        return list(self.add(scf.IfOp(cond, types, [blocks[0]], [blocks[1]]), at).results)
-
-    def _ResampleOp(self, op):
-        self.add(smc.SuspendOp(smc.AT_RESAMPLE), op)
+@lowers(siren.ResampleOp)
+class _Resample(_Lowering):
+    def lower(self, op, b):
+        b.add(smc.ResampleOp())
         return []
+
+
+@lowers(siren.YieldOp)
+class _Yield(_Lowering):
+    """A region's yield stays until the region's owner reads it and drops the region."""
+
+    def match_and_rewrite(self, op, rewriter):
+        return
+
+
+@lowers(func.ReturnOp)
+class _Return(_Lowering):
+    def match_and_rewrite(self, op: func.ReturnOp, rewriter):
+        if type(op) is func.ReturnOp:
+            rewriter.replace_op(op, smc.FinishOp(unpack(op.operands[0])), [])
+
+
+# -- the pass -------------------------------------------------------------------------------
 
 
 def lower_module(module: ModuleOp, base_dir: str) -> None:
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     result_type = main.function_type.outputs.data[0]
-    ptr = LLVMPointerType()
-    block = Block(arg_types=(ptr, ptr, ptr))  # ctx, frame, log weight
-    low = _Lowering(block.args[0], block.args[1], base_dir, block)
-    low.streamed, reason = streamed_fold(main)
-    if low.streamed is not None:
-        # run()/step() replace file 0, so the streamed file must be file 0.
-        source = low.streamed.list.owner
+    facts = _Facts(base_dir)
+    facts.streamed, reason = streamed_fold(main)
+    data_file = ""
+    if facts.streamed is not None:
+        source = facts.streamed.list.owner
         read = source.list.owner if isinstance(source, siren.MapOp) else source
-        low.strings[read.path] = read.path.owner.value.data
-        low.file_id(read)
-        low.skipped = {source, read}
-    result = low.lower_block(main.body.block, [])
-    offset = PC_BYTES
-    for value in result:
-        block.add_op(smc.FrameStoreOp(low.frame, low.to_word(value), offset))
-        offset += WORD
-    block.add_op(func.ReturnOp(low.const_i(smc.FINISHED, i32)))
-
-    resume = func.FuncOp("siren_resume", ([ptr, ptr, ptr], [i32]), Region(block))
-    attrs = resume.attributes
-    attrs["smc.result_type"] = StringAttr(descriptor(result_type))
-    attrs["smc.result_offset"] = IntegerAttr(PC_BYTES, i64)
-    attrs["smc.frame_size"] = IntegerAttr(offset, i64)
-    attrs["smc.streamable"] = IntegerAttr(int(low.streamed is not None), i1)
-    if reason:
-        attrs["smc.not_streamable_reason"] = StringAttr(reason)
-    attrs["smc.files"] = ArrayAttr([StringAttr(f) for f in low.files])
-    attrs["smc.sites"] = ArrayAttr([loc_of(s) for s in low.sites])
+        data_file = facts.abs_path(read.path.owner.value.data)
+        facts.skipped = {source, read}
+    walker = PatternRewriteWalker(
+        GreedyRewritePatternApplier([p(facts) for p in _PATTERNS], dce_enabled=False),
+        walk_regions_first=True, apply_recursively=False,
+    )
+    walker.rewrite_module(module)
+    _check_lowered(main)
+    model = smc.ModelAttr.build(descriptor(result_type), facts.streamed is not None, reason, data_file)
+    body = Region()
+    main.body.move_blocks(body)
+    particle = smc.ParticleOp("main", model, body)
     for op in list(module.ops):
         op.detach()
         op.erase()
-    module.body.block.add_op(resume)
+    module.body.block.add_op(particle)
+
+
+def _check_lowered(main: func.FuncOp) -> None:
+    """Drop casts nothing reads; any other leftover is an op no pattern lowered."""
+    for op in reversed(list(main.walk())):
+        if isinstance(op, UnrealizedConversionCastOp) and all(not r.uses for r in op.results):
+            op.detach()
+            op.erase()
+    for op in main.walk():
+        if op is main:
+            continue
+        if isinstance(op, UnrealizedConversionCastOp) or op.name.startswith("siren."):
+            raise LoweringError(f"lower-siren-to-smc: no lowering for {op.name}")
 
 
 @dataclass(frozen=True)
