@@ -9,54 +9,24 @@ import sys
 
 from xdsl.xdsl_opt_main import xDSLOptMain
 
-
-def _passes() -> dict:
-    def inline():
-        from sirenc.passes.inline_functions import InlineFunctions
-
-        return InlineFunctions
-
-    def plan():
-        from sirenc.passes.plan_analysis import PlanAnalysis
-
-        return PlanAnalysis
-
-    def to_smc():
-        from sirenc.passes.lower_siren_to_smc import LowerSirenToSMC
-
-        return LowerSirenToSMC
-
-    def spill():
-        from sirenc.passes.spill_across_suspends import SpillAcrossSuspends
-
-        return SpillAcrossSuspends
-
-    def to_llvm():
-        from sirenc.passes.lower_smc_to_llvm import LowerSMCToLLVM
-
-        return LowerSMCToLLVM
-
-    return {
-        "inline-functions": inline,
-        "plan-analysis": plan,
-        "lower-siren-to-smc": to_smc,
-        "spill-across-suspends": spill,
-        "lower-smc-to-llvm": to_llvm,
-    }
+from sirenc import registry
 
 
 class SirencOptMain(xDSLOptMain):
+    """xDSL's dialects and passes plus those of sirenc/registry.py.
+
+    With sirenc installed, xDSL's multiverse already holds sirenc's through the
+    ``xdsl.universe`` entry point; registering from the table as well keeps
+    ``python -m sirenc.opt`` working from a checkout that was never installed.
+    """
+
     def register_all_dialects(self):
         super().register_all_dialects()
-        from sirenc.ir.siren import Siren
-        from sirenc.ir.smc import SMC
-
-        self.ctx.register_dialect("siren", lambda: Siren)
-        self.ctx.register_dialect("smc", lambda: SMC)
+        registry.register_dialects(self.ctx)
 
     def register_all_passes(self):
         super().register_all_passes()
-        for name, factory in _passes().items():
+        for name, factory in registry.pass_factories().items():
             self.register_pass(name, factory)
 
 

@@ -146,14 +146,15 @@ class ConstOp(IRDLOperation):
         super().__init__(properties={"value": attr}, result_types=[typ])
 
     def verify_(self) -> None:
-        expected = {FloatAttr: f64, UnitAttr: unit, StringAttr: string}
+        # Numbers are f64 and booleans i1: `1 : i64` or `1.0 : f32` is no Siren value.
+        expected = {FloatAttr: f64, IntegerAttr: i1, UnitAttr: unit, StringAttr: string}
         attr = self.value
-        if isinstance(attr, IntegerAttr):
-            want = attr.type
-        else:
-            want = expected.get(type(attr))
-        if want is None or want != self.result.type:
-            raise VerifyException(f"constant {attr} does not have type {self.result.type}")
+        want = expected.get(type(attr))
+        if want is None or want != self.result.type or getattr(attr, "type", want) != want:
+            raise VerifyException(
+                f"siren.const value {attr} with result type {self.result.type} is not a Siren "
+                "literal (f64, i1, unit or string)"
+            )
 
 
 class BinaryFloatOp(IRDLOperation):
@@ -168,6 +169,9 @@ class BinaryFloatOp(IRDLOperation):
     @classmethod
     def result_type(cls) -> Attribute:
         return f64
+
+    def verify_(self) -> None:
+        _expect(self.result, self.result_type(), f"result of {self.name}")
 
 
 @irdl_op_definition
@@ -207,9 +211,6 @@ class LtOp(BinaryFloatOp):
     @classmethod
     def result_type(cls) -> Attribute:
         return i1
-
-    def verify_(self) -> None:
-        _expect(self.result, i1, "result of siren.lt")
 
 
 @irdl_op_definition
@@ -314,8 +315,8 @@ class SndOp(ProjectionOp):
 
 
 def _list_of(value: SSAValue, what: str) -> ListType:
-    if not isinstance(value.type, ListType):
-        raise VerifyException(f"{what} must be a list, got {value.type}")
+    # Every caller's operand is declared ListType, which IRDL checks before verify_.
+    assert isinstance(value.type, ListType), f"{what} must be a list, got {value.type}"
     return value.type
 
 
@@ -512,7 +513,8 @@ class FoldOp(IRDLOperation):
         t = _list_of(self.list, "fold list")
         args = self.body.block.arg_types
         if args != (t.element, self.init.type):
-            raise VerifyException(f"siren.fold body must take ({t.element}, {self.init.type}), takes {args}")
+            takes = ", ".join(str(a) for a in args)
+            raise VerifyException(f"siren.fold body must take ({t.element}, {self.init.type}), takes ({takes})")
         if _yielded(self.body).type != self.init.type or self.result.type != self.init.type:
             raise VerifyException("siren.fold body must yield the accumulator type")
 
