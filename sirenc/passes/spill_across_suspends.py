@@ -1,14 +1,34 @@
 """`spill-across-suspends`: keep values alive across suspension points in the frame.
 
-A particle's procedure returns at every ``smc.suspend`` and is re-entered at
-the same point later, so no SSA value may flow across a suspension: after
+A particle stops at every suspension point (``smc.resample``, ``smc.next_row``)
+and is re-entered there later, so no SSA value may flow across one: after
 re-entry the code that defined it has not run. A value V is *live across* a
 suspension S when V is visible at S and either some use of V comes after S in
 program order, or V is defined outside a loop that contains S and used inside
-that loop (the next iteration reads it again). Such a value gets an 8-byte
-frame slot: it is stored right after its definition and every use reads the
-slot. Values not live across any suspension stay in registers, which is why
-the frame of the random-walk model holds two words, not every temporary.
+that loop (the next iteration reads it again). ``smc.next_row`` runs again
+after re-entry (it waits by suspending and then repeats the same row request),
+so its own ``index`` operand is live across it as well.
+
+Such a value gets a frame slot (numbered from 0): it is stored right after its
+definition and every use that a suspension may separate from the definition
+reads the slot. A constant is recreated before such a use instead: cheaper
+than keeping it. Values not live across any suspension stay in registers,
+which is why the random-walk model's frame has four slots (the row index
+twice, the accumulator, the draw), not one per temporary.
+
+    %x = "smc.sample"(%m, %v) <{family = "gaussian"}> : (f64, f64) -> f64
+    "smc.frame_store"(%x) <{slot = 0 : i64}> : (f64) -> ()
+    "smc.resample"() <{point = 1 : i32}> : () -> ()
+    %x1 = "smc.frame_load"() <{slot = 0 : i64}> : () -> f64
+
+The suspension points are numbered 1, 2, ... in walk order (0 is the start),
+and the particle's ``#smc.model`` records the number of slots and, per point,
+the slots holding list handles (where the runtime's collector starts).
+
+Contract with `lower-smc-to-llvm`: afterwards the ``index`` of every
+``smc.next_row`` is defined by the op right before it, an ``smc.frame_load``
+or an ``arith.constant``, so the code that re-enters the particle at that
+point starts at that op and repeats the request with the index reloaded.
 """
 
 from __future__ import annotations
@@ -16,15 +36,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ArrayAttr, IntegerAttr, ModuleOp, StringAttr, i32, i64
+from xdsl.dialects import arith, scf
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, i32
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from sirenc.ir import smc
-
-WORD = 8
 
 
 def _preorder(op: Operation, order: dict[Operation, int]) -> None:
@@ -35,18 +53,15 @@ def _preorder(op: Operation, order: dict[Operation, int]) -> None:
                 _preorder(inner, order)
 
 
-def _visible(suspend: smc.SuspendOp, entry: Block) -> list[SSAValue]:
-    """Values defined before `suspend` on its path from the function entry."""
+def _visible(suspend: Operation, entry: Block) -> list[SSAValue]:
+    """Values defined before `suspend` on its path from the particle's entry."""
     out: list[SSAValue] = []
     op: Operation = suspend
     while True:
         block = op.parent_block()
-        if block is entry:
-            prior = block.ops
-        else:
+        if block is not entry:
             out.extend(block.args)
-            prior = block.ops
-        for earlier in prior:
+        for earlier in block.ops:
             if earlier is op:
                 break
             out.extend(earlier.results)
@@ -58,7 +73,7 @@ def _visible(suspend: smc.SuspendOp, entry: Block) -> list[SSAValue]:
 def _enclosing_loops(op: Operation) -> list[scf.WhileOp]:
     loops = []
     parent = op.parent_op()
-    while parent is not None and not isinstance(parent, func.FuncOp):
+    while parent is not None and not isinstance(parent, smc.ParticleOp):
         if isinstance(parent, scf.WhileOp):
             loops.append(parent)
         parent = parent.parent_op()
@@ -72,21 +87,32 @@ def _defined_inside(value: SSAValue, loop: scf.WhileOp) -> bool:
     return loop.is_ancestor(value.owner)
 
 
-def live_across(fn: func.FuncOp) -> dict[smc.SuspendOp, list[SSAValue]]:
-    """For every suspension, the values that must survive it, in definition order."""
+def reloaded(next_row: smc.NextRowOp) -> bool:
+    """Whether `next_row`'s index is already recomputed right before it (the contract above)."""
+    owner = next_row.index.owner
+    return owner is next_row.prev_op and isinstance(owner, smc.FrameLoadOp | arith.ConstantOp)
+
+
+def _retried(suspend: Operation) -> bool:
+    """`suspend` is a row request that reads its index again when it is retried after re-entry."""
+    return isinstance(suspend, smc.NextRowOp) and not reloaded(suspend)
+
+
+def live_across(particle: smc.ParticleOp) -> dict[Operation, list[SSAValue]]:
+    """For every suspension point, the values that must survive it."""
     order: dict[Operation, int] = {}
-    for op in fn.body.block.ops:
+    for op in particle.body.block.ops:
         _preorder(op, order)
-    entry = fn.body.block
-    live: dict[smc.SuspendOp, list[SSAValue]] = {}
-    for suspend in (op for op in order if isinstance(op, smc.SuspendOp)):
+    entry = particle.body.block
+    live: dict[Operation, list[SSAValue]] = {}
+    for suspend in (op for op in order if isinstance(op, smc.SUSPENSIONS)):
         position = order[suspend]
         loops = _enclosing_loops(suspend)
         live[suspend] = []
         for value in _visible(suspend, entry):
             for use in value.uses:
                 user = use.operation
-                later = order[user] > position
+                later = order[user] > position or (user is suspend and _retried(suspend))
                 reread = any(
                     user is not loop and loop.is_ancestor(user) and not _defined_inside(value, loop)
                     for loop in loops
@@ -97,13 +123,13 @@ def live_across(fn: func.FuncOp) -> dict[smc.SuspendOp, list[SSAValue]]:
     return live
 
 
-def _suspending(fn: func.FuncOp) -> set[Operation]:
-    """Every suspension and every op with one somewhere inside it."""
+def _suspending(particle: smc.ParticleOp) -> set[Operation]:
+    """Every suspension point and every op with one somewhere inside it."""
     out: set[Operation] = set()
-    for op in fn.walk():
-        if isinstance(op, smc.SuspendOp):
+    for op in particle.walk():
+        if isinstance(op, smc.SUSPENSIONS):
             parent: Operation | None = op
-            while parent is not None and parent is not fn:
+            while parent is not None and parent is not particle:
                 out.add(parent)
                 parent = parent.parent_op()
     return out
@@ -111,6 +137,8 @@ def _suspending(fn: func.FuncOp) -> set[Operation]:
 
 def _needs_reload(value: SSAValue, user: Operation, suspending: set[Operation]) -> bool:
     """False when `user` reads `value` in its own block before any suspension can intervene."""
+    if user in suspending and _retried(user):
+        return True  # re-entry repeats the request: its index must be read from the frame
     if isinstance(value, BlockArgument):
         block, op = value.block, value.block.first_op
     else:
@@ -124,22 +152,23 @@ def _needs_reload(value: SSAValue, user: Operation, suspending: set[Operation]) 
     return False
 
 
-def spill(fn: func.FuncOp) -> None:
-    frame = fn.body.block.args[1]
-    offset = fn.attributes["smc.frame_size"].value.data
-    suspending = _suspending(fn)
-    live = live_across(fn)
+def spill(particle: smc.ParticleOp) -> None:
+    model = particle.model
+    suspending = _suspending(particle)
+    live = live_across(particle)
     slots: dict[SSAValue, int] = {}
+    next_slot = model.frame_slots.value.data
     for value in dict.fromkeys(v for values in live.values() for v in values):
         uses = [u for u in value.uses if _needs_reload(value, u.operation, suspending)]
         if isinstance(value.owner, arith.ConstantOp):
-            # Cheaper to recreate a constant after re-entry than to keep it.
             for use in uses:
                 copy = value.owner.clone()
                 Rewriter.insert_op(copy, InsertPoint.before(use.operation))
                 use.operation.operands[use.index] = copy.result
             continue
-        store = smc.FrameStoreOp(frame, value, offset)
+        slot = next_slot
+        next_slot += 1
+        store = smc.FrameStoreOp(value, slot)
         if isinstance(value, BlockArgument):
             block = value.block
             if block.first_op is None:
@@ -149,22 +178,18 @@ def spill(fn: func.FuncOp) -> None:
         else:
             Rewriter.insert_op(store, InsertPoint.after(value.owner))
         for use in uses:
-            load = smc.FrameLoadOp(frame, offset, value.type)
+            load = smc.FrameLoadOp(slot, value.type)
             Rewriter.insert_op(load, InsertPoint.before(use.operation))
             use.operation.operands[use.index] = load.result
-        slots[value] = offset
-        offset += WORD
-    fn.attributes["smc.frame_size"] = IntegerAttr(offset, i64)
-    # Number the resume points, and record which frame slots hold list handles
-    # at each: the runtime's collector starts from these roots.
-    roots = []
-    for point, suspend in enumerate((op for op in fn.walk() if isinstance(op, smc.SuspendOp)), start=1):
-        suspend.point = IntegerAttr(point, suspend.status.type)
+        slots[value] = slot
+    # Number the suspension points, and record which slots hold list handles at each.
+    roots = model.root_list()
+    for point, suspend in enumerate((op for op in particle.walk() if isinstance(op, smc.SUSPENSIONS)), start=1):
+        suspend.point = IntegerAttr(point, i32)
         for value in live.get(suspend, []):
             if isinstance(value.type, smc.ListHandleType) and value in slots:
-                roots.append(ArrayAttr([IntegerAttr(point, i32), IntegerAttr(slots[value], i64),
-                                        StringAttr(value.type.descriptor)]))
-    fn.attributes["smc.roots"] = ArrayAttr(roots)
+                roots.append((point, slots[value], value.type.descriptor))
+    particle.model = model.with_frame(next_slot, roots)
 
 
 @dataclass(frozen=True)
@@ -172,6 +197,6 @@ class SpillAcrossSuspends(ModulePass):
     name = "spill-across-suspends"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for fn in op.ops:
-            if isinstance(fn, func.FuncOp):
-                spill(fn)
+        for particle in op.ops:
+            if isinstance(particle, smc.ParticleOp):
+                spill(particle)
