@@ -1,277 +1,716 @@
-"""`lower-smc-to-llvm`: the resumable procedure -> `llvm` dialect.
+"""`lower-smc-to-llvm`: one particle's program -> ``llvm.func @siren_resume`` over the C runtime.
 
-xDSL 0.75 has no Python lowering from func/arith/scf to `llvm` (TOOLCHAIN P1)
-and its scf-to-cf does not handle ``scf.while``, so this pass walks the
-structured procedure once and emits a control-flow graph directly:
+The ``smc.particle`` becomes the function the C runtime resumes a particle with,
+``i32 @siren_resume(ptr ctx, ptr frame, ptr log_weight)`` (``sirenrt_resume_fn``
+in sirenrt.h), and what the particle level leaves abstract gets its C runtime
+form here, and only here:
 
-* ``scf.if``/``scf.while`` become blocks with arguments (phis after export);
-* each ``smc.suspend`` stores its resume point in the frame's pc and returns
-  its status; the code after it starts a new block, and the entry block
-  dispatches on the pc to the start or to one of these resume blocks;
-* ``smc.rt`` becomes ``llvm.call`` of an external function declared once;
-* frame slots become byte-offset GEPs with loads and stores.
+* draws and observations call ``sirenrt_sample_<family>(ctx, params.., site)`` and
+  ``sirenrt_observe_<family>(ctx, params.., x, site)``, except the gaussian's, which
+  are inline so that LLVM folds ``sqrt``/``log`` of a constant variance:
+  ``var > 0 ? mu + sqrt(var) * sirenrt_std_normal(ctx) : sirenrt_sample_gaussian(..)``,
+  and the log density added to ``*log_weight`` in place while the sum is > -inf;
+* lists are int64 handles (-1 is the empty list), list ops ``sirenrt_list_*`` calls,
+  and list elements 64-bit words (floats bitcast, bools 0/1, lists their handle);
+* the frame is bytes: the pc (an i32) in word 0, the result's words from byte 8,
+  then frame slot s at byte 8 + 8 * (result words + s);
+* ``smc.resample`` stores its point in the pc and returns AT_RESAMPLE (1);
+  ``smc.next_row`` asks ``sirenrt_stream_row`` and, answered SIRENRT_NEED, stores
+  its point and returns NEED_ROW (2); ``smc.finish`` stores the result's words and
+  returns FINISHED (0);
+* a run-time error names a site, an index into the model's table of locations.
 
-No SSA value crosses a suspension here: `spill-across-suspends` has already
-routed every such value through the frame.
+It works in two steps. (1) One rewrite pattern per op turns every smc, arith
+and math op into `llvm` ops in place; a pattern that needs a branch builds an
+``scf.if`` of `llvm` ops, and a runtime function is declared in the module the
+first time a pattern calls it (``_Emitter.call``, ``_Lowering.declare``).
+(2) A structural step flattens ``scf.if``/``scf.while`` and the suspension
+points into blocks with arguments, and puts the dispatch on the pc saved in the
+frame in the entry block: 0 starts the program, k resumes after suspension
+point k. An op that neither step knows is a ``LoweringError`` naming it.
+
+Re-entry at an ``smc.next_row`` repeats the row request, so its resume block
+starts at the op that defines its index, which `spill-across-suspends`
+guarantees is the op right before it: an ``smc.frame_load`` or an
+``arith.constant`` (``_CFG.retry_start``). No other value crosses a suspension:
+that pass has routed each through the frame.
+
+What the runtime reads besides the code (frame size and result offset in bytes,
+data files, error sites, roots by byte offset) is the ``#smc.layout`` attribute
+``smc.layout`` of the function, next to the particle's ``#smc.model`` as
+``smc.model``.
+
+    llvm.func @sirenrt_std_normal(!llvm.ptr) -> f64
+    llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32
+        attributes {smc.model = #smc.model<"f", ...>,
+                    smc.layout = #smc.layout<24 : i64, 8 : i64, [], [loc("m.si":2:9)], []>} {
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cache
+from math import pi
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, llvm, math, scf
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, IntegerType, ModuleOp, f64, i8, i32, i64
+from xdsl.dialects import arith, llvm, math, scf
+from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, IntegerType, ModuleOp, f64, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.pattern_rewriter import (
+    GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern,
+)
+from xdsl.rewriter import InsertPoint
+from xdsl.traits import SymbolTable
+from xdsl.utils.exceptions import PassFailedException
 
+from sirenc.diagnostics import Span
 from sirenc.ir import smc
+from sirenc.ir.locations import loc_of, span_of
+from sirenc.model_info import RESUME_SYMBOL
 
-_FLOAT_BINOPS = {
-    arith.AddfOp: llvm.FAddOp, arith.SubfOp: llvm.FSubOp,
-    arith.MulfOp: llvm.FMulOp, arith.DivfOp: llvm.FDivOp,
-}
-_INT_BINOPS = {arith.AddiOp: llvm.AddOp, arith.AndIOp: llvm.AndOp, arith.OrIOp: llvm.OrOp, arith.XOrIOp: llvm.XOrOp}
+# sirenrt.h: what @siren_resume returns, and the int64 list and stream sentinels.
+FINISHED, AT_RESAMPLE, NEED_ROW = 0, 1, 2
+NIL, END, NEED = -1, -2, -3
+WORD = 8
+PC_BYTES = 8  # the pc is an i32 at byte 0, padded to a word
+PTR = llvm.LLVMPointerType()
+
+
+class LoweringError(PassFailedException):
+    """An op this pass has no rule for, or IR that breaks its contract: a compiler bug."""
+
+
 def machine(t: Attribute) -> Attribute:
-    """List handles are plain 64-bit words in LLVM."""
+    """List handles are int64 words in LLVM."""
     return i64 if isinstance(t, smc.ListHandleType) else t
 
 
-def machine_all(values) -> list[Attribute]:
-    return [machine(v.type) for v in values]
+# -- the C runtime's functions ---------------------------------------------------------------
+
+# sirenrt_<name>: its parameters after the context, and its result (None: void).
+_RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
+    "std_normal": ((), f64),
+    "add_log_weight": ((f64, i32), None),
+    "list_cons": ((i64, i32), i64),
+    "list_set": ((i64, i32, i64), None),
+    "list_get": ((i64, i32, i32), i64),
+    "list_tl": ((i64, i32), i64),
+    "list_len": ((i64,), f64),
+    "list_rev": ((i64, i32), i64),
+    "list_range": ((f64, f64, i32), i64),
+    "file": ((i32, i32), i64),
+    "stream_row": ((i64,), i64),
+}
 
 
-_FCMP = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
-         "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
+@cache
+def runtime_signature(name: str) -> tuple[tuple[Attribute, ...], Attribute | None]:
+    """The parameters after the context and the result of ``sirenrt_<name>``."""
+    if name in _RUNTIME:
+        return _RUNTIME[name]
+    kind, _, family = name.partition("_")
+    params = [machine(t) for t in smc.machine_params(family)]
+    if kind == "sample":
+        return (*params, i32), f64
+    if kind == "observe":
+        return (*params, f64, i32), None
+    raise LoweringError(f"lower-smc-to-llvm: no runtime function sirenrt_{name}")
+
+
+# -- what the patterns of one particle share ---------------------------------------------------
 
 
 @dataclass
-class _CFGBuilder:
-    fn: llvm.FuncOp
-    ctx: SSAValue
-    frame: SSAValue
-    log_weight: SSAValue
-    region: Region
-    declared: dict[str, llvm.FuncOp]
-    values: dict[SSAValue, SSAValue] = field(default_factory=dict)
-    resume_blocks: list[tuple[int, Block]] = field(default_factory=list)
-    block: Block = None
+class _Lowering:
+    """The function being built, the runtime functions declared so far, and the site and
+    file tables, numbered in the order the patterns meet them."""
 
-    def new_block(self, arg_types=()) -> Block:
-        block = Block(arg_types=arg_types)
+    module: ModuleOp
+    fn: llvm.FuncOp
+    model: smc.ModelAttr
+    declared: dict[str, llvm.FuncOp] = field(default_factory=dict)
+    sites: list[FileLineColLoc] = field(default_factory=list)
+    site_ids: dict[tuple[str, int, int], int] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.model.streamable.value.data:
+            self.files.append(self.model.data_file.data)  # run()/step() replace file 0
+
+    @property
+    def ctx(self) -> SSAValue:
+        return self.fn.body.blocks[0].args[0]
+
+    @property
+    def frame(self) -> SSAValue:
+        return self.fn.body.blocks[0].args[1]
+
+    @property
+    def log_weight(self) -> SSAValue:
+        return self.fn.body.blocks[0].args[2]
+
+    @property
+    def result_words(self) -> int:
+        return len(smc.scalars_of(self.model.result.data))
+
+    def slot_offset(self, slot: int) -> int:
+        return PC_BYTES + WORD * (self.result_words + slot)
+
+    def declare(self, name: str) -> None:
+        """Declares ``sirenrt_<name>`` in the module the first time it is called."""
+        if name in self.declared:
+            return
+        params, result = runtime_signature(name)
+        ftype = llvm.LLVMFunctionType([PTR, *params], result if result is not None else llvm.LLVMVoidType())
+        decl = SymbolTable.lookup_symbol(self.module, "sirenrt_" + name)
+        if decl is None:
+            decl = llvm.FuncOp("sirenrt_" + name, ftype, linkage=llvm.LinkageAttr("external"))
+            self.module.body.block.insert_op_before(decl, self.fn)
+        elif not isinstance(decl, llvm.FuncOp) or decl.function_type != ftype:
+            raise LoweringError(f"lower-smc-to-llvm: @sirenrt_{name} is already defined as something else")
+        self.declared[name] = decl
+
+    def site(self, op: Operation) -> int:
+        """The site id of `op`'s location: one per distinct file, line and column."""
+        span = span_of(op) or Span("<unknown>", 0, 0)
+        key = (span.file, span.line, span.col)
+        if key not in self.site_ids:
+            self.site_ids[key] = len(self.sites)
+            self.sites.append(loc_of(span))
+        return self.site_ids[key]
+
+    def file_id(self, path: str) -> int:
+        if path not in self.files:
+            self.files.append(path)
+        return self.files.index(path)
+
+    def layout(self) -> smc.LayoutAttr:
+        roots = [(point, self.slot_offset(slot), d) for point, slot, d in self.model.root_list()]
+        frame_size = self.slot_offset(self.model.frame_slots.value.data)
+        return smc.LayoutAttr.build(frame_size, PC_BYTES, self.files, self.sites, roots)
+
+
+@dataclass
+class _Emitter:
+    """Collects the `llvm` ops that replace one op, located at it."""
+
+    low: _Lowering
+    at: Operation
+    ops: list[Operation] = field(default_factory=list)
+
+    def add(self, op: Operation) -> Operation:
+        op.location = self.at.location
+        self.ops.append(op)
+        return op
+
+    def const_i(self, value: int, typ: IntegerType) -> SSAValue:
+        return self.add(llvm.ConstantOp(IntegerAttr(value, typ), typ)).result
+
+    def const_f(self, value: float) -> SSAValue:
+        return self.add(llvm.ConstantOp(FloatAttr(value, f64), f64)).result
+
+    def site(self) -> SSAValue:
+        return self.const_i(self.low.site(self.at), i32)
+
+    def call(self, name: str, *args: SSAValue) -> SSAValue | None:
+        """Calls ``sirenrt_<name>(ctx, args..)``."""
+        self.low.declare(name)
+        _, result = runtime_signature(name)
+        return self.add(llvm.CallOp("sirenrt_" + name, self.low.ctx, *args, return_type=result)).returned
+
+    def frame_word(self, offset: int) -> SSAValue:
+        return self.add(llvm.GEPOp(self.low.frame, [offset], i8, inbounds=True)).result
+
+    def to_word(self, value: SSAValue) -> SSAValue:
+        if value.type == f64:
+            return self.add(llvm.BitcastOp(value, i64)).results[0]
+        if isinstance(value.type, IntegerType) and value.type.width.data == 1:
+            return self.add(llvm.ZExtOp(value, i64)).results[0]
+        return value  # a list handle
+
+    def from_word(self, word: SSAValue, typ: Attribute) -> SSAValue:
+        if typ == f64:
+            return self.add(llvm.BitcastOp(word, f64)).results[0]
+        if isinstance(typ, IntegerType) and typ.width.data == 1:
+            return self.add(llvm.TruncOp(word, typ)).results[0]
+        return word
+
+    def replace(self, rewriter: PatternRewriter, results: list[SSAValue | None]) -> None:
+        """Puts the collected ops in place of the op; only its results' replacements inherit
+        its results' names (`PatternRewriter.replace` would give the name to every new value)."""
+        rewriter.insert(self.ops, InsertPoint.before(self.at))
+        for old, new in zip(self.at.results, results, strict=True):
+            if new.name_hint is None:
+                new.name_hint = old.name_hint
+            rewriter.replace_all_uses_with(old, new)
+        rewriter.erase(self.at)
+
+    def if_else(self, cond: SSAValue, then: Callable[[_Emitter], list[SSAValue]],
+                otherwise: Callable[[_Emitter], list[SSAValue]], types: list[Attribute]) -> list[SSAValue]:
+        """An ``scf.if`` of `llvm` ops, flattened in step 2."""
+        regions = []
+        for build in (then, otherwise):
+            inner = _Emitter(self.low, self.at)
+            inner.add(scf.YieldOp(*build(inner)))
+            regions.append(Region(Block(inner.ops)))
+        return list(self.add(scf.IfOp(cond, types, regions[0], regions[1])).results)
+
+
+# -- step 1: one pattern per op ---------------------------------------------------------------
+
+
+class _Pattern(RewritePattern):
+    def __init__(self, low: _Lowering):
+        self.low = low
+
+
+class _FrameLoad(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.FrameLoadOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        ptr = e.frame_word(self.low.slot_offset(op.slot.value.data))
+        e.replace(rewriter, [e.add(llvm.LoadOp(ptr, machine(op.result.type))).dereferenced_value])
+
+
+class _FrameStore(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.FrameStoreOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        ptr = e.frame_word(self.low.slot_offset(op.slot.value.data))
+        e.add(llvm.StoreOp(op.value, ptr))
+        e.replace(rewriter, [])
+
+
+class _Finish(_Pattern):
+    """The result's words at byte 8, 16, ..., then FINISHED."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.FinishOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        for i, value in enumerate(op.values):
+            word = e.to_word(value)
+            e.add(llvm.StoreOp(word, e.frame_word(PC_BYTES + WORD * i)))
+        e.add(llvm.ReturnOp(e.const_i(FINISHED, i32)))
+        e.replace(rewriter, [])
+
+
+class _Sample(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.SampleOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        family, params = op.family.data, list(op.params)
+        site = e.site()
+        if family == "gaussian":
+            draw = self.gaussian(e, *params, site)
+        else:
+            draw = e.call("sample_" + family, *params, site)
+        e.replace(rewriter, [draw])
+
+    @staticmethod
+    def gaussian(e: _Emitter, mu: SSAValue, var: SSAValue, site: SSAValue) -> SSAValue:
+        """mu + sqrt(var) * z inline; an invalid variance goes to the runtime, which reports it."""
+        valid = e.add(llvm.FCmpOp(var, e.const_f(0.0), "ogt")).res
+
+        def fast(b: _Emitter) -> list[SSAValue]:
+            z = b.call("std_normal")
+            scale = b.add(llvm.FSqrtOp(var)).res
+            return [b.add(llvm.FAddOp(mu, b.add(llvm.FMulOp(scale, z)).res)).res]
+
+        def slow(b: _Emitter) -> list[SSAValue]:
+            return [b.call("sample_gaussian", mu, var, site)]
+
+        return e.if_else(valid, fast, slow, [f64])[0]
+
+
+class _Observe(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.ObserveOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        family, params = op.family.data, list(op.params)
+        site = e.site()
+        if family == "gaussian":
+            self.gaussian(e, *params, op.value, site)
+        else:
+            e.call("observe_" + family, *params, op.value, site)
+        e.replace(rewriter, [])
+
+    def gaussian(self, e: _Emitter, mu: SSAValue, var: SSAValue, x: SSAValue, site: SSAValue) -> None:
+        """Scores inline, -0.5 * log(var * 2pi) - (x - mu)^2 / (var * 2); the runtime
+        call remains for an invalid variance, which it reports."""
+        valid = e.add(llvm.FCmpOp(var, e.const_f(0.0), "ogt")).res
+
+        def fast(b: _Emitter) -> list[SSAValue]:
+            d = b.add(llvm.FSubOp(x, mu)).res
+            log_norm = b.add(llvm.FLogOp(b.add(llvm.FMulOp(var, b.const_f(2 * pi))).res)).res
+            half_log_norm = b.add(llvm.FMulOp(log_norm, b.const_f(-0.5))).res
+            squared = b.add(llvm.FMulOp(d, d)).res
+            scaled = b.add(llvm.FDivOp(squared, b.add(llvm.FMulOp(var, b.const_f(2.0))).res)).res
+            self.add_log_weight(b, b.add(llvm.FSubOp(half_log_norm, scaled)).res, site)
+            return []
+
+        def slow(b: _Emitter) -> list[SSAValue]:
+            b.call("observe_gaussian", mu, var, x, site)
+            return []
+
+        e.if_else(valid, fast, slow, [])
+
+    def add_log_weight(self, e: _Emitter, lp: SSAValue, site: SSAValue) -> None:
+        """A sum > -inf is stored in place; -inf and NaN go through the runtime, which
+        remembers the site for the "all particles have zero weight" error."""
+        old = e.add(llvm.LoadOp(self.low.log_weight, f64)).dereferenced_value
+        new = e.add(llvm.FAddOp(old, lp)).res
+        finite = e.add(llvm.FCmpOp(new, e.const_f(float("-inf")), "ogt")).res
+
+        def store(b: _Emitter) -> list[SSAValue]:
+            b.add(llvm.StoreOp(new, self.low.log_weight))
+            return []
+
+        def slow(b: _Emitter) -> list[SSAValue]:
+            b.call("add_log_weight", lp, site)
+            return []
+
+        e.if_else(finite, store, slow, [])
+
+
+class _Nil(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.NilOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        e.replace(rewriter, [e.const_i(NIL, i64)])
+
+
+class _IsNil(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.IsNilOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        nil = e.const_i(NIL, i64)
+        e.replace(rewriter, [e.add(llvm.ICmpOp(op.list, nil, IntegerAttr(0, i64))).res])  # eq
+
+
+class _Cons(_Pattern):
+    """A cell for the element's words in front of the tail, then each word set."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.ConsOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        cell = e.call("list_cons", op.tail, e.const_i(len(op.head), i32))
+        for i, value in enumerate(op.head):
+            e.call("list_set", cell, e.const_i(i, i32), e.to_word(value))
+        e.replace(rewriter, [cell])
+
+
+class _Head(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.HeadOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        site = e.site()
+        out = []
+        for i, result in enumerate(op.values):
+            word = e.call("list_get", op.list, e.const_i(i, i32), site)
+            out.append(e.from_word(word, result.type))
+        e.replace(rewriter, out)
+
+
+class _Tail(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.TailOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        e.replace(rewriter, [e.call("list_tl", op.list, e.site())])
+
+
+class _Length(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.LengthOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        e.replace(rewriter, [e.call("list_len", op.list)])
+
+
+class _Reverse(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.ReverseOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        words = len(smc.scalars_of(op.result.type.element.data))
+        e.replace(rewriter, [e.call("list_rev", op.list, e.const_i(words, i32))])
+
+
+class _Range(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.RangeOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        e.replace(rewriter, [e.call("list_range", op.lo, op.hi, e.site())])
+
+
+class _ReadFile(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.ReadFileOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        file_id = e.const_i(self.low.file_id(op.path.data), i32)
+        e.replace(rewriter, [e.call("file", file_id, e.site())])
+
+
+@dataclass(frozen=True)
+class _OneToOne(RewritePattern):
+    """An arith or math op that is one `llvm` op."""
+
+    source: type[Operation]
+    build: Callable[[Operation], Operation]
+
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if type(op) is self.source:
+            new = self.build(op)
+            new.location = op.location
+            rewriter.replace(op, new)
+
+
+# arith.cmpf's predicates by number; llvm.icmp numbers its predicates as arith.cmpi does.
+_FCMP = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
+         "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
+
+_ONE_TO_ONE = [
+    _OneToOne(arith.ConstantOp, lambda op: llvm.ConstantOp(op.value, op.result.type)),
+    _OneToOne(arith.AddfOp, lambda op: llvm.FAddOp(op.lhs, op.rhs)),
+    _OneToOne(arith.SubfOp, lambda op: llvm.FSubOp(op.lhs, op.rhs)),
+    _OneToOne(arith.MulfOp, lambda op: llvm.FMulOp(op.lhs, op.rhs)),
+    _OneToOne(arith.DivfOp, lambda op: llvm.FDivOp(op.lhs, op.rhs)),
+    _OneToOne(arith.NegfOp, lambda op: llvm.FNegOp(op.operand)),
+    _OneToOne(arith.CmpfOp, lambda op: llvm.FCmpOp(op.lhs, op.rhs, _FCMP[op.predicate.value.data])),
+    _OneToOne(arith.CmpiOp, lambda op: llvm.ICmpOp(op.lhs, op.rhs, IntegerAttr(op.predicate.value.data, i64))),
+    _OneToOne(arith.SelectOp, lambda op: llvm.SelectOp.create(
+        operands=[op.cond, op.lhs, op.rhs], result_types=[machine(op.result.type)])),
+    _OneToOne(arith.BitcastOp, lambda op: llvm.BitcastOp(op.input, op.result.type)),
+    _OneToOne(arith.ExtUIOp, lambda op: llvm.ZExtOp(op.input, op.result.type)),
+    _OneToOne(arith.TruncIOp, lambda op: llvm.TruncOp(op.input, op.result.type)),
+    _OneToOne(arith.AddiOp, lambda op: llvm.AddOp(op.lhs, op.rhs)),
+    _OneToOne(arith.AndIOp, lambda op: llvm.AndOp(op.lhs, op.rhs)),
+    _OneToOne(arith.OrIOp, lambda op: llvm.OrOp(op.lhs, op.rhs)),
+    _OneToOne(arith.XOrIOp, lambda op: llvm.XOrOp(op.lhs, op.rhs)),
+    _OneToOne(math.SqrtOp, lambda op: llvm.FSqrtOp(op.operand)),
+    _OneToOne(math.LogOp, lambda op: llvm.FLogOp(op.operand)),
+]
+
+_SMC_PATTERNS = [_FrameLoad, _FrameStore, _Finish, _Sample, _Observe, _Nil, _IsNil, _Cons, _Head, _Tail,
+                 _Length, _Reverse, _Range, _ReadFile]
+
+# What step 2 lowers: the ops that make or cut control flow.
+_STRUCTURAL = (scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp, *smc.SUSPENSIONS)
+
+
+def _check_step1(fn: llvm.FuncOp) -> None:
+    for op in fn.walk():
+        if op is not fn and not isinstance(op, _STRUCTURAL) and op.dialect_name() != "llvm":
+            raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{_where(op)}")
+
+
+def _where(op: Operation) -> str:
+    span = span_of(op)
+    return f" (at {span})" if span is not None else ""
+
+
+# -- step 2: the control-flow graph -----------------------------------------------------------
+
+
+@dataclass
+class _CFG:
+    """Moves the lowered ops into blocks, replacing structured control and suspensions."""
+
+    low: _Lowering
+    region: Region
+    block: Block
+    resume_blocks: list[tuple[int, Block]] = field(default_factory=list)
+
+    def new_block(self, arg_types: list[Attribute] = ()) -> Block:
+        block = Block(arg_types=[machine(t) for t in arg_types])
         self.region.add_block(block)
         return block
 
-    def add(self, op: Operation, like: Operation | None = None) -> Operation:
-        if like is not None:
-            op.location = like.location
+    def add(self, op: Operation, at: Operation | None = None) -> Operation:
+        if at is not None:
+            op.location = at.location
         self.block.add_op(op)
         return op
 
-    def v(self, value: SSAValue) -> SSAValue:
-        return self.values[value]
+    def const_i(self, value: int, typ: IntegerType, at: Operation | None = None) -> SSAValue:
+        return self.add(llvm.ConstantOp(IntegerAttr(value, typ), typ), at).result
 
-    def const(self, value: int, typ: IntegerType) -> SSAValue:
-        return self.add(llvm.ConstantOp(IntegerAttr(value, typ), typ)).result
-
-    def slot(self, offset: int) -> SSAValue:
-        return self.add(llvm.GEPOp(self.frame, [offset], i8, inbounds=True)).result
-
-    # -- blocks -------------------------------------------------------------------
-
-    def translate(self, block: Block) -> list[SSAValue] | None:
-        """Translate a structured block; returns the values of its yield/condition."""
-        for op in block.ops:
+    def emit(self, ops: list[Operation]) -> list[SSAValue]:
+        """Moves `ops` (a structured block's) to the graph; returns what its terminator passes on."""
+        for op in ops:
             if isinstance(op, scf.YieldOp | scf.ConditionOp):
-                return [self.v(x) for x in op.operands]
-            if isinstance(op, func.ReturnOp):
-                self.add(llvm.ReturnOp(self.v(op.operands[0])), op)
-                return None
-            self.op(op)
+                passed = list(op.operands)
+                op.detach()
+                op.erase()
+                return passed
+            if isinstance(op, scf.IfOp):
+                self.if_(op)
+            elif isinstance(op, scf.WhileOp):
+                self.while_(op)
+            elif isinstance(op, smc.ResampleOp):
+                self.resample(op)
+            elif isinstance(op, smc.NextRowOp):
+                self.next_row(op)
+            elif op.dialect_name() == "llvm":
+                op.detach()
+                self.block.add_op(op)
+            else:
+                raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{_where(op)}")
         return []
 
-    def op(self, op: Operation) -> None:
-        handler = getattr(self, "_" + type(op).__name__, None)
-        if handler is not None:
-            results = handler(op)
-        elif type(op) in _FLOAT_BINOPS:
-            results = [self.add(_FLOAT_BINOPS[type(op)](self.v(op.lhs), self.v(op.rhs)), op).res]
-        elif type(op) in _INT_BINOPS:
-            results = [self.add(_INT_BINOPS[type(op)](self.v(op.lhs), self.v(op.rhs)), op).res]
-        else:
-            raise NotImplementedError(f"lower-smc-to-llvm: no lowering for {op.name}")
-        for old, new in zip(op.results, results, strict=True):
-            self.values[old] = new
-
-    # -- arith ----------------------------------------------------------------------
-
-    def _ConstantOp(self, op: arith.ConstantOp):
-        return [self.add(llvm.ConstantOp(op.value, op.result.type), op).result]
-
-    def _SqrtOp(self, op: math.SqrtOp):
-        return [self.add(llvm.FSqrtOp(self.v(op.operand)), op).res]
-
-    def _LogOp(self, op: math.LogOp):
-        return [self.add(llvm.FLogOp(self.v(op.operand)), op).res]
-
-    def _NegfOp(self, op: arith.NegfOp):
-        return [self.add(llvm.FNegOp(self.v(op.operand)), op).res]
-
-    def _CmpfOp(self, op: arith.CmpfOp):
-        pred = _FCMP[op.predicate.value.data]
-        return [self.add(llvm.FCmpOp(self.v(op.lhs), self.v(op.rhs), pred), op).res]
-
-    def _CmpiOp(self, op: arith.CmpiOp):
-        pred = IntegerAttr(op.predicate.value.data, i64)  # same numbering as llvm.icmp
-        return [self.add(llvm.ICmpOp(self.v(op.lhs), self.v(op.rhs), pred), op).res]
-
-    def _SelectOp(self, op: arith.SelectOp):
-        sel = llvm.SelectOp(self.v(op.cond), self.v(op.lhs), self.v(op.rhs))
-        return [self.add(sel, op).res]
-
-    def _BitcastOp(self, op: arith.BitcastOp):
-        return [self.add(llvm.BitcastOp(self.v(op.input), op.result.type), op).result]
-
-    def _ExtUIOp(self, op: arith.ExtUIOp):
-        return [self.add(llvm.ZExtOp(self.v(op.input), op.result.type), op).res]
-
-    def _TruncIOp(self, op: arith.TruncIOp):
-        return [self.add(llvm.TruncOp(self.v(op.input), op.result.type), op).res]
-
-    # -- smc ------------------------------------------------------------------------
-
-    def _RuntimeCallOp(self, op: smc.RuntimeCallOp):
-        result_type = machine(op.result.type) if op.result is not None else None
-        return self.call(op.callee.data, [self.v(a) for a in op.args], result_type, op)
-
-    def call(self, name: str, args: list[SSAValue], result_type: Attribute | None, like: Operation):
-        """Call a runtime function, declaring it the first time."""
-        if name not in self.declared:
-            ret = result_type if result_type is not None else llvm.LLVMVoidType()
-            ftype = llvm.LLVMFunctionType([a.type for a in args], ret)
-            self.declared[name] = llvm.FuncOp(name, ftype, linkage=llvm.LinkageAttr("external"))
-        call = self.add(llvm.CallOp(name, *args, return_type=result_type), like)
-        return [call.returned] if result_type is not None else []
-
-    def _FrameLoadOp(self, op: smc.FrameLoadOp):
-        ptr = self.slot(op.offset.value.data)
-        return [self.add(llvm.LoadOp(ptr, machine(op.result.type)), op).dereferenced_value]
-
-    def _FrameStoreOp(self, op: smc.FrameStoreOp):
-        ptr = self.slot(op.offset.value.data)
-        self.add(llvm.StoreOp(self.v(op.value), ptr), op)
-        return []
-
-    def _AddLogWeightOp(self, op: smc.AddLogWeightOp):
-        # Finite sums are stored in place; -inf and NaN go through the runtime,
-        # which remembers the site for the "all particles have zero weight" error.
-        lp = self.v(op.log_density)
-        old = self.add(llvm.LoadOp(self.log_weight, f64), op).dereferenced_value
-        new = self.add(llvm.FAddOp(old, lp), op).res
-        minus_inf = self.add(llvm.ConstantOp(FloatAttr(float("-inf"), f64), f64)).result
-        finite = self.add(llvm.FCmpOp(new, minus_inf, "ogt"), op).res
-        store, slow, done = self.new_block(), self.new_block(), self.new_block()
-        self.add(llvm.CondBrOp(finite, store, [], slow, []), op)
-        self.block = store
-        self.add(llvm.StoreOp(new, self.log_weight), op)
-        self.add(llvm.BrOp(done), op)
-        self.block = slow
-        self.call("sirenrt_add_log_weight", [self.ctx, lp, self.v(op.site)], None, op)
-        self.add(llvm.BrOp(done), op)
-        self.block = done
-        return []
-
-    def _NilOp(self, op: smc.NilOp):
-        return [self.const(-1, i64)]
-
-    def _IsNilOp(self, op: smc.IsNilOp):
-        nil = self.const(-1, i64)
-        return [self.add(llvm.ICmpOp(self.v(op.list), nil, IntegerAttr(0, i64)), op).res]
-
-    def _HandleCastOp(self, op: smc.HandleCastOp):
-        return [self.v(op.input)]
-
-    def _SuspendOp(self, op: smc.SuspendOp):
-        point = op.point.value.data
-        pc = self.const(point, i32)
-        self.add(llvm.StoreOp(pc, self.frame), op)
-        self.add(llvm.ReturnOp(self.const(op.status.value.data, i32)), op)
-        self.block = self.new_block()
-        self.resume_blocks.append((point, self.block))
-        return []
-
-    # -- structured control ---------------------------------------------------------
-
-    def _IfOp(self, op: scf.IfOp):
+    def if_(self, op: scf.IfOp) -> None:
         then_block, else_block = self.new_block(), self.new_block()
-        merge = self.new_block(machine_all(op.results))
-        self.add(llvm.CondBrOp(self.v(op.cond), then_block, [], else_block, []), op)
+        merge = self.new_block([r.type for r in op.results])
+        self.add(llvm.CondBrOp(op.cond, then_block, [], else_block, []), op)
         for target, region in ((then_block, op.true_region), (else_block, op.false_region)):
             self.block = target
-            out = self.translate(region.block)
-            self.add(llvm.BrOp(merge, *out), op)
+            passed = self.emit(list(region.block.ops)) if region.blocks else []
+            self.add(llvm.BrOp(merge, *passed), op)
         self.block = merge
-        return list(merge.args)
+        self.replace(op, list(merge.args))
 
-    def _WhileOp(self, op: scf.WhileOp):
-        header = self.new_block(machine_all(op.before_region.block.args))
-        body = self.new_block(machine_all(op.after_region.block.args))
-        exit_block = self.new_block(machine_all(op.results))
-        self.add(llvm.BrOp(header, *[self.v(a) for a in op.arguments]), op)
-        for old, new in zip(op.before_region.block.args, header.args, strict=True):
-            self.values[old] = new
+    def while_(self, op: scf.WhileOp) -> None:
+        before, after = op.before_region.block, op.after_region.block
+        header = self.new_block([a.type for a in before.args])
+        body = self.new_block([a.type for a in after.args])
+        exit_block = self.new_block([r.type for r in op.results])
+        self.add(llvm.BrOp(header, *op.arguments), op)
+        for old, new in zip(before.args, header.args, strict=True):
+            old.replace_all_uses_with(new)
         self.block = header
-        cond_and_passed = self.translate(op.before_region.block)
-        cond, passed = cond_and_passed[0], cond_and_passed[1:]
+        cond, *passed = self.emit(list(before.ops))
         self.add(llvm.CondBrOp(cond, body, passed, exit_block, passed), op)
-        for old, new in zip(op.after_region.block.args, body.args, strict=True):
-            self.values[old] = new
+        for old, new in zip(after.args, body.args, strict=True):
+            old.replace_all_uses_with(new)
         self.block = body
-        self.add(llvm.BrOp(header, *self.translate(op.after_region.block)), op)
+        self.add(llvm.BrOp(header, *self.emit(list(after.ops))), op)
         self.block = exit_block
-        return list(exit_block.args)
+        self.replace(op, list(exit_block.args))
+
+    def replace(self, op: Operation, results: list[SSAValue]) -> None:
+        for old, new in zip(op.results, results, strict=True):
+            old.replace_all_uses_with(new)
+        op.detach()
+        op.erase()
+
+    def suspend(self, point: int, status: int, at: Operation) -> None:
+        """Saves `point` as the pc and returns `status`."""
+        self.add(llvm.StoreOp(self.const_i(point, i32, at), self.low.frame), at)
+        self.add(llvm.ReturnOp(self.const_i(status, i32, at)), at)
+
+    def resample(self, op: smc.ResampleOp) -> None:
+        point = _point(op)
+        self.suspend(point, AT_RESAMPLE, op)
+        self.block = self.new_block()
+        self.resume_blocks.append((point, self.block))
+        self.replace(op, [])
+
+    def next_row(self, op: smc.NextRowOp) -> None:
+        """Asks for the row; answered NEED, suspends, and re-entry asks again from the
+        reload of the index on."""
+        point = _point(op)
+        reload = self.retry_start(op)
+        retry = self.new_block()
+        for r in reload:
+            r.detach()
+        self.add(llvm.BrOp(retry), op)
+        self.block = retry
+        for r in reload:
+            self.add(r)
+        e = _Emitter(self.low, op)
+        answer = e.call("stream_row", op.index)
+        need = e.add(llvm.ICmpOp(answer, e.const_i(NEED, i64), IntegerAttr(0, i64))).res  # eq
+        for new in e.ops:
+            self.add(new)
+        wait, go = self.new_block(), self.new_block()
+        self.add(llvm.CondBrOp(need, wait, [], go, []), op)
+        self.block = wait
+        self.suspend(point, NEED_ROW, op)
+        self.block = go
+        e = _Emitter(self.low, op)
+        more = e.add(llvm.ICmpOp(answer, e.const_i(END, i64), IntegerAttr(1, i64))).res  # ne
+        # Past the end the row is the empty list.
+        row = e.add(llvm.SelectOp(more, answer, e.const_i(NIL, i64))).res
+        for new in e.ops:
+            self.add(new)
+        self.resume_blocks.append((point, retry))
+        self.replace(op, [more, row])
+
+    def retry_start(self, op: smc.NextRowOp) -> list[Operation]:
+        """The lowered definition of `op`'s index, which must be the last ops moved (the
+        contract with `spill-across-suspends`): a constant, or a frame slot's load."""
+        index = op.index.owner
+        last = self.block.last_op
+        if isinstance(index, llvm.ConstantOp) and index is last:
+            return [index]
+        if isinstance(index, llvm.LoadOp) and index is last:
+            gep = index.ptr.owner
+            if isinstance(gep, llvm.GEPOp) and gep is index.prev_op and gep.ptr is self.low.frame:
+                return [gep, index]
+        raise LoweringError(
+            "lower-smc-to-llvm: the index of smc.next_row is not reloaded right before it "
+            f"(run spill-across-suspends first){_where(op)}"
+        )
 
 
-def lower_function(fn: func.FuncOp, declared: dict[str, llvm.FuncOp]) -> llvm.FuncOp:
-    ptr = llvm.LLVMPointerType()
-    ftype = llvm.LLVMFunctionType([ptr, ptr, ptr], i32)
-    region = Region()
-    entry = Block(arg_types=(ptr, ptr, ptr))  # ctx, frame, log weight
-    region.add_block(entry)
-    new = llvm.FuncOp(fn.sym_name.data, ftype, linkage=llvm.LinkageAttr("external"), body=region)
-    builder = _CFGBuilder(new, entry.args[0], entry.args[1], entry.args[2], region, declared)
-    for old, arg in zip(fn.body.block.args, entry.args, strict=True):
-        builder.values[old] = arg
-    start = builder.new_block()
-    builder.block = start
-    builder.translate(fn.body.block)
+def _point(op: Operation) -> int:
+    if op.point is None:
+        raise LoweringError(f"lower-smc-to-llvm: {op.name} has no point (run spill-across-suspends first)")
+    return op.point.value.data
 
-    # Dispatch on the saved pc: 0 starts the program, k resumes after suspension k.
-    builder.block = entry
-    pc = builder.add(llvm.LoadOp(entry.args[1], i32)).dereferenced_value
-    for point, target in builder.resume_blocks:
-        is_point = builder.add(llvm.ICmpOp(pc, builder.const(point, i32), IntegerAttr(0, i64))).res
-        next_test = builder.new_block()
-        builder.add(llvm.CondBrOp(is_point, target, [], next_test, []))
-        builder.block = next_test
-    builder.add(llvm.BrOp(start))
-    return new
+
+# -- the pass -----------------------------------------------------------------------------------
+
+
+def _resume_function(particle: smc.ParticleOp) -> llvm.FuncOp:
+    """@siren_resume: an entry block for the dispatch, then the particle's body."""
+    entry = Block(arg_types=[PTR, PTR, PTR])
+    for arg, name in zip(entry.args, ("ctx", "frame", "log_weight")):
+        arg.name_hint = name
+    body = particle.body.detach_block(0)
+    ftype = llvm.LLVMFunctionType([PTR, PTR, PTR], i32)
+    return llvm.FuncOp(RESUME_SYMBOL, ftype, linkage=llvm.LinkageAttr("external"), body=Region([entry, body]))
+
+
+def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
+    fn = _resume_function(particle)
+    module.body.block.insert_op_before(fn, particle)
+    low = _Lowering(module, fn, particle.model)
+    particle.detach()
+    particle.erase()
+
+    # (1) every op in place, in program order (sites and files are numbered as met).
+    patterns = [*(p(low) for p in _SMC_PATTERNS), *_ONE_TO_ONE]
+    walker = PatternRewriteWalker(GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=False)
+    walker.rewrite_region(fn.body)
+    _check_step1(fn)
+
+    # (2) the control-flow graph, then the dispatch on the saved pc.
+    structured = fn.body.detach_block(1)
+    cfg = _CFG(low, fn.body, Block())
+    entry, start = fn.body.block, cfg.block
+    fn.body.add_block(start)
+    cfg.emit(list(structured.ops))
+    structured.erase()
+    cfg.block = entry
+    pc = cfg.add(llvm.LoadOp(low.frame, i32)).dereferenced_value
+    for point, target in cfg.resume_blocks:
+        is_point = cfg.add(llvm.ICmpOp(pc, cfg.const_i(point, i32), IntegerAttr(0, i64))).res  # eq
+        next_test = cfg.new_block()
+        cfg.add(llvm.CondBrOp(is_point, target, [], next_test, []))
+        cfg.block = next_test
+    cfg.add(llvm.BrOp(start))
+
+    fn.attributes["smc.model"] = low.model
+    fn.attributes["smc.layout"] = low.layout()
+    return fn
 
 
 def lower_module(module: ModuleOp) -> None:
-    declared: dict[str, llvm.FuncOp] = {}
-    lowered = []
-    for fn in list(module.ops):
-        if isinstance(fn, func.FuncOp):
-            new = lower_function(fn, declared)
-            for name, attr in fn.attributes.items():
-                if name.startswith("smc."):
-                    new.attributes[name] = attr
-            lowered.append(new)
-        fn.detach()
-        fn.erase()
-    for fn in [*declared.values(), *lowered]:
-        module.body.block.add_op(fn)
+    particles = [op for op in module.ops if isinstance(op, smc.ParticleOp)]
+    if len(particles) > 1:
+        raise LoweringError(f"lower-smc-to-llvm: one smc.particle per module (@{RESUME_SYMBOL}), got {len(particles)}")
+    for particle in particles:
+        lower_particle(module, particle)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,72 @@
+// RUN: %sirenc-opt -p lower-smc-to-llvm %s | filecheck %s
+// smc.next_row asks sirenrt_stream_row for the row; answered SIRENRT_NEED (-3)
+// it saves its point in the pc and returns NEED_ROW (2). Re-entry at that point
+// repeats the request: the resume block starts at the op right before it, the
+// reload of its index, which spill-across-suspends put there (its contract).
+// `more` is the answer != SIRENRT_END (-2); past the end the row is -1 (nil).
+// The streamed data file is file 0 of the layout. Here a streamed fold, as
+// lower-siren-to-smc and spill-across-suspends leave it.
+
+builtin.module {
+  "smc.particle"() <{sym_name = "main", model = #smc.model<"f", true, "", "/data.csv", 2 : i64, []>}> ({
+    %zero = arith.constant 0 : i64
+    %acc0 = arith.constant 0.000000e+00 : f64
+    %r:3 = scf.while (%i = %zero, %acc = %acc0) : (i64, f64) -> (i64, !smc.list<"f">, f64) {
+      "smc.frame_store"(%acc) <{slot = 1 : i64}> : (f64) -> ()
+      "smc.frame_store"(%i) <{slot = 0 : i64}> : (i64) -> ()
+      %il = "smc.frame_load"() <{slot = 0 : i64}> : () -> i64
+      %more, %row = "smc.next_row"(%il) <{point = 1 : i32}> : (i64) -> (i1, !smc.list<"f">)
+      %il2 = "smc.frame_load"() <{slot = 0 : i64}> : () -> i64
+      %accl = "smc.frame_load"() <{slot = 1 : i64}> : () -> f64
+      scf.condition(%more) %il2, %row, %accl : i64, !smc.list<"f">, f64
+    } do {
+    ^bb0(%j: i64, %rw: !smc.list<"f">, %a: f64):
+      %y = "smc.head"(%rw) : (!smc.list<"f">) -> f64
+      %s = arith.addf %a, %y : f64
+      %one = arith.constant 1 : i64
+      %k = arith.addi %j, %one : i64
+      scf.yield %k, %s : i64, f64
+    }
+    "smc.finish"(%r#2) : (f64) -> ()
+  }) : () -> ()
+}
+
+// CHECK:      llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
+// CHECK-SAME:   #smc.layout<32 : i64, 8 : i64, ["/data.csv"], [loc("<unknown>":0:0)], []>
+// CHECK-NEXT:   %[[PC:.*]] = llvm.load %[[FRAME]] : !llvm.ptr -> i32
+// CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:   %[[AT1:.*]] = llvm.icmp "eq" %[[PC]], %[[ONE]] : i32
+// CHECK-NEXT:   llvm.cond_br %[[AT1]], ^[[RETRY:bb[0-9]+]], ^{{bb[0-9]+}}
+
+// The loop header stores the index and the accumulator, then asks for the row.
+// CHECK:      ^[[HEADER:bb[0-9]+]](%[[I:.*]]: i64, %[[ACC:.*]]: f64):
+// CHECK-NEXT:   %[[S1:.*]] = llvm.getelementptr inbounds %[[FRAME]][24]
+// CHECK-NEXT:   llvm.store %[[ACC]], %[[S1]] : f64, !llvm.ptr
+// CHECK-NEXT:   %[[S0:.*]] = llvm.getelementptr inbounds %[[FRAME]][16]
+// CHECK-NEXT:   llvm.store %[[I]], %[[S0]] : i64, !llvm.ptr
+// CHECK-NEXT:   llvm.br ^[[RETRY]]
+
+// The body: a row is a list handle (i64) here.
+// CHECK-NEXT: ^{{bb[0-9]+}}(%{{.*}}: i64, %[[RW:.*]]: i64, %{{.*}}: f64):
+// CHECK:        llvm.call @sirenrt_list_get(%[[CTX]], %[[RW]], %{{.*}}, %{{.*}})
+// CHECK:        llvm.br ^[[HEADER]](
+
+// The request, from the index's reload on: also where re-entry at point 1 starts.
+// CHECK:      ^[[RETRY]]:
+// CHECK-NEXT:   %[[IP:.*]] = llvm.getelementptr inbounds %[[FRAME]][16] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NEXT:   %[[IL:.*]] = llvm.load %[[IP]] : !llvm.ptr -> i64
+// CHECK-NEXT:   %[[ANSWER:.*]] = llvm.call @sirenrt_stream_row(%[[CTX]], %[[IL]]) : (!llvm.ptr, i64) -> i64
+// CHECK-NEXT:   %[[NEED:.*]] = llvm.mlir.constant(-3) : i64
+// CHECK-NEXT:   %[[WAIT:.*]] = llvm.icmp "eq" %[[ANSWER]], %[[NEED]] : i64
+// CHECK-NEXT:   llvm.cond_br %[[WAIT]], ^[[SUSPEND:bb[0-9]+]], ^[[GO:bb[0-9]+]]
+// CHECK-NEXT: ^[[SUSPEND]]:
+// CHECK-NEXT:   %[[P1:.*]] = llvm.mlir.constant(1 : i32) : i32
+// CHECK-NEXT:   llvm.store %[[P1]], %[[FRAME]] : i32, !llvm.ptr
+// CHECK-NEXT:   %[[NEED_ROW:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT:   llvm.return %[[NEED_ROW]] : i32
+// CHECK-NEXT: ^[[GO]]:
+// CHECK-NEXT:   %[[END:.*]] = llvm.mlir.constant(-2) : i64
+// CHECK-NEXT:   %[[MORE:.*]] = llvm.icmp "ne" %[[ANSWER]], %[[END]] : i64
+// CHECK-NEXT:   %[[NIL:.*]] = llvm.mlir.constant(-1) : i64
+// CHECK-NEXT:   %[[ROW:.*]] = llvm.select %[[MORE]], %[[ANSWER]], %[[NIL]] : i1, i64
+// CHECK:        llvm.cond_br %[[MORE]], ^{{bb[0-9]+}}(%{{.*}}, %[[ROW]], %{{.*}} : i64, i64, f64), ^{{bb[0-9]+}}(%{{.*}}, %[[ROW]], %{{.*}} : i64, i64, f64)
