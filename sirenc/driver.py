@@ -1,10 +1,12 @@
 """The compilation pipeline: one table of named stages, nothing else knows their order.
 
-    ast  -> siren -> plan -> smc -> llvm-dialect -> llvm -> obj -> so
+    ast -> siren -> plan -> smc -> llvm-dialect -> llvm
+                                               \-> obj -> so
 
-``sirenc --emit=STAGE`` stops after STAGE and prints it. Each stage function
-takes the previous stage's product; the ``Compilation`` carries what later
-stages need besides it (source, method, options).
+``sirenc --emit=STAGE`` stops after STAGE and prints it. Each stage takes the
+product of the stage it follows; the ``Compilation`` carries what later stages
+need besides it (source, method, options). Passes come from the one registry
+(``sirenc/registry.py``), by name.
 """
 
 from __future__ import annotations
@@ -76,10 +78,10 @@ def _siren(c: Compilation, typed):
 
 
 def _plan(c: Compilation, module):
-    from sirenc.passes.inline_functions import inline_all
     from sirenc.passes.plan_analysis import analyze, annotate
+    from sirenc.registry import get_pass
 
-    inline_all(module)
+    get_pass("inline-functions")().apply(None, module)
     module.verify()
     if c.check or c.method == "pf":
         c.plan = analyze(module, c.method, c.max_rvs)
@@ -88,23 +90,22 @@ def _plan(c: Compilation, module):
 
 
 def _smc(c: Compilation, module):
-    from sirenc.passes.lower_siren_to_smc import lower_module
-    from sirenc.passes.spill_across_suspends import SpillAcrossSuspends
+    from sirenc.registry import get_pass
 
     if c.method not in SUPPORTED_METHODS:
         raise SirenUsageError(
             f"method '{c.method}' can be checked (sirenc check) but not compiled yet; use -m pf"
         )
-    lower_module(module, c.base_dir)
-    SpillAcrossSuspends().apply(None, module)
+    get_pass("lower-siren-to-smc")(base_dir=c.base_dir).apply(None, module)
+    get_pass("spill-across-suspends")().apply(None, module)
     module.verify()
     return module
 
 
 def _llvm_dialect(c: Compilation, module):
-    from sirenc.passes.lower_smc_to_llvm import lower_module
+    from sirenc.registry import get_pass
 
-    lower_module(module)
+    get_pass("lower-smc-to-llvm")().apply(None, module)
     module.verify()
     return module
 
@@ -115,10 +116,9 @@ def _llvm(c: Compilation, module):
     return llvm_ir_text(module, model_info(c, module))
 
 
-def _obj(c: Compilation, _):
+def _obj(c: Compilation, module):
     from sirenc.backend.llvm import object_bytes
 
-    module = c.products["llvm-dialect"]
     return object_bytes(module, model_info(c, module))
 
 
@@ -128,15 +128,30 @@ def _so(c: Compilation, obj: bytes):
     return link_shared(obj)
 
 
-STAGES: dict[str, Callable] = {
-    "ast": _ast,
-    "siren": _siren,
-    "plan": _plan,
-    "smc": _smc,
-    "llvm-dialect": _llvm_dialect,
-    "llvm": _llvm,
-    "obj": _obj,
-    "so": _so,
+@dataclass(frozen=True)
+class Stage:
+    """A named stage: `run(compilation, product of `after`)` gives its product.
+
+    A stage that `transforms` changes its input module in place, so the driver
+    hands it a copy: every stage's product stays a snapshot, and several stages
+    can take the same input (the pipeline forks: `llvm` and `obj` both start
+    from `llvm-dialect`; another back end would start from `smc`).
+    """
+
+    run: Callable
+    after: str | None
+    transforms: bool = False
+
+
+STAGES: dict[str, Stage] = {
+    "ast": Stage(_ast, None),
+    "siren": Stage(_siren, "ast"),
+    "plan": Stage(_plan, "siren", transforms=True),
+    "smc": Stage(_smc, "plan", transforms=True),
+    "llvm-dialect": Stage(_llvm_dialect, "smc", transforms=True),
+    "llvm": Stage(_llvm, "llvm-dialect"),
+    "obj": Stage(_obj, "llvm-dialect"),
+    "so": Stage(_so, "obj"),
 }
 ORDER = list(STAGES)
 
@@ -180,16 +195,17 @@ def run_until(c: Compilation, stage: str):
         raise SirenUsageError(f"unknown stage '{stage}' (choose one of {', '.join(ORDER)})")
     if threading.current_thread().name != "sirenc-compile":
         return _on_deep_stack(run_until, c, stage)
-    product = None
-    for name in ORDER:
-        if name in c.products:
-            product = c.products[name]
-        else:
-            product = STAGES[name](c, product)
-            c.products[name] = product
-        if name == stage:
-            return product
-    raise AssertionError(stage)
+    chain = [stage]
+    while STAGES[chain[-1]].after is not None:
+        chain.append(STAGES[chain[-1]].after)
+    for name in reversed(chain):
+        if name not in c.products:
+            step = STAGES[name]
+            product = c.products[step.after] if step.after is not None else None
+            if step.transforms:
+                product = product.clone()
+            c.products[name] = step.run(c, product)
+    return c.products[stage]
 
 
 def ast_text(typed) -> str:
@@ -233,25 +249,25 @@ def plan_text(c: Compilation) -> str:
 
 
 def model_info(c: Compilation, module):
-    """The runtime's view of the model, read off the lowered procedure."""
+    """The runtime's view of the model: the typed `smc.model` and `smc.layout`
+    attributes that the lowering put on the resumable procedure."""
     from sirenc.diagnostics import Span
     from sirenc.model_info import RESUME_SYMBOL, ModelInfo
 
     fn = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == RESUME_SYMBOL)
-    a = fn.attributes
-    reason = a.get("smc.not_streamable_reason")
+    model, layout = fn.attributes["smc.model"], fn.attributes["smc.layout"]
     return ModelInfo(
         name=c.name,
         method=c.method,
         plan=plan_text(c),
-        result_type=a["smc.result_type"].data,
-        frame_size=a["smc.frame_size"].value.data,
-        result_offset=a["smc.result_offset"].value.data,
-        streamable=bool(a["smc.streamable"].value.data),
-        not_streamable_reason=reason.data if reason else "",
-        files=[f.data for f in a["smc.files"].data],
-        sites=[Span(s.filename.data, s.line.data, s.column.data) for s in a["smc.sites"].data],
-        roots=[(r.data[0].value.data, r.data[1].value.data, r.data[2].data) for r in a["smc.roots"].data],
+        result_type=model.result.data,
+        frame_size=layout.frame_size.value.data,
+        result_offset=layout.result_offset.value.data,
+        streamable=bool(model.streamable.value.data),
+        not_streamable_reason=model.not_streamable_reason.data,
+        files=layout.file_list(),
+        sites=[Span(s.filename.data, s.line.data, s.column.data) for s in layout.sites.data],
+        roots=layout.root_list(),
     )
 
 

@@ -117,6 +117,8 @@ class _Facts:
     streamed: siren.FoldOp | None = None
     skipped: set[Operation] = field(default_factory=set)   # the streamed fold's data source
     strings: dict[SSAValue, str] = field(default_factory=dict)
+    # Where each distribution value was written: a draw's invalid parameter is reported there.
+    dist_locations: dict[SSAValue, Attribute] = field(default_factory=dict)
 
     def abs_path(self, relative: str) -> str:
         return os.path.abspath(os.path.join(self.base_dir, relative))
@@ -532,6 +534,9 @@ class _Dist(_Lowering):
                 out.append(b.bool_to_float(v) if v.type == i1 else v)
         return out
 
+    def after_replace(self, op, value):
+        self.facts.dist_locations[value] = op.location
+
 
 @lowers(siren.AssumeOp)
 class _Assume(_Lowering):
@@ -539,8 +544,8 @@ class _Assume(_Lowering):
         sample = smc.SampleOp(op.dist.type.family.data, b.get(op.dist))
         draw = b.add(sample).result
         # An invalid parameter is reported at the distribution call itself.
-        if isinstance(op.dist.owner, siren.DistOp):
-            sample.location = op.dist.owner.location
+        if op.dist in self.facts.dist_locations:
+            sample.location = self.facts.dist_locations[op.dist]
         if op.result.type == i1:
             return [b.add(arith.CmpfOp(draw, b.const_f(0.0), "une")).result]
         return [draw]

@@ -98,7 +98,7 @@ def test_every_stage_prints(stage):
     r = sirenc(EXAMPLES / "walk.si", f"--emit={stage}")
     assert r.returncode == 0, r.stderr
     marker = {"ast": "Fold(func='step')", "siren": "siren.fold", "plan": "siren.assume",
-              "smc": "smc.suspend", "llvm-dialect": "llvm.func @siren_resume",
+              "smc": "smc.resample", "llvm-dialect": "llvm.func @siren_resume",
               "llvm": "@sirenc_model"}[stage]
     assert marker in r.stdout
 
