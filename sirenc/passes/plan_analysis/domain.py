@@ -72,6 +72,8 @@ class Expr:
     __slots__ = ("_hash", "_rvs", "_rvset", "_top", "size", "__weakref__")
 
     def _init(self, rvs: tuple, top: bool, size: int = 1) -> None:
+        global _built
+        _built += 1 + len(rvs)
         self._rvs = rvs
         self._rvset = None
         self._top = top
@@ -115,13 +117,23 @@ class Expr:
 
 
 _INTERN: dict = {}
+_built = 0
 
 
 def reset_interning() -> None:
     """Forget interned nodes (each analysis starts afresh; old nodes stay valid)."""
+    global _built
+    _built = 0
     _INTERN.clear()
     for node in (TOP, UNIT, UNKC):
         _INTERN[(type(node), type(node.v), node.v) if type(node) is Const else type(node)] = node
+
+
+def built() -> int:
+    """The work of building expression nodes since ``reset_interning``: one per
+    node plus one per variable it mentions (merging those is most of its cost).
+    Part of the analysis budget, with the interpreter's steps (``Shared.spent``)."""
+    return _built
 
 
 class Const(Expr):
