@@ -19,9 +19,11 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from sirenc.diagnostics import SirenUsageError
+from sirenc.distributions import NAMES as FAMILIES
+from sirenc.distributions import family as family_of
 
 try:
-    from sirenc.runtime.ffi import FAMILIES, ffi, runtime_lib
+    from sirenc.runtime.ffi import ffi, runtime_lib
 
     LIB = runtime_lib()
 except SirenUsageError as exc:  # pragma: no cover - only without a built runtime
@@ -39,7 +41,7 @@ SEEDS = (12345, 67890)
 def sample(family: str, params: list[float], n: int = N, seed: int = 12345) -> np.ndarray:
     out = np.empty(n, dtype=np.float64)
     p = ffi.new("double[]", [float(v) for v in params])
-    status = LIB.sirenrt_sample_many(FAMILIES.index(family), p, n, seed,
+    status = LIB.sirenrt_sample_many(family_of(family).id, p, n, seed,
                                      ffi.from_buffer("double[]", out, require_writable=True))
     assert status == 0, ffi.string(LIB.sirenrt_last_error()).decode()
     return out
@@ -282,6 +284,6 @@ INVALID = [
 def test_invalid_parameters_are_errors(family, params, message):
     out = ffi.new("double[]", 4)
     p = ffi.new("double[]", params)
-    status = LIB.sirenrt_sample_many(FAMILIES.index(family), p, 4, 0, out)
+    status = LIB.sirenrt_sample_many(family_of(family).id, p, 4, 0, out)
     assert status != 0
     assert message in ffi.string(LIB.sirenrt_last_error()).decode()

@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 
+from sirenc import distributions
+
 
 class _Unknown:
     """The unknown constant: arithmetic and comparisons with it stay unknown."""
@@ -328,11 +330,9 @@ UNKC = Const(UNK)
 
 # ---- distributions -----------------------------------------------------------
 
-# Family names (SPEC 9); `exponential` is Gamma(1, r), `uniform_int` categorical.
-FAMILIES = (
-    "normal", "bernoulli", "beta", "binomial", "beta_binomial",
-    "negative_binomial", "gamma", "poisson", "student_t", "categorical",
-)
+# The families a `Dist` has (SPEC 9): the interpreter turns `exponential` into Gamma(1, r) and
+# `uniform_int` into a categorical, and a delta is a `Delta`.
+FAMILIES = tuple(n for n in distributions.NAMES if n not in ("exponential", "uniform_int", "delta"))
 
 
 class Distr:
@@ -448,7 +448,7 @@ TOPD = TopD()
 
 
 def Normal(mu: Expr, var: Expr) -> Dist:  # noqa: N802 - reads like the math
-    return Dist("normal", (mu, var))
+    return Dist("gaussian", (mu, var))
 
 
 def Gamma(a: Expr, b: Expr) -> Dist:  # noqa: N802

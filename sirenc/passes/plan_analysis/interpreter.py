@@ -281,9 +281,7 @@ class Interpreter:
     def _op_dist(self, op, state):
         family = op.family.data
         params = [self._arg(state, p) for p in op.params]
-        if family == "gaussian":
-            value = D.DistV("normal", *params)
-        elif family == "exponential":
+        if family == "exponential":
             value = D.DistV("gamma", Const(1.0), params[0])
         elif family == "uniform_int":
             a, b = (state.eval(p) for p in params)
