@@ -10,9 +10,10 @@ determined, is a ``SirenPlanError`` at the annotation::
     result = analyze(module, "ds")          # PlanResult: .plan, .work, .seconds
     print(result.text())                    # "invq: symbolic\\ninvr: sample\\n..."
 
-The analysis stops after ``budget`` abstract steps (``DEFAULT_BUDGET``; the
-``budget`` option of the pass, ``--analysis-budget`` on the command line): it
-counts work, not seconds, so a program gets the same verdict on any machine.
+The analysis stops after ``budget`` steps of work (abstract steps and the
+expression nodes it builds; ``DEFAULT_BUDGET``, the ``budget`` option of the
+pass, ``--analysis-budget`` on the command line): it counts work, not
+seconds, so a program gets the same verdict on any machine.
 Running out of budget is giving up: every name is ``dynamic``, and a
 ``symbolic`` annotation is an error that names the option.
 
@@ -99,11 +100,13 @@ def _main(module: ModuleOp) -> func.FuncOp:
 
 
 def analyze(module: ModuleOp, method: str = "ssi", max_rvs: int = 4,
-            budget: int = DEFAULT_BUDGET) -> PlanResult:
+            budget: int | None = None) -> PlanResult:
     """Check the plan of ``module`` (inlined) under ``method``; raise ``SirenPlanError`` if unsatisfiable.
 
-    ``budget`` bounds the abstract steps; see the module docstring.
+    ``budget`` bounds the work (``None``: ``DEFAULT_BUDGET``); see the module docstring.
     """
+    if budget is None:
+        budget = DEFAULT_BUDGET
     if method not in ALL_METHODS:
         raise SirenUsageError(f"unknown method '{method}' (choose one of {', '.join(ALL_METHODS)})")
     if max_rvs < 1:

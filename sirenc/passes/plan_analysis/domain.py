@@ -75,7 +75,7 @@ class Expr:
 
     def _init(self, rvs: tuple, top: bool, size: int = 1) -> None:
         global _built
-        _built += 1 + len(rvs)
+        _built += 1 + len(rvs) // WIDTH
         self._rvs = rvs
         self._rvset = None
         self._top = top
@@ -120,6 +120,7 @@ class Expr:
 
 _INTERN: dict = {}
 _built = 0
+WIDTH = 16     # elements hashed or merged per unit of work (see built())
 
 
 def reset_interning() -> None:
@@ -132,9 +133,14 @@ def reset_interning() -> None:
 
 
 def built() -> int:
-    """The work of building expression nodes since ``reset_interning``: one per
-    node plus one per variable it mentions (merging those is most of its cost).
-    Part of the analysis budget, with the interpreter's steps (``Shared.spent``)."""
+    """The work of making expression nodes since ``reset_interning``.
+
+    Looking a composite node up costs one plus one per ``WIDTH`` children (the
+    key is hashed), building a new one one more plus one per ``WIDTH`` variables
+    (they are merged): consing onto a long list or merging many variables is
+    real work that the interpreter's steps do not see.  Part of the analysis
+    budget, with those steps (``Shared.spent``).
+    """
     return _built
 
 
@@ -199,6 +205,8 @@ class _Node(Expr):
     __slots__ = ("args",)
 
     def __new__(cls, *args: Expr):
+        global _built
+        _built += 1 + len(args) // WIDTH
         key = (cls, args)
         hit = _INTERN.get(key)
         if hit is not None:
@@ -261,6 +269,8 @@ class DistV(_Node):
     __slots__ = ("family",)
 
     def __new__(cls, family: str, *args: Expr):
+        global _built
+        _built += 1 + len(args) // WIDTH
         key = (cls, family, args)
         hit = _INTERN.get(key)
         if hit is not None:
@@ -290,7 +300,9 @@ class UnkE(Expr):
     __slots__ = ("parents",)
 
     def __new__(cls, parents: Iterable[RV] = ()):
+        global _built
         parents = _dedup(parents)
+        _built += 1 + len(parents) // WIDTH
         key = (cls, parents)
         hit = _INTERN.get(key)
         if hit is not None:
