@@ -12,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from markers import runtime_missing
 from sirenc.diagnostics import SirenUsageError
 
 REPO = Path(__file__).resolve().parents[2]
@@ -24,7 +25,7 @@ try:
 
     LIB = runtime_lib()
 except SirenUsageError as exc:  # pragma: no cover - only without a built runtime
-    pytest.skip(f"C runtime not built: {exc.message}", allow_module_level=True)
+    runtime_missing(exc.message)
 
 
 def test_locator_finds_every_artifact():
