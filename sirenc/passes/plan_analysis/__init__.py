@@ -61,7 +61,7 @@ class PlanResult:
     method: str
     plan: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0             # for reports only: the verdict never depends on it
-    work: int = 0                    # abstract steps taken (see DEFAULT_BUDGET)
+    work: int = 0                    # the work it took (Shared.spent; see DEFAULT_BUDGET)
     note: str | None = None          # why the analysis fell back to "dynamic", if it did
 
     def text(self) -> str:

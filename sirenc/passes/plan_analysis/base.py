@@ -63,7 +63,7 @@ class Shared:
 
     max_rvs: int = 4
     cause: Cause = field(default_factory=Cause)
-    work: int = 0                      # interpreter and algorithm steps so far
+    steps: int = 0                     # the interpreter's and the algorithms' so far
     budget: int = DEFAULT_BUDGET       # give up when spent() exceeds this
     order: dict[str, None] = field(default_factory=dict)   # names by first assume
 
@@ -72,11 +72,11 @@ class Shared:
 
     def spent(self) -> int:
         """All the work so far: the steps and the expression nodes built (``domain.built``)."""
-        return self.work + built()
+        return self.steps + built()
 
     def tick(self, amount: int = 1) -> None:
-        self.work += amount
-        if self.work + built() > self.budget:
+        self.steps += amount
+        if self.spent() > self.budget:
             raise GiveUp(f"it used up its budget of {self.budget} steps", hint=(
                 f"{BUDGET_OPTION} N (analysis_budget=N in the Python API) raises the budget"))
 
