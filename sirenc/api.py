@@ -30,7 +30,8 @@ from typing import Any, Callable
 import numpy as np
 
 from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
-from sirenc.model_info import ABI_VERSION, ModelInfo
+from sirenc.model_info import ModelInfo
+from sirenc.runtime.abi import abi_version
 
 RESAMPLERS = {"systematic": 0, "multinomial": 1, "stratified": 2, "residual": 3}
 
@@ -158,10 +159,10 @@ class Model:
         self._pin = _CodePin(keepalive)   # JIT engine or cffi library: owns the code
         self.path = path                  # the model.so, or None for a JIT model
         self.info = _describe(descriptor)
-        if self.info["abi_version"] != ABI_VERSION:
+        if self.info["abi_version"] != abi_version():
             raise SirenUsageError(
                 f"model ABI version {self.info['abi_version']} does not match this "
-                f"sirenc (ABI version {ABI_VERSION}); recompile the model"
+                f"sirenc (ABI version {abi_version()}); recompile the model"
             )
 
     @classmethod

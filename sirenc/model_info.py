@@ -2,7 +2,8 @@
 
 The lowering fills one ``ModelInfo`` next to the ``llvm`` dialect module; the
 backend turns it into the ``sirenc_model`` descriptor global of the C ABI
-(``runtime_c/include/sirenrt.h``: ``sirenrt_model``).
+(``runtime_c/include/sirenrt.h``: ``sirenrt_model``), whose ABI version is the
+header's (``sirenc.runtime.abi.abi_version()``).
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from dataclasses import dataclass, field
 
 from sirenc.diagnostics import Span
 
-ABI_VERSION = 2
 RESUME_SYMBOL = "siren_resume"     # i32 (ptr ctx, ptr frame)
 MODEL_SYMBOL = "sirenc_model"      # the descriptor global
 

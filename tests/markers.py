@@ -15,7 +15,14 @@ def _runtime_built() -> bool:
         return False
 
 
+ON_CI = os.environ.get("CI") == "true"
+
 # CI installs the package, so there a missing runtime is a failure, never a skip.
-needs_runtime = pytest.mark.skipif(
-    not _runtime_built() and os.environ.get("CI") != "true", reason="the C runtime is not built"
-)
+needs_runtime = pytest.mark.skipif(not _runtime_built() and not ON_CI, reason="the C runtime is not built")
+
+
+def runtime_missing(message: str) -> None:
+    """For a module that needs the runtime to be imported at all: skip it, or on CI fail."""
+    if ON_CI:
+        pytest.fail(f"the C runtime is not built, and CI must test it: {message}", pytrace=False)
+    pytest.skip(f"the C runtime is not built: {message}", allow_module_level=True)

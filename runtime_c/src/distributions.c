@@ -82,6 +82,13 @@ int rt_bad_poisson(double lambda, char *msg) {
   return 0;
 }
 
+/* Every point is a valid delta (its check exists so that the observe wrappers are uniform). */
+int rt_bad_delta(double v, char *msg) {
+  (void)v;
+  (void)msg;
+  return 0;
+}
+
 int rt_bad_categorical(double lo, double hi, const double *probs, int64_t n, char *msg) {
   if (!(is_int(lo) && lo >= 0.0)) return BAD("categorical: lower bound must be an integer >= 0, got %g", lo);
   if (!(is_int(hi) && hi >= lo))

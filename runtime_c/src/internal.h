@@ -89,18 +89,18 @@ double rt_student_t(rt_rng *g, double nu);       /* standard t */
 /* Validity checks of SPEC §9: return 0 when the parameters are valid, else 1 with a message
  * ("gaussian: variance must be > 0, got -1") in msg (RT_MSG bytes). */
 #define RT_MSG 200
-int rt_bad_gaussian(double mu, double var, char *msg);
-int rt_bad_beta(double a, double b, char *msg);
-int rt_bad_bernoulli(double p, char *msg);
-int rt_bad_binomial(double n, double p, char *msg);
-int rt_bad_beta_binomial(double n, double a, double b, char *msg);
-int rt_bad_negative_binomial(double n, double p, char *msg);
-int rt_bad_exponential(double rate, char *msg);
-int rt_bad_gamma(double shape, double rate, char *msg);
-int rt_bad_poisson(double lambda, char *msg);
+/* Spreads a parenthesised list of SIRENRT_FAMILIES' PARAMS or ARGS into a call or a declaration. */
+#define RT_UNPAREN(...) __VA_ARGS__
+/* One check per family, with the parameters of its sample function; categorical's checks the
+ * probabilities themselves, so it is declared by hand. */
+#define RT_DECLARE_BAD_SCALAR(name, PARAMS) int rt_bad_##name(RT_UNPAREN PARAMS, char *msg);
+#define RT_DECLARE_BAD_LIST(name, PARAMS)
+#define RT_DECLARE_BAD(ID, name, N, SHAPE, PARAMS, ARGS) RT_DECLARE_BAD_##SHAPE(name, PARAMS)
+SIRENRT_FAMILIES(RT_DECLARE_BAD)
+#undef RT_DECLARE_BAD
+#undef RT_DECLARE_BAD_SCALAR
+#undef RT_DECLARE_BAD_LIST
 int rt_bad_categorical(double lo, double hi, const double *probs, int64_t n, char *msg);
-int rt_bad_uniform_int(double a, double b, char *msg);
-int rt_bad_student_t(double mu, double tau2, double nu, char *msg);
 
 /* ---------------------------------------------------------------- data.c --------------------- */
 /* One data file: rows of doubles in one flat array; row r is vals[row_start[r] .. row_start[r+1]). */

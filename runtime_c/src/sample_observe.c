@@ -157,54 +157,19 @@ double sirenrt_sample_student_t(sirenrt_ctx *ctx, double mu, double tau2, double
 
 /* ------------------------------------------------------------------ observation ---------------- */
 
-void sirenrt_observe_gaussian(sirenrt_ctx *ctx, double mu, double var, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_gaussian(mu, var, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_gaussian(mu, var, x), site);
-}
-
-void sirenrt_observe_beta(sirenrt_ctx *ctx, double a, double b, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_beta(a, b, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_beta(a, b, x), site);
-}
-
-void sirenrt_observe_bernoulli(sirenrt_ctx *ctx, double p, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_bernoulli(p, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_bernoulli(p, x), site);
-}
-
-void sirenrt_observe_binomial(sirenrt_ctx *ctx, double n, double p, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_binomial(n, p, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_binomial(n, p, x), site);
-}
-
-void sirenrt_observe_beta_binomial(sirenrt_ctx *ctx, double n, double a, double b, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_beta_binomial(n, a, b, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_beta_binomial(n, a, b, x), site);
-}
-
-void sirenrt_observe_negative_binomial(sirenrt_ctx *ctx, double n, double p, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_negative_binomial(n, p, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_negative_binomial(n, p, x), site);
-}
-
-void sirenrt_observe_exponential(sirenrt_ctx *ctx, double rate, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_exponential(rate, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_exponential(rate, x), site);
-}
-
-void sirenrt_observe_gamma(sirenrt_ctx *ctx, double shape, double rate, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_gamma(shape, rate, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_gamma(shape, rate, x), site);
-}
-
-void sirenrt_observe_poisson(sirenrt_ctx *ctx, double lambda, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_poisson(lambda, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_poisson(lambda, x), site);
-}
-
-void sirenrt_observe_delta(sirenrt_ctx *ctx, double v, double x, int32_t site) {
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_delta(v, x), site);
-}
+/* Every family's observe is its check and then its density, except categorical's (below), which
+ * first reads the probabilities out of the arena. */
+#define RT_OBSERVE_SCALAR(name, PARAMS, ARGS)                                            \
+  void sirenrt_observe_##name(sirenrt_ctx *ctx, RT_UNPAREN PARAMS, double x, int32_t site) { \
+    OBSERVE_GUARD(rt_bad_##name(RT_UNPAREN ARGS, msg));                                  \
+    sirenrt_add_log_weight(ctx, sirenrt_logpdf_##name(RT_UNPAREN ARGS, x), site);        \
+  }
+#define RT_OBSERVE_LIST(name, PARAMS, ARGS)
+#define RT_OBSERVE(ID, name, N, SHAPE, PARAMS, ARGS) RT_OBSERVE_##SHAPE(name, PARAMS, ARGS)
+SIRENRT_FAMILIES(RT_OBSERVE)
+#undef RT_OBSERVE
+#undef RT_OBSERVE_LIST
+#undef RT_OBSERVE_SCALAR
 
 void sirenrt_observe_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_t probs_list, double x,
                                  int32_t site) {
@@ -219,35 +184,33 @@ void sirenrt_observe_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_t
   if (probs != buf) free(probs);
 }
 
-void sirenrt_observe_uniform_int(sirenrt_ctx *ctx, double a, double b, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_uniform_int(a, b, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_uniform_int(a, b, x), site);
-}
-
-void sirenrt_observe_student_t(sirenrt_ctx *ctx, double mu, double tau2, double nu, double x, int32_t site) {
-  OBSERVE_GUARD(rt_bad_student_t(mu, tau2, nu, msg));
-  sirenrt_add_log_weight(ctx, sirenrt_logpdf_student_t(mu, tau2, nu, x), site);
-}
-
 /* ------------------------------------------------------------------ test helper ---------------- */
+
+/* sirenrt_sample_many's arguments for a family of SHAPE with N parameters: the parameters from the
+ * array p, a list parameter as the arena list built from the array. */
+#define RT_MANY_SCALAR_1 p[0]
+#define RT_MANY_SCALAR_2 p[0], p[1]
+#define RT_MANY_SCALAR_3 p[0], p[1], p[2]
+#define RT_MANY_LIST_3 p[0], p[1], probs
 
 static double draw_one(sirenrt_ctx *ctx, int32_t family, const double *p, int64_t probs) {
   switch (family) {
-    case SIRENRT_FAM_GAUSSIAN: return sirenrt_sample_gaussian(ctx, p[0], p[1], -1);
-    case SIRENRT_FAM_BETA: return sirenrt_sample_beta(ctx, p[0], p[1], -1);
-    case SIRENRT_FAM_BERNOULLI: return sirenrt_sample_bernoulli(ctx, p[0], -1);
-    case SIRENRT_FAM_BINOMIAL: return sirenrt_sample_binomial(ctx, p[0], p[1], -1);
-    case SIRENRT_FAM_BETA_BINOMIAL: return sirenrt_sample_beta_binomial(ctx, p[0], p[1], p[2], -1);
-    case SIRENRT_FAM_NEGATIVE_BINOMIAL: return sirenrt_sample_negative_binomial(ctx, p[0], p[1], -1);
-    case SIRENRT_FAM_EXPONENTIAL: return sirenrt_sample_exponential(ctx, p[0], -1);
-    case SIRENRT_FAM_GAMMA: return sirenrt_sample_gamma(ctx, p[0], p[1], -1);
-    case SIRENRT_FAM_POISSON: return sirenrt_sample_poisson(ctx, p[0], -1);
-    case SIRENRT_FAM_DELTA: return sirenrt_sample_delta(ctx, p[0], -1);
-    case SIRENRT_FAM_CATEGORICAL: return sirenrt_sample_categorical(ctx, p[0], p[1], probs, -1);
-    case SIRENRT_FAM_UNIFORM_INT: return sirenrt_sample_uniform_int(ctx, p[0], p[1], -1);
-    case SIRENRT_FAM_STUDENT_T: return sirenrt_sample_student_t(ctx, p[0], p[1], p[2], -1);
+#define RT_DRAW_CASE(ID, name, N, SHAPE, PARAMS, ARGS) \
+  case SIRENRT_FAM_##ID: return sirenrt_sample_##name(ctx, RT_MANY_##SHAPE##_##N, -1);
+    SIRENRT_FAMILIES(RT_DRAW_CASE)
+#undef RT_DRAW_CASE
     default: return rt_fail(ctx, -1, "unknown distribution family %d", (int)family);
   }
+}
+
+static const sirenrt_family families[SIRENRT_N_FAMILIES] = {
+#define RT_FAMILY_ROW(ID, name, N, SHAPE, PARAMS, ARGS) [SIRENRT_FAM_##ID] = {#name, N},
+    SIRENRT_FAMILIES(RT_FAMILY_ROW)
+#undef RT_FAMILY_ROW
+};
+
+const sirenrt_family *sirenrt_family_info(int32_t family) {
+  return family >= 0 && family < SIRENRT_N_FAMILIES ? &families[family] : NULL;
 }
 
 int32_t sirenrt_sample_many(int32_t family, const double *params, int64_t n, uint64_t seed, double *out) {

@@ -8,7 +8,8 @@ definition of ``@siren_resume`` plus declarations of ``sirenrt_*``) and a
 2. gives every function definition internal linkage (the converter drops
    linkage, P5: the only symbol a compiled model exports is its descriptor),
 3. adds the descriptor ``@sirenc_model`` (``sirenrt_model`` in
-   ``runtime_c/include/sirenrt.h``) with its strings, files and sites,
+   ``runtime_c/include/sirenrt.h``; its LLVM type is read off the header
+   through cffi) with its strings, files and sites,
 4. parses and verifies the text with LLVM, runs the new-pass-manager O2
    pipeline (P9), and
 5. either JIT-compiles it with MCJIT against the shared runtime library, or
@@ -23,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,30 +32,50 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
 from sirenc.diagnostics import source_line
-from sirenc.model_info import ABI_VERSION, MODEL_SYMBOL, RESUME_SYMBOL, ModelInfo
+from sirenc.model_info import MODEL_SYMBOL, RESUME_SYMBOL, ModelInfo
+from sirenc.runtime.abi import abi_version
 
 _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
 _PTR = ir.PointerType()
 
-# struct sirenrt_site { const char *file; int32_t line, col, end_col; const char *text; }
-SITE_TYPE = ir.LiteralStructType([_PTR, _I32, _I32, _I32, _PTR])
+# ------------------------------------------------ descriptor types (sirenrt.h)
 
-# struct sirenrt_model, field for field (natural C alignment gives the same layout).
-MODEL_TYPE = ir.LiteralStructType([
-    _I32,                   # abi_version
-    _PTR, _PTR, _PTR,       # name, method, plan
-    _PTR,                   # result_type
-    _I32, _I32,             # frame_size, result_offset
-    _PTR,                   # resume
-    _I32, _PTR,             # streamable, not_streamable_reason
-    _I32, _PTR,             # n_files, files
-    _I32, _PTR,             # n_sites, sites
-    _I32, _PTR,             # n_roots, roots
-])
+# C scalar types of the descriptor structs; pointers (also to functions) are `ptr`.
+_SCALARS = {"int32_t": _I32, "uint32_t": _I32, "int64_t": ir.IntType(64), "uint64_t": ir.IntType(64),
+            "double": ir.DoubleType()}
 
-# struct sirenrt_root { int32_t pc; uint32_t offset; const char *type; }
-ROOT_TYPE = ir.LiteralStructType([_I32, _I32, _PTR])
+
+def _llvm_type(ctype: Any) -> ir.Type:
+    if ctype.kind in ("pointer", "function"):
+        return _PTR
+    if ctype.kind == "primitive" and ctype.cname in _SCALARS:
+        return _SCALARS[ctype.cname]
+    raise TypeError(f"no LLVM type for the C type {ctype.cname}")
+
+
+@functools.cache
+def _struct_fields(name: str) -> tuple[tuple[str, ir.Type], ...]:
+    from sirenc.runtime.ffi import ffi  # cffi parsed sirenrt.h; its fields are the header's
+
+    return tuple((field, _llvm_type(f.type)) for field, f in ffi.typeof(name).fields)
+
+
+def descriptor_type(name: str) -> ir.LiteralStructType:
+    """The LLVM type of the C struct ``name`` (``"sirenrt_model"``), field for field as
+    ``sirenrt.h`` declares it; natural C alignment gives the same layout."""
+    return ir.LiteralStructType([ty for _, ty in _struct_fields(name)])
+
+
+def _struct(c_name: str, /, **values: Any) -> ir.Constant:
+    """A constant of the C struct ``c_name`` from its fields by name; ints become constants."""
+    fields = _struct_fields(c_name)
+    names = [field for field, _ in fields]
+    if sorted(values) != sorted(names):
+        raise ValueError(f"{c_name} has the fields {names}, given {list(values)}")
+    items = [ir.Constant(ty, values[field]) if isinstance(values[field], int) else values[field]
+             for field, ty in fields]
+    return ir.Constant(descriptor_type(c_name), items)
 
 
 # ---------------------------------------------------------------- LLVM setup
@@ -150,36 +172,29 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
         raise ValueError(f"the module defines no @{RESUME_SYMBOL}") from None
     string = _Strings(mod)
     sites = [
-        ir.Constant(SITE_TYPE, [
-            string(s.file), ir.Constant(_I32, s.line), ir.Constant(_I32, s.col),
-            ir.Constant(_I32, s.end_col if s.end_line in (0, s.line) else 0),
-            string(source_line(s)),
-        ])
+        _struct("sirenrt_site", file=string(s.file), line=s.line, col=s.col,
+                end_col=s.end_col if s.end_line in (0, s.line) else 0, text=string(source_line(s)))
         for s in info.sites
     ]
     files = [string(f) for f in info.files]
-    roots = [
-        ir.Constant(ROOT_TYPE, [ir.Constant(_I32, pc), ir.Constant(_I32, offset), string(typ)])
-        for pc, offset, typ in info.roots
-    ]
-    fields = [
-        ir.Constant(_I32, ABI_VERSION),
-        string(info.name), string(info.method), string(info.plan),
-        string(info.result_type),
-        ir.Constant(_I32, info.frame_size), ir.Constant(_I32, info.result_offset),
-        resume,
-        ir.Constant(_I32, int(info.streamable)),
-        string(info.not_streamable_reason),
-        ir.Constant(_I32, len(files)),
-        _private_array(mod, f"{MODEL_SYMBOL}.files", _PTR, files),
-        ir.Constant(_I32, len(sites)),
-        _private_array(mod, f"{MODEL_SYMBOL}.sites", SITE_TYPE, sites),
-        ir.Constant(_I32, len(roots)),
-        _private_array(mod, f"{MODEL_SYMBOL}.roots", ROOT_TYPE, roots),
-    ]
-    g = ir.GlobalVariable(mod, MODEL_TYPE, name=MODEL_SYMBOL)
+    roots = [_struct("sirenrt_root", pc=pc, offset=offset, type=string(typ)) for pc, offset, typ in info.roots]
+    model = _struct(
+        "sirenrt_model",
+        abi_version=abi_version(),
+        name=string(info.name), method=string(info.method), plan=string(info.plan),
+        result_type=string(info.result_type),
+        frame_size=info.frame_size, result_offset=info.result_offset,
+        resume=resume,
+        streamable=int(info.streamable), not_streamable_reason=string(info.not_streamable_reason),
+        n_files=len(files), files=_private_array(mod, f"{MODEL_SYMBOL}.files", _PTR, files),
+        n_sites=len(sites),
+        sites=_private_array(mod, f"{MODEL_SYMBOL}.sites", descriptor_type("sirenrt_site"), sites),
+        n_roots=len(roots),
+        roots=_private_array(mod, f"{MODEL_SYMBOL}.roots", descriptor_type("sirenrt_root"), roots),
+    )
+    g = ir.GlobalVariable(mod, model.type, name=MODEL_SYMBOL)
     g.global_constant = True
-    g.initializer = ir.Constant(MODEL_TYPE, fields)
+    g.initializer = model
     # external linkage, default visibility: export.c and dlsym/JIT lookups find it
 
 

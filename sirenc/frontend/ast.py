@@ -13,16 +13,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from sirenc import distributions
 from sirenc.diagnostics import Span
 
 # Built-in operator names: a call to one of these is a built-in call even if a
 # user function of the same name exists (SPEC 3.2).
 OPERATORS = ("add", "sub", "mul", "div", "eq", "lt", "cons", "lst", "pair")
-DISTRIBUTIONS = (
-    "gaussian", "beta", "bernoulli", "binomial", "beta_binomial",
-    "negative_binomial", "exponential", "gamma", "poisson", "delta",
-    "categorical", "uniform_int", "student_t",
-)
+DISTRIBUTIONS = distributions.NAMES
 LIBRARY = {"List": ("hd", "tl", "len", "range", "rev", "map"), "File": ("read",)}
 BINOPS = ("+", "-", "*", "/", "::", "=", "<")
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Callable
 
+from sirenc import distributions
 from sirenc.diagnostics import Note, SirenNameError, SirenTypeError, Span
 from sirenc.frontend import ast
 from sirenc.frontend.types import (
@@ -17,16 +18,6 @@ from sirenc.frontend.types import (
     contains, is_ground, pack, pattern_text, prune, resolve, show, show_all, unify,
 )
 
-# Parameter types of the distributions (SPEC 9); `None` is delta's point, a float or a bool.
-_DIST_PARAMS: dict[str, tuple] = {
-    "gaussian": ("mean", "variance"), "beta": ("alpha", "beta"), "bernoulli": ("probability",),
-    "binomial": ("trials", "probability"), "beta_binomial": ("trials", "alpha", "beta"),
-    "negative_binomial": ("successes", "probability"), "exponential": ("rate",),
-    "gamma": ("shape", "rate"), "poisson": ("rate",), "delta": ("value",),
-    "categorical": ("lowest value", "highest value", "probabilities"),
-    "uniform_int": ("lowest value", "highest value"),
-    "student_t": ("location", "squared scale", "degrees of freedom"),
-}
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _MAX_INSTANTIATION_NOTES = 3
 
@@ -317,14 +308,13 @@ class Inference:
         return tail
 
     def distribution_call(self, e: ast.Call, env, body) -> Type:
-        names = _DIST_PARAMS[e.name]
-        for arg, what in zip(e.args, names):
+        for arg, param in zip(e.args, distributions.family(e.name).params):
             t = self.infer(arg, env, body)
-            if e.name == "delta":
+            if param.shape == distributions.POINT:  # delta: a float or a bool, the type of its draws
                 self.deferred.append((arg, t, _delta_point))
-                return TDist("delta", t)
-            expected = TList(TFloat) if what == "probabilities" else TFloat
-            self.expect(arg, t, expected, f"the {what} of {e.name}")
+                return TDist(e.name, t)
+            expected = TList(TFloat) if param.shape == distributions.LIST else TFloat
+            self.expect(arg, t, expected, f"the {param.name} of {e.name}")
         return TDist(e.name)
 
     def library(self, e: ast.Call, env, body) -> Type:

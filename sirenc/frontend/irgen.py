@@ -12,6 +12,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, f64, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
+from sirenc import distributions
 from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
@@ -141,7 +142,7 @@ class _FunctionBuilder:
         if kind == "operator":
             return self.operator(block, e, env)
         if kind == "distribution":
-            arity = siren.FAMILIES[e.name][0]
+            arity = distributions.family(e.name).arity
             return self.emit(block, siren.DistOp(e.name, self.args(block, e, env, arity)), e)
         if kind == "library":
             return self.library(block, e, env)
@@ -209,7 +210,7 @@ class _FunctionBuilder:
         value_type = f64
         if isinstance(dist.owner, siren.DistOp):
             value_type = siren.draw_type(dist.type, [p.type for p in dist.owner.params])
-        elif dist.type.family.data == "bernoulli":
+        elif distributions.family(dist.type.family.data).value == distributions.BOOL:
             value_type = i1
         span = e.annotation_span or e.name_span
         x = self.emit(block, siren.AssumeOp(dist, e.name, e.annotation, value_type), span=span)

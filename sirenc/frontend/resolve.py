@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import difflib
 
+from sirenc import distributions
 from sirenc.diagnostics import Note, SirenNameError, Span
 from sirenc.frontend import ast
 
@@ -24,11 +25,7 @@ from sirenc.frontend import ast
 BUILTIN_PARAMS: dict[str, tuple[str, ...]] = {
     "add": ("a", "b"), "sub": ("a", "b"), "mul": ("a", "b"), "div": ("a", "b"),
     "eq": ("a", "b"), "lt": ("a", "b"), "cons": ("head", "tail"), "pair": ("first", "second"),
-    "gaussian": ("mean", "variance"), "beta": ("alpha", "beta"), "bernoulli": ("p",),
-    "binomial": ("n", "p"), "beta_binomial": ("n", "alpha", "beta"),
-    "negative_binomial": ("n", "p"), "exponential": ("rate",), "gamma": ("shape", "rate"),
-    "poisson": ("rate",), "delta": ("value",), "categorical": ("lo", "hi", "probabilities"),
-    "uniform_int": ("lo", "hi"), "student_t": ("location", "squared scale", "degrees of freedom"),
+    **{f.name: f.param_names for f in distributions.FAMILIES},
     "List.hd": ("list",), "List.tl": ("list",), "List.len": ("list",), "List.rev": ("list",),
     "List.range": ("from", "to"), "List.map": ("function", "list"), "File.read": ("file name",),
 }

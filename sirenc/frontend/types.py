@@ -16,6 +16,7 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass, field
 
+from sirenc import distributions
 from sirenc.frontend import ast
 
 # ---- type terms -----------------------------------------------------------------
@@ -55,7 +56,8 @@ class TList:
 
 
 def _sample_type(family: str) -> "Type":
-    return TBool if family == "bernoulli" else TFloat
+    # A delta's draws have the type of its point, which TDist is then given explicitly.
+    return TBool if distributions.family(family).value == distributions.BOOL else TFloat
 
 
 @dataclass(frozen=True)

@@ -48,6 +48,8 @@ from xdsl.irdl import (
 from xdsl.traits import HasParent, IsTerminator, MemoryReadEffect, MemoryWriteEffect, Pure
 from xdsl.utils.exceptions import VerifyException
 
+from sirenc import distributions
+
 # ---- types ------------------------------------------------------------------
 
 
@@ -93,13 +95,12 @@ class DistType(ParametrizedAttribute, TypeAttribute):
 unit = UnitType()
 string = StringType()
 
-# family -> (parameter count, value type of a draw)
+# The type of a draw for each of the registry's draw types (POINT: the point's type).
+_DRAW_KINDS = {distributions.FLOAT: "f64", distributions.BOOL: "i1", distributions.POINT: "arg"}
+# family -> (parameter count, value type of a draw: "f64", "i1" or "arg"), derived from the
+# family table (sirenc.distributions) for the passes that still index it.
 FAMILIES: dict[str, tuple[int, str]] = {
-    "gaussian": (2, "f64"), "beta": (2, "f64"), "bernoulli": (1, "i1"),
-    "binomial": (2, "f64"), "beta_binomial": (3, "f64"),
-    "negative_binomial": (2, "f64"), "exponential": (1, "f64"),
-    "gamma": (2, "f64"), "poisson": (1, "f64"), "delta": (1, "arg"),
-    "categorical": (3, "f64"), "uniform_int": (2, "f64"), "student_t": (3, "f64"),
+    f.name: (f.arity, _DRAW_KINDS[f.value]) for f in distributions.FAMILIES
 }
 
 
@@ -108,10 +109,11 @@ def dist_type(family: str) -> DistType:
 
 
 def draw_type(dist: DistType, params: Sequence[Attribute]) -> Attribute:
-    kind = FAMILIES[dist.family.data][1]
-    if kind == "arg":
+    """The type of a draw from `dist` with parameters of the types `params`."""
+    value = distributions.family(dist.family.data).value
+    if value == distributions.POINT:
         return params[0]
-    return i1 if kind == "i1" else f64
+    return i1 if value == distributions.BOOL else f64
 
 
 def _expect(value: SSAValue, want: Attribute, what: str) -> None:
@@ -568,10 +570,11 @@ class DistOp(IRDLOperation):
 
     def verify_(self) -> None:
         family = self.family.data
-        if family not in FAMILIES:
+        if family not in distributions.NAMES:
             raise VerifyException(f"unknown distribution family '{family}'")
-        if len(self.params) != FAMILIES[family][0]:
-            raise VerifyException(f"{family} takes {FAMILIES[family][0]} parameters")
+        arity = distributions.family(family).arity
+        if len(self.params) != arity:
+            raise VerifyException(f"{family} takes {arity} parameters")
         if self.result.type != dist_type(family):
             raise VerifyException("siren.dist result type must name its family")
 

@@ -104,5 +104,12 @@ def static_libraries() -> list[Path]:
 
 
 def include_dir() -> Path:
-    """The folder containing ``sirenrt.h``."""
-    return runtime_dirs().include
+    """The folder containing ``sirenrt.h``: the runtime's, or without a built runtime the source
+    tree's (the ABI is read from the header, and ``--emit=llvm`` needs no runtime)."""
+    try:
+        return runtime_dirs().include
+    except SirenUsageError:
+        source = _REPO / "runtime_c" / "include"
+        if (source / _HEADER).is_file():
+            return source
+        raise

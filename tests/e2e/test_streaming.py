@@ -4,10 +4,13 @@ streamed still run in batch, and `step` says why it refuses."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
 import sirenc
+from linear_gaussian import importance_variances, kalman
 from markers import needs_runtime
 
 pytestmark = needs_runtime
@@ -87,9 +90,14 @@ def test_a_program_that_is_not_streamable_runs_in_batch_only():
     source = "val first = fun row -> List.hd(row) in\n" + source
     model = sirenc.compile(source, method="pf")
     assert not model.info["streamable"]
-    f = model.filter(particles=200, seed=0)
+    n = 10_000
+    f = model.filter(particles=n, seed=0)
     f.run(np.array([[1.0], [2.0], [3.0]]))
-    assert np.isfinite(f.estimate())
+    # A random walk observed at 3, 2, 1 (the rows reversed), weighted without resampling.
+    exact_mean, _, exact_ll, _ = kalman([3.0, 2.0, 1.0], q=1.0, r=1.0)
+    var_mean, var_logz = importance_variances([3.0, 2.0, 1.0], q=1.0, r=1.0)
+    assert abs(f.estimate() - exact_mean) < 4 * math.sqrt(var_mean / n)
+    assert abs(f.log_evidence - exact_ll) < 4 * math.sqrt(var_logz / n)
     with pytest.raises(sirenc.SirenRuntimeError, match="does not fold over File.read data"):
         f.step(np.array([1.0]))
 

@@ -7,9 +7,10 @@ import subprocess
 from pathlib import Path
 
 import llvmlite.binding as llvm
+import llvmlite.ir as ir
 import pytest
 
-from sirenc.backend.llvm import MODEL_TYPE, ROOT_TYPE, SITE_TYPE, llvm_ir_text, object_bytes, to_llvmlite
+from sirenc.backend.llvm import descriptor_type, llvm_ir_text, object_bytes, to_llvmlite
 from markers import needs_runtime
 from toy_model import toy_model
 
@@ -90,43 +91,48 @@ def test_object_is_pic_elf_defining_the_descriptor(toy):
     assert b"sirenrt_stream_row" in obj
 
 
+DESCRIPTOR_STRUCTS = ("sirenrt_model", "sirenrt_site", "sirenrt_root")
+
+
 @pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
 @pytest.mark.skipif(not (HEADER_DIR / "sirenrt.h").exists(), reason="needs runtime_c/include/sirenrt.h")
 def test_descriptor_layout_matches_the_c_header(tmp_path):
-    """Field offsets of the LLVM struct types agree with the C compiler's."""
-    fields = ["abi_version", "name", "method", "plan", "result_type", "frame_size", "result_offset",
-              "resume", "streamable", "not_streamable_reason", "n_files", "files", "n_sites", "sites",
-              "n_roots", "roots"]
-    site_fields = ["file", "line", "col", "end_col", "text"]
-    root_fields = ["pc", "offset", "type"]
+    """The LLVM struct types derived from the header have the C compiler's field offsets and
+    sizes, and cffi's (what hosts read a descriptor with)."""
+    from sirenc.runtime.ffi import ffi
+
+    fields = {s: [name for name, _ in ffi.typeof(s).fields] for s in DESCRIPTOR_STRUCTS}
     src = tmp_path / "layout.c"
     src.write_text(
         '#include <stdio.h>\n#include <stddef.h>\n#include "sirenrt.h"\nint main(void){\n'
-        + "".join(f'printf("%zu\\n", offsetof(sirenrt_model, {f}));\n' for f in fields)
-        + 'printf("%zu\\n", sizeof(sirenrt_model));\n'
-        + "".join(f'printf("%zu\\n", offsetof(sirenrt_site, {f}));\n' for f in site_fields)
-        + 'printf("%zu\\n", sizeof(sirenrt_site));\n'
-        + "".join(f'printf("%zu\\n", offsetof(sirenrt_root, {f}));\n' for f in root_fields)
-        + 'printf("%zu\\n", sizeof(sirenrt_root));\nreturn 0;}\n')
+        + "".join("".join(f'printf("%zu\\n", offsetof({s}, {f}));\n' for f in fields[s])
+                  + f'printf("%zu\\n", sizeof({s}));\n' for s in DESCRIPTOR_STRUCTS)
+        + "return 0;}\n")
     exe = tmp_path / "layout"
     subprocess.run(["cc", "-I", str(HEADER_DIR), "-o", str(exe), str(src)], check=True)
     c_numbers = [int(x) for x in subprocess.run([str(exe)], capture_output=True, text=True,
                                                 check=True).stdout.split()]
+    cffi_numbers = [n for s in DESCRIPTOR_STRUCTS
+                    for n in [*(ffi.offsetof(s, f) for f in fields[s]), ffi.sizeof(s)]]
 
     llvm.initialize_native_target()
     td = llvm.Target.from_default_triple().create_target_machine().target_data
-    ref = llvm.parse_assembly(f"%model = type {MODEL_TYPE}\n%site = type {SITE_TYPE}\n%root = type {ROOT_TYPE}\n"
-                              "@m = external global %model\n@s = external global %site\n"
-                              "@r = external global %root\n")
-    model_ty = ref.get_global_variable("m").global_value_type
-    site_ty = ref.get_global_variable("s").global_value_type
-    root_ty = ref.get_global_variable("r").global_value_type
-    ours = ([td.get_element_offset(model_ty, i) for i in range(len(fields))] + [td.get_abi_size(model_ty)]
-            + [td.get_element_offset(site_ty, i) for i in range(len(site_fields))]
-            + [td.get_abi_size(site_ty)]
-            + [td.get_element_offset(root_ty, i) for i in range(len(root_fields))]
-            + [td.get_abi_size(root_ty)])
-    assert ours == c_numbers
+    ref = llvm.parse_assembly("".join(f"@{s} = external global {descriptor_type(s)}\n" for s in DESCRIPTOR_STRUCTS))
+    ours = []
+    for s in DESCRIPTOR_STRUCTS:
+        ty = ref.get_global_variable(s).global_value_type
+        ours += [*(td.get_element_offset(ty, i) for i in range(len(fields[s]))), td.get_abi_size(ty)]
+    assert ours == c_numbers == cffi_numbers
+
+
+def test_descriptor_is_filled_by_field_name():
+    from sirenc.backend.llvm import _struct
+
+    null = ir.Constant(ir.PointerType(), None)
+    root = _struct("sirenrt_root", type=null, offset=16, pc=3)
+    assert str(root) == "{i32, i32, ptr} {i32 3, i32 16, ptr null}"
+    with pytest.raises(ValueError, match="sirenrt_root has the fields"):
+        _struct("sirenrt_root", pc=3, offset=16)
 
 
 @needs_runtime

@@ -57,7 +57,7 @@ def _state(max_rvs: int = 4) -> SSIState:
     s = SSIState(Shared(max_rvs=max_rvs))
     for rv in (x, y, z):
         s.counter += 1
-        s.add_entry(rv, Dist("normal", (c(0.0), c(1.0))), None, None)
+        s.add_entry(rv, Dist("gaussian", (c(0.0), c(1.0))), None, None)
     return s
 
 
@@ -80,8 +80,8 @@ def test_widening_makes_parents_dynamic():
     other = s.copy()
     assert s.join_expr(UnkE([x, y]), z, other) == TOP
     s2 = SSIState(Shared(max_rvs=1))
-    s2.add_entry(x, Dist("normal", (c(0.0), c(1.0))), "a", "symbolic")
-    s2.add_entry(y, Dist("normal", (c(0.0), c(1.0))), "b", None)
+    s2.add_entry(x, Dist("gaussian", (c(0.0), c(1.0))), "a", "symbolic")
+    s2.add_entry(y, Dist("gaussian", (c(0.0), c(1.0))), "b", None)
     with pytest.raises(Violation) as err:
         s2.join_expr(x, y, s2.copy())
     assert err.value.kind == "dynamic" and err.value.names == ["a"]
@@ -90,11 +90,11 @@ def test_widening_makes_parents_dynamic():
 def test_unify_renames_the_second_side():
     s = _state()
     other = s.copy()
-    other.entries[y].distr = Dist("normal", (c(5.0), c(1.0)))
+    other.entries[y].distr = Dist("gaussian", (c(5.0), c(1.0)))
     e1, e2 = s.unify(D.Add(x, c(1.0)), D.Add(y, c(1.0)), other)
     assert e1 == e2 == D.Add(x, c(1.0))
     # y's entry of the second state now lives under x's name
-    assert other.distr(x) == Dist("normal", (c(5.0), c(1.0)))
+    assert other.distr(x) == Dist("gaussian", (c(5.0), c(1.0)))
 
 
 def test_sampling_a_symbolic_variable_is_a_violation():
@@ -107,7 +107,7 @@ def test_sampling_a_symbolic_variable_is_a_violation():
 
 def test_eval_substitutes_point_masses():
     s = SSIState(Shared())
-    a = s.assume("a", None, Dist("normal", (c(0.0), c(1.0))))
+    a = s.assume("a", None, Dist("gaussian", (c(0.0), c(1.0))))
     s.value(a)
     assert s.eval(D.Add(a, c(1.0))) == UNKC
     assert UNKC.v is UNK

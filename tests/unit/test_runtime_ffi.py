@@ -1,6 +1,7 @@
-"""The runtime locator and the cffi layer: files are found, the cffi declarations match
-``sirenrt.h``, and the population API works end to end with a model whose ``resume``
-is a Python callback (so the struct layouts cffi uses are the C ones)."""
+"""The runtime locator and the cffi layer: files are found, the cffi declarations read
+off ``sirenrt.h`` declare its whole API, and the population API works end to end with a
+model whose ``resume`` is a Python callback (so the struct layouts cffi uses are the C
+ones)."""
 
 from __future__ import annotations
 
@@ -11,18 +12,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from markers import runtime_missing
 from sirenc.diagnostics import SirenUsageError
 
 REPO = Path(__file__).resolve().parents[2]
-HEADER = REPO / "runtime_c" / "include" / "sirenrt.h"
+INCLUDE = REPO / "runtime_c" / "include"
 
 try:
     from sirenc import runtime
-    from sirenc.runtime.ffi import ABI_VERSION, CDEF, ffi, last_error, runtime_lib
+    from sirenc.runtime.abi import abi_version, cdef
+    from sirenc.runtime.ffi import ffi, last_error, runtime_lib
 
     LIB = runtime_lib()
 except SirenUsageError as exc:  # pragma: no cover - only without a built runtime
-    pytest.skip(f"C runtime not built: {exc.message}", allow_module_level=True)
+    runtime_missing(exc.message)
 
 
 def test_locator_finds_every_artifact():
@@ -40,12 +43,17 @@ def test_locator_override_must_exist(monkeypatch, tmp_path):
 
 
 def test_cdef_declares_exactly_the_header_api():
-    text = HEADER.read_text()
+    text = "".join(h.read_text() for h in (INCLUDE / "sirenrt.h", INCLUDE / "sirenrt_families.h"))
     exported = set(re.findall(r"SIRENRT_API [^;(]*?\b((?:sirenrt|sirenc)_\w+)\(", text))
-    declared = set(re.findall(r"\b((?:sirenrt|sirenc)_\w+)\(", CDEF))
-    assert len(exported) == 83
+    declared = set(re.findall(r"\b((?:sirenrt|sirenc)_\w+)\(", cdef(INCLUDE / "sirenrt.h")))
+    assert len(exported) == 84
     assert exported == declared
-    assert f"#define SIRENRT_ABI_VERSION {ABI_VERSION}" in text
+    assert "SIRENRT_API" not in cdef(INCLUDE / "sirenrt.h")
+
+
+def test_the_library_exports_every_declared_function():
+    names = set(re.findall(r"\b(sirenrt_\w+)\(", cdef()))   # sirenc_* are in the export library
+    assert all(getattr(LIB, name) for name in names)   # cffi raises for a missing symbol
 
 
 # ---------------------------------------------------------------- a model written in Python
@@ -64,7 +72,7 @@ class PyModel:
                              "text": cstr("let x <- gaussian(0., 1.) in")}
         self.callback = ffi.callback("int32_t(sirenrt_ctx *, uint8_t *, double *)", resume)
         self.model = ffi.new("sirenrt_model *", {
-            "abi_version": ABI_VERSION, "name": cstr("py"), "method": cstr("smc"),
+            "abi_version": abi_version(), "name": cstr("py"), "method": cstr("smc"),
             "plan": cstr("x: sample"), "result_type": cstr(result_type),
             "frame_size": frame_size, "result_offset": result_offset, "resume": self.callback,
             "streamable": 0, "not_streamable_reason": cstr("no data"),

@@ -7,8 +7,15 @@ sampled), ``sample`` or ``dynamic`` (the analysis cannot tell).  A variable
 annotated ``symbolic`` that may be sampled, or whose encoding cannot be
 determined, is a ``SirenPlanError`` at the annotation::
 
-    result = analyze(module, "ds")          # PlanResult: .plan, .seconds
+    result = analyze(module, "ds")          # PlanResult: .plan, .work, .seconds
     print(result.text())                    # "invq: symbolic\\ninvr: sample\\n..."
+
+The analysis stops after ``budget`` steps of work (abstract steps and the
+expression nodes it builds; ``DEFAULT_BUDGET``, the ``budget`` option of the
+pass, ``--analysis-budget`` on the command line): it counts work, not
+seconds, so a program gets the same verdict on any machine.
+Running out of budget is giving up: every name is ``dynamic``, and a
+``symbolic`` annotation is an error that names the option.
 
 The pass form annotates every ``siren.assume`` with ``plan = "..."`` and the
 module with ``siren.plan = {name = "...", ...}`` in order of first assume.
@@ -37,13 +44,13 @@ from sirenc.passes.plan_analysis.bp import BPState
 from sirenc.passes.plan_analysis.ds import DSState
 from sirenc.passes.plan_analysis.interpreter import Interpreter
 from sirenc.passes.plan_analysis.ssi import SSIState
+from sirenc.passes.plan_analysis.base import BUDGET_OPTION, DEFAULT_BUDGET, UnknownOperation
 from sirenc.passes.plan_analysis.state import (
     DYNAMIC, SAMPLE, SYMBOLIC, Cause, GiveUp, InternalInconsistency, Shared, Violation,
 )
 
 METHODS = {"ssi": SSIState, "ds": DSState, "bp": BPState}
 ALL_METHODS = ("pf", "ssi", "ds", "bp")
-TIME_BUDGET_S = 10.0       # give up (everything dynamic) after this long
 RECURSION_LIMIT = 8000     # deep expressions from long known loops
 
 
@@ -53,7 +60,8 @@ class PlanResult:
 
     method: str
     plan: dict[str, str] = field(default_factory=dict)
-    seconds: float = 0.0
+    seconds: float = 0.0             # for reports only: the verdict never depends on it
+    work: int = 0                    # the work it took (Shared.spent; see DEFAULT_BUDGET)
     note: str | None = None          # why the analysis fell back to "dynamic", if it did
 
     def text(self) -> str:
@@ -91,19 +99,27 @@ def _main(module: ModuleOp) -> func.FuncOp:
     raise SirenUsageError("plan-analysis needs a module with func.func @main (run inline-functions first)")
 
 
-def analyze(module: ModuleOp, method: str = "ssi", max_rvs: int = 4) -> PlanResult:
-    """Check the plan of ``module`` (inlined) under ``method``; raise ``SirenPlanError`` if unsatisfiable."""
+def analyze(module: ModuleOp, method: str = "ssi", max_rvs: int = 4,
+            budget: int | None = None) -> PlanResult:
+    """Check the plan of ``module`` (inlined) under ``method``; raise ``SirenPlanError`` if unsatisfiable.
+
+    ``budget`` bounds the work (``None``: ``DEFAULT_BUDGET``); see the module docstring.
+    """
+    if budget is None:
+        budget = DEFAULT_BUDGET
     if method not in ALL_METHODS:
         raise SirenUsageError(f"unknown method '{method}' (choose one of {', '.join(ALL_METHODS)})")
     if max_rvs < 1:
         raise SirenUsageError("--max-rvs must be at least 1")
+    if budget < 1:
+        raise SirenUsageError(f"{BUDGET_OPTION} must be at least 1")
     start = time.perf_counter()
     main = _main(module)
     assumes = _Assumes([op for op in main.walk() if isinstance(op, siren.AssumeOp)])
     if method == "pf":
         result = _particle_filter(assumes)
     else:
-        result = _abstract_run(main, assumes, method, max_rvs)
+        result = _abstract_run(main, assumes, method, max_rvs, budget)
     result.seconds = time.perf_counter() - start
     return result
 
@@ -120,26 +136,30 @@ def _particle_filter(assumes: _Assumes) -> PlanResult:
     return PlanResult("pf", {name: SAMPLE for name in assumes.names})
 
 
-def _abstract_run(main: func.FuncOp, assumes: _Assumes, method: str, max_rvs: int) -> PlanResult:
+def _abstract_run(main: func.FuncOp, assumes: _Assumes, method: str, max_rvs: int, budget: int) -> PlanResult:
     D.reset_interning()
-    shared = Shared(max_rvs=max_rvs, deadline=time.perf_counter() + TIME_BUDGET_S)
+    shared = Shared(max_rvs=max_rvs, budget=budget)
     state = METHODS[method](shared)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
         _, final = Interpreter(state).run(main)
+        shared.tick(0)  # the nodes built after the last step count too
+        work = shared.spent()
     except Violation as v:
         raise _violation_error(v, assumes, method) from None
     except GiveUp as g:
-        return _fallback(assumes, method, g.too_large, f"the analysis gave up: {g}", shared.cause)
+        return _fallback(assumes, method, shared, f"the analysis gave up: {g}", g.too_large, g.hint)
     except (InternalInconsistency, RecursionError) as e:
         if os.environ.get("SIRENC_PLAN_DEBUG"):
             raise
-        return _fallback(assumes, method, False, f"the analysis lost track of the program ({e})", shared.cause)
+        return _fallback(assumes, method, shared, f"the analysis lost track of the program ({e})")
+    except UnknownOperation:
+        raise  # a bug in sirenc: an internal compiler error, never a plan
     except Exception as e:  # noqa: BLE001 - never a traceback for a program the frontend accepts
         if os.environ.get("SIRENC_PLAN_DEBUG"):
             raise
-        return _fallback(assumes, method, False, f"internal error: {type(e).__name__}: {e}", shared.cause)
+        return _fallback(assumes, method, shared, f"internal error: {type(e).__name__}: {e}")
     finally:
         sys.setrecursionlimit(limit)
         D.reset_interning()
@@ -147,14 +167,16 @@ def _abstract_run(main: func.FuncOp, assumes: _Assumes, method: str, max_rvs: in
     for name in assumes.names:
         if name not in plan:
             plan[name] = SYMBOLIC  # never created: vacuously never sampled
-    return PlanResult(method, plan)
+    return PlanResult(method, plan, work=work)
 
 
-def _fallback(assumes: _Assumes, method: str, too_large: bool, detail: str, cause: Cause) -> PlanResult:
+def _fallback(assumes: _Assumes, method: str, shared: Shared, detail: str,
+              too_large: bool = False, hint: str | None = None) -> PlanResult:
     """The analysis could not finish: every name is dynamic, a symbolic annotation is an error."""
     symbolic = assumes.symbolic
     if not symbolic:
-        return PlanResult(method, {name: DYNAMIC for name in assumes.names}, note=detail)
+        note = detail if hint is None else f"{detail}; {hint}"
+        return PlanResult(method, {name: DYNAMIC for name in assumes.names}, work=shared.spent(), note=note)
     name = symbolic[0]
     op = assumes.annotation_op(name, SYMBOLIC)
     if too_large:
@@ -162,8 +184,11 @@ def _fallback(assumes: _Assumes, method: str, too_large: bool, detail: str, caus
     else:
         message = (f"plan cannot be satisfied under {method}: "
                    f"'{name}' is annotated symbolic but its encoding cannot be determined")
-    where = span_of(cause.op) if cause is not None and cause.op is not None else None
+    cause = shared.cause
+    where = span_of(cause.op) if cause.op is not None else None
     notes = [Note(f"{detail} here, so '{name}' cannot be shown to stay symbolic", where)]
+    if hint is not None:
+        notes.append(Note(hint))
     raise SirenPlanError(message, span_of(op), notes)
 
 
@@ -235,9 +260,10 @@ class PlanAnalysis(ModulePass):
 
     method: str = "ssi"
     max_rvs: int = 4
+    budget: int = DEFAULT_BUDGET
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        annotate(op, analyze(op, self.method, self.max_rvs))
+        annotate(op, analyze(op, self.method, self.max_rvs, self.budget))
 
 
-__all__ = ["PlanAnalysis", "PlanResult", "analyze", "annotate", "METHODS"]
+__all__ = ["DEFAULT_BUDGET", "PlanAnalysis", "PlanResult", "UnknownOperation", "analyze", "annotate", "METHODS"]

@@ -7,7 +7,7 @@ The shapes are those of the runtime's rules (SPEC 11.1-11.6, and the correct
 normal-inverse-gamma update of SPEC 0.3), so that what the analysis keeps
 symbolic is exactly what the runtime can keep symbolic::
 
-    rule = find_rule("normal", "normal", "ssi")
+    rule = find_rule("gaussian", "gaussian", "ssi")
     if rule.check(state, prior, likelihood, parent, child):
         child_marginal = rule.marginal(state, prior, likelihood, parent, child)
 
@@ -330,9 +330,9 @@ def _gamma_normal_posterior(state, prior, lik, p, c, x=None) -> Distr:
 
 _ALL = ("ssi", "ds", "bp")
 RULES: tuple[Rule, ...] = (
-    Rule("gaussian", "normal", "normal", _ALL,
+    Rule("gaussian", "gaussian", "gaussian", _ALL,
          _gaussian_check, _gaussian_marginal, _gaussian_posterior),
-    Rule("normal-inverse-gamma", "normal", "normal", ("ssi", "ds"),
+    Rule("normal-inverse-gamma", "gaussian", "gaussian", ("ssi", "ds"),
          _nig_check, _nig_marginal, _nig_posterior, _nig_side),
     Rule("bernoulli", "bernoulli", "bernoulli", ("ssi", "ds"),
          _bb_check, _bb_marginal, _bb_posterior),
@@ -342,7 +342,7 @@ RULES: tuple[Rule, ...] = (
          _beta_binom_check, _beta_binom_marginal, _beta_binom_posterior),
     Rule("gamma-poisson", "gamma", "poisson", ("ssi", "ds"),
          _gamma_poisson_check, _gamma_poisson_marginal, _gamma_poisson_posterior),
-    Rule("gamma-normal", "gamma", "normal", ("ssi", "ds"),
+    Rule("gamma-normal", "gamma", "gaussian", ("ssi", "ds"),
          _gamma_normal_check, _gamma_normal_marginal, _gamma_normal_posterior),
 )
 

@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 
+from sirenc import distributions
+
 
 class _Unknown:
     """The unknown constant: arithmetic and comparisons with it stay unknown."""
@@ -72,6 +74,8 @@ class Expr:
     __slots__ = ("_hash", "_rvs", "_rvset", "_top", "size", "__weakref__")
 
     def _init(self, rvs: tuple, top: bool, size: int = 1) -> None:
+        global _built
+        _built += 1 + len(rvs) // WIDTH
         self._rvs = rvs
         self._rvset = None
         self._top = top
@@ -115,13 +119,29 @@ class Expr:
 
 
 _INTERN: dict = {}
+_built = 0
+WIDTH = 16     # elements hashed or merged per unit of work (see built())
 
 
 def reset_interning() -> None:
     """Forget interned nodes (each analysis starts afresh; old nodes stay valid)."""
+    global _built
+    _built = 0
     _INTERN.clear()
     for node in (TOP, UNIT, UNKC):
         _INTERN[(type(node), type(node.v), node.v) if type(node) is Const else type(node)] = node
+
+
+def built() -> int:
+    """The work of making expression nodes since ``reset_interning``.
+
+    Looking a composite node up costs one plus one per ``WIDTH`` children (the
+    key is hashed), building a new one one more plus one per ``WIDTH`` variables
+    (they are merged): consing onto a long list or merging many variables is
+    real work that the interpreter's steps do not see.  Part of the analysis
+    budget, with those steps (``Shared.spent``).
+    """
+    return _built
 
 
 class Const(Expr):
@@ -185,6 +205,8 @@ class _Node(Expr):
     __slots__ = ("args",)
 
     def __new__(cls, *args: Expr):
+        global _built
+        _built += 1 + len(args) // WIDTH
         key = (cls, args)
         hit = _INTERN.get(key)
         if hit is not None:
@@ -247,6 +269,8 @@ class DistV(_Node):
     __slots__ = ("family",)
 
     def __new__(cls, family: str, *args: Expr):
+        global _built
+        _built += 1 + len(args) // WIDTH
         key = (cls, family, args)
         hit = _INTERN.get(key)
         if hit is not None:
@@ -276,7 +300,9 @@ class UnkE(Expr):
     __slots__ = ("parents",)
 
     def __new__(cls, parents: Iterable[RV] = ()):
+        global _built
         parents = _dedup(parents)
+        _built += 1 + len(parents) // WIDTH
         key = (cls, parents)
         hit = _INTERN.get(key)
         if hit is not None:
@@ -316,11 +342,9 @@ UNKC = Const(UNK)
 
 # ---- distributions -----------------------------------------------------------
 
-# Family names (SPEC 9); `exponential` is Gamma(1, r), `uniform_int` categorical.
-FAMILIES = (
-    "normal", "bernoulli", "beta", "binomial", "beta_binomial",
-    "negative_binomial", "gamma", "poisson", "student_t", "categorical",
-)
+# The families a `Dist` has (SPEC 9): the interpreter turns `exponential` into Gamma(1, r) and
+# `uniform_int` into a categorical, and a delta is a `Delta`.
+FAMILIES = tuple(n for n in distributions.NAMES if n not in ("exponential", "uniform_int", "delta"))
 
 
 class Distr:
@@ -436,7 +460,7 @@ TOPD = TopD()
 
 
 def Normal(mu: Expr, var: Expr) -> Dist:  # noqa: N802 - reads like the math
-    return Dist("normal", (mu, var))
+    return Dist("gaussian", (mu, var))
 
 
 def Gamma(a: Expr, b: Expr) -> Dist:  # noqa: N802

@@ -17,14 +17,18 @@ body with the same fixpoint (SPEC 21 item 28).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, StringAttr, UnitAttr
 from xdsl.ir import Block, Operation, SSAValue
 
 from sirenc.ir import siren
+from sirenc.ir.locations import span_of
 from sirenc.passes.plan_analysis import domain as D
+from sirenc.passes.plan_analysis.base import UnknownOperation
 from sirenc.passes.plan_analysis.domain import (
-    RV, TOP, TOPD, UNK, UNKC, UNIT, Const, Delta, Dist, Distr, Expr, Lst, TopE, UnkD, UnkE,
+    TOP, TOPD, UNK, UNKC, UNIT, Const, Delta, Dist, Distr, Expr, Lst, TopE, UnkD, UnkE,
 )
 from sirenc.passes.plan_analysis.state import AbsState, Cause, GiveUp
 
@@ -116,7 +120,7 @@ class Interpreter:
         result: Expr = UNIT
         for i, op in enumerate(block.ops):
             self.shared.tick()
-            if isinstance(op, (siren.YieldOp, func.ReturnOp)):
+            if isinstance(op, TERMINATORS):
                 operands = op.operands
                 result = state.env[operands[0]] if operands else UNIT
                 if isinstance(op, func.ReturnOp):
@@ -163,14 +167,13 @@ class Interpreter:
     # ---- operations -------------------------------------------------------------------------
 
     def op(self, op: Operation, state: AbsState) -> AbsState:
-        env = state.env
-        handler = getattr(self, "_op_" + op.name.replace("siren.", "").replace(".", "_"), None)
-        if handler is None:
-            # Unknown operations (none exist today) give unknown values.
-            for r in op.results:
-                env[r] = UnkE([rv for o in op.operands for rv in _rvs(env.get(o))])
-            return state
-        return handler(op, state)
+        rule = RULES.get(type(op))
+        if rule is None:
+            # An unknown value would pass over whatever the op does (unsound).
+            where = span_of(op)
+            raise UnknownOperation(
+                f"plan-analysis has no rule for '{op.name}'" + (f" (at {where})" if where else ""))
+        return rule(self, op, state)
 
     def _set(self, state: AbsState, op: Operation, value: Expr) -> AbsState:
         state.env[op.results[0]] = value
@@ -278,9 +281,7 @@ class Interpreter:
     def _op_dist(self, op, state):
         family = op.family.data
         params = [self._arg(state, p) for p in op.params]
-        if family == "gaussian":
-            value = D.DistV("normal", *params)
-        elif family == "exponential":
+        if family == "exponential":
             value = D.DistV("gamma", Const(1.0), params[0])
         elif family == "uniform_int":
             a, b = (state.eval(p) for p in params)
@@ -409,6 +410,40 @@ class Interpreter:
         raise GiveUp("the loop analysis did not converge")
 
 
+# The rule for every operation an inlined ``@main`` holds, besides the
+# terminators that ``block`` reads.  Anything else (``func.call`` before
+# inlining, another dialect's op) is an ``UnknownOperation``: a bug in sirenc.
+TERMINATORS = (siren.YieldOp, func.ReturnOp)
+RULES: dict[type[Operation], Callable[[Interpreter, Operation, AbsState], AbsState]] = {
+    siren.ConstOp: Interpreter._op_const,
+    siren.AddOp: Interpreter._op_add,
+    siren.SubOp: Interpreter._op_sub,
+    siren.MulOp: Interpreter._op_mul,
+    siren.DivOp: Interpreter._op_div,
+    siren.EqOp: Interpreter._op_eq,
+    siren.LtOp: Interpreter._op_lt,
+    siren.NegOp: Interpreter._op_neg,
+    siren.PairOp: Interpreter._op_pair,
+    siren.FstOp: Interpreter._op_fst,
+    siren.SndOp: Interpreter._op_snd,
+    siren.NilOp: Interpreter._op_nil,
+    siren.ConsOp: Interpreter._op_cons,
+    siren.HdOp: Interpreter._op_hd,
+    siren.TlOp: Interpreter._op_tl,
+    siren.LenOp: Interpreter._op_len,
+    siren.RevOp: Interpreter._op_rev,
+    siren.RangeOp: Interpreter._op_range,
+    siren.FileReadOp: Interpreter._op_file_read,
+    siren.DistOp: Interpreter._op_dist,
+    siren.AssumeOp: Interpreter._op_assume,
+    siren.ObserveOp: Interpreter._op_observe,
+    siren.ResampleOp: Interpreter._op_resample,
+    siren.IfOp: Interpreter._op_if,
+    siren.FoldOp: Interpreter._op_fold,
+    siren.MapOp: Interpreter._op_map,
+}
+
+
 def _holds_distribution(t) -> bool:
     if isinstance(t, siren.DistType):
         return True
@@ -423,8 +458,4 @@ def _number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool) or isinstance(v, bool)
 
 
-def _rvs(e) -> tuple[RV, ...]:
-    return e.rvs() if isinstance(e, Expr) else ()
-
-
-__all__ = ["Interpreter", "project", "to_distr", "TOPD"]
+__all__ = ["Interpreter", "RULES", "TERMINATORS", "project", "to_distr", "TOPD"]
