@@ -49,16 +49,17 @@ class CompiledModelError(SirenRuntimeError):
 # ----------------------------------------------------------------- entry points
 
 def compile(source: str | os.PathLike, method: str = "pf", check: bool = True,
-            output: str | os.PathLike | None = None) -> "Model":
+            output: str | os.PathLike | None = None, analysis_budget: int | None = None) -> "Model":
     """Compile a Siren program (a path or the program text).
 
     Without ``output`` the model is JIT-compiled into this process; with
     ``output="model.so"`` a self-contained shared object is written there
-    (it needs a C compiler, ``cc``) and loaded.
+    (it needs a C compiler, ``cc``) and loaded.  ``analysis_budget`` is the
+    work the plan analysis may do before it gives up (``--analysis-budget``).
     """
     from sirenc.driver import compile_to_llvm_dialect
 
-    module, info = compile_to_llvm_dialect(source, method, check)
+    module, info = compile_to_llvm_dialect(source, method, check, analysis_budget=analysis_budget)
     return from_llvm_dialect(module, info, output=output)
 
 

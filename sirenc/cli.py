@@ -24,12 +24,16 @@ RESAMPLERS = ("systematic", "multinomial", "stratified", "residual")
 
 def _common(p: argparse.ArgumentParser, default_method: str) -> None:
     from sirenc.driver import METHODS
+    from sirenc.passes.plan_analysis import DEFAULT_BUDGET
 
     p.add_argument("file", help="the Siren program (.si)")
     p.add_argument("-m", "--method", choices=METHODS, default=default_method,
                    help=f"inference algorithm (default {default_method}); pf = plain particle filter")
     p.add_argument("--max-rvs", type=int, default=4, metavar="K",
                    help="plan analysis widening threshold (default 4)")
+    p.add_argument("--analysis-budget", type=int, metavar="N",
+                   help=f"work the plan analysis may do before it gives up (default {DEFAULT_BUDGET}); "
+                   "a count, not seconds: the same verdict on any machine")
 
 
 def _compile_parser() -> argparse.ArgumentParser:
@@ -101,10 +105,17 @@ def _print_warnings(c) -> None:
         print(render_at("warning", message, span), file=sys.stderr)
 
 
+def _open(args, check: bool):
+    from sirenc import driver
+
+    return driver.open_source(args.file, args.method, check=check, max_rvs=args.max_rvs,
+                              analysis_budget=args.analysis_budget)
+
+
 def cmd_compile(args) -> int:
     from sirenc import driver
 
-    c = driver.open_source(args.file, args.method, check=not args.no_check, max_rvs=args.max_rvs)
+    c = _open(args, check=not args.no_check)
     stage = args.emit or ("so" if args.output else None)
     if stage is None:
         raise SirenUsageError("nothing to do: give -o FILE or --emit=STAGE")
@@ -134,7 +145,7 @@ def cmd_compile(args) -> int:
 def cmd_check(args) -> int:
     from sirenc import driver
 
-    c = driver.open_source(args.file, args.method, check=True, max_rvs=args.max_rvs)
+    c = _open(args, check=True)
     driver.run_until(c, "plan")
     _print_warnings(c)
     print(c.plan.to_json() if args.json else c.plan.text())
@@ -147,7 +158,7 @@ def cmd_run(args) -> int:
 
     if args.particles < 1:
         raise SirenUsageError("--particles must be at least 1")
-    c = driver.open_source(args.file, args.method, check=not args.no_check, max_rvs=args.max_rvs)
+    c = _open(args, check=not args.no_check)
     module = driver.run_until(c, "llvm-dialect")
     model = api.from_llvm_dialect(module, driver.model_info(c, module))
     _print_warnings(c)

@@ -1,7 +1,7 @@
 """The compilation pipeline: one table of named stages, nothing else knows their order.
 
     ast -> siren -> plan -> smc -> llvm-dialect -> llvm
-                                               \-> obj -> so
+                                    llvm-dialect -> obj -> so
 
 ``sirenc --emit=STAGE`` stops after STAGE and prints it. Each stage takes the
 product of the stage it follows; the ``Compilation`` carries what later stages
@@ -30,6 +30,7 @@ class Compilation:
     method: str = "pf"
     check: bool = True
     max_rvs: int = 4
+    analysis_budget: int | None = None   # plan-analysis work budget; None: its DEFAULT_BUDGET
     plan: object | None = None     # the plan-analysis result, once run
     products: dict[str, object] = field(default_factory=dict)
 
@@ -84,7 +85,7 @@ def _plan(c: Compilation, module):
     get_pass("inline-functions")().apply(None, module)
     module.verify()
     if c.check or c.method == "pf":
-        c.plan = analyze(module, c.method, c.max_rvs)
+        c.plan = analyze(module, c.method, c.max_rvs, c.analysis_budget)
         annotate(module, c.plan)
     return module
 
@@ -271,9 +272,10 @@ def model_info(c: Compilation, module):
     )
 
 
-def compile_to_llvm_dialect(source, method: str = "pf", check: bool = True, max_rvs: int = 4):
+def compile_to_llvm_dialect(source, method: str = "pf", check: bool = True, max_rvs: int = 4,
+                            analysis_budget: int | None = None):
     """Source file or text -> (llvm-dialect module, ModelInfo); the backend's input."""
-    c = open_source(source, method, check=check, max_rvs=max_rvs)
+    c = open_source(source, method, check=check, max_rvs=max_rvs, analysis_budget=analysis_budget)
     module = run_until(c, "llvm-dialect")
     return module, model_info(c, module)
 

@@ -95,15 +95,6 @@ class DistType(ParametrizedAttribute, TypeAttribute):
 unit = UnitType()
 string = StringType()
 
-# The type of a draw for each of the registry's draw types (POINT: the point's type).
-_DRAW_KINDS = {distributions.FLOAT: "f64", distributions.BOOL: "i1", distributions.POINT: "arg"}
-# family -> (parameter count, value type of a draw: "f64", "i1" or "arg"), derived from the
-# family table (sirenc.distributions) for the passes that still index it.
-FAMILIES: dict[str, tuple[int, str]] = {
-    f.name: (f.arity, _DRAW_KINDS[f.value]) for f in distributions.FAMILIES
-}
-
-
 def dist_type(family: str) -> DistType:
     return DistType(StringAttr(family))
 

@@ -47,6 +47,8 @@ from xdsl.irdl import (
 from xdsl.traits import IsTerminator, MemoryReadEffect, MemoryWriteEffect, Pure, SymbolOpInterface
 from xdsl.utils.exceptions import VerifyException
 
+from sirenc import distributions
+
 
 # -- types ---------------------------------------------------------------------------
 
@@ -211,20 +213,14 @@ class FinishOp(IRDLOperation):
 
 
 def machine_params(name: str) -> list[Attribute]:
-    """The scalars a family's parameters are passed as (categorical's probabilities: a list)."""
-    from sirenc.ir.siren import FAMILIES
-
-    count = FAMILIES[name][0]
-    if name == "categorical":
-        return [f64, f64, list_type("f")]
-    return [f64] * count
+    """The scalars a family's parameters are passed as: floats (delta's point too, a bool
+    widened), and categorical's probabilities as a list handle."""
+    return [list_type("f") if p.shape == distributions.LIST else f64 for p in distributions.family(name).params]
 
 
 def _check_family(op: IRDLOperation, params: Sequence[SSAValue]) -> None:
-    from sirenc.ir.siren import FAMILIES
-
     name = op.family.data
-    if name not in FAMILIES:
+    if name not in distributions.NAMES:
         raise VerifyException(f"unknown distribution family '{name}'")
     want = machine_params(name)
     got = [p.type for p in params]

@@ -140,7 +140,7 @@ class _Builder:
     def add(self, op: Operation) -> Operation:
         op.location = self.at.location
         where = InsertPoint.at_end(self.block) if self.block is not None else InsertPoint.before(self.at)
-        self.rewriter.insert_op(op, where)
+        self.rewriter.insert(op, where)
         return op
 
     def const_f(self, v: float) -> SSAValue:
@@ -298,14 +298,14 @@ class _Lowering(RewritePattern):
         out = self.lower(op, b)
         value = None
         if not op.results:
-            rewriter.erase_op(op)
+            rewriter.erase(op)
         elif len(out) == 1 and out[0].type == op.results[0].type:
             value = out[0]
-            rewriter.replace_op(op, [], [value])
+            rewriter.replace(op, [], [value])
         else:
             cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
             value = cast.outputs[0]
-            rewriter.replace_op(op, [cast], [value])
+            rewriter.replace(op, [cast], [value])
         self.after_replace(op, value)
 
     def lower(self, op, b: _Builder) -> list[SSAValue]:
@@ -580,7 +580,7 @@ class _Yield(_Lowering):
 class _Return(_Lowering):
     def match_and_rewrite(self, op: func.ReturnOp, rewriter):
         if type(op) is func.ReturnOp:
-            rewriter.replace_op(op, smc.FinishOp(unpack(op.operands[0])), [])
+            rewriter.replace(op, smc.FinishOp(unpack(op.operands[0])), [])
 
 
 # -- the pass -------------------------------------------------------------------------------

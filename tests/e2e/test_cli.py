@@ -127,6 +127,8 @@ def test_usage_errors_exit_2(tmp_path):
     r = sirenc("run", tmp_path / "missing.si")
     assert r.returncode == 2 and "cannot read" in r.stderr and "Traceback" not in r.stderr
     assert sirenc(EXAMPLES / "walk.si").returncode == 2  # nothing to do
+    r = sirenc("check", EXAMPLES / "walk.si", "-m", "ssi", "--analysis-budget", "0")
+    assert r.returncode == 2 and "--analysis-budget must be at least 1" in r.stderr
 
 
 @needs_runtime

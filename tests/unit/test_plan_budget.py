@@ -15,6 +15,7 @@ import sys
 
 import pytest
 
+import sirenc
 from sirenc.diagnostics import SirenPlanError, SirenUsageError
 from sirenc.driver import lower_to_siren
 from sirenc.passes.plan_analysis import DEFAULT_BUDGET, analyze
@@ -76,3 +77,8 @@ def test_without_symbolic_annotations_giving_up_makes_everything_dynamic():
 def test_the_budget_must_be_positive():
     with pytest.raises(SirenUsageError, match="--analysis-budget must be at least 1"):
         analyze(lower_to_siren(PROGRAM), "ssi", budget=0)
+
+
+def test_the_python_api_passes_the_budget_on():
+    with pytest.raises(SirenUsageError, match="--analysis-budget must be at least 1"):
+        sirenc.compile(PROGRAM.replace("symbolic ", ""), method="pf", analysis_budget=0)
