@@ -12,14 +12,14 @@ lists, data files, and the result. Nothing here names a C function, a byte
 offset or a pointer: the LLVM backend (`lower-smc-to-llvm`) and a JAX backend
 both consume this level.
 
-    smc.particle @model <#smc.model<"f", 1, "", "/data.csv", 1, []>> {
+    "smc.particle"() <{sym_name = "main", model = #smc.model<"f", false, "...", "", 1 : i64, []>}> ({
       %x = "smc.sample"(%m, %v) <{family = "gaussian"}> : (f64, f64) -> f64
+      "smc.frame_store"(%x) <{slot = 0 : i64}> : (f64) -> ()
       "smc.observe"(%x, %s, %y) <{family = "gaussian"}> : (f64, f64, f64) -> ()
       "smc.resample"() <{point = 1 : i32}> : () -> ()
-      "smc.frame_store"(%x) <{slot = 0 : i64}> : (f64) -> ()
       %x1 = "smc.frame_load"() <{slot = 0 : i64}> : () -> f64
       "smc.finish"(%x1) : (f64) -> ()
-    }
+    }) : () -> ()
 """
 
 from __future__ import annotations

@@ -588,6 +588,8 @@ class _Return(_Lowering):
 
 def lower_module(module: ModuleOp, base_dir: str) -> None:
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    if main.body.block.args:
+        raise LoweringError("lower-siren-to-smc: @main takes no arguments (the program reads its data with File.read)")
     result_type = main.function_type.outputs.data[0]
     facts = _Facts(base_dir)
     facts.streamed, reason = streamed_fold(main)
