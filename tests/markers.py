@@ -1,8 +1,9 @@
-"""pytest markers for tests that need built artifacts."""
+"""pytest markers for tests that need built artifacts or tools."""
 
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
@@ -26,3 +27,10 @@ def runtime_missing(message: str) -> None:
     if ON_CI:
         pytest.fail(f"the C runtime is not built, and CI must test it: {message}", pytrace=False)
     pytest.skip(f"the C runtime is not built: {message}", allow_module_level=True)
+
+
+def needs_tools(*tools: str):
+    """Skip where a tool is missing, except on CI, which has them all: there the test runs and
+    fails, so a missing install step cannot pass for a green run."""
+    missing = [t for t in tools if shutil.which(t) is None]
+    return pytest.mark.skipif(bool(missing) and not ON_CI, reason=f"needs {', '.join(missing)}")

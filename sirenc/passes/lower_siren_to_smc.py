@@ -479,7 +479,6 @@ class _Fold(_Lowering):
 
     def streamed(self, op: siren.FoldOp, b):
         mapped = op.list.owner if isinstance(op.list.owner, siren.MapOp) else None
-        read = (mapped.list if mapped else op.list).owner
         init = [b.const_i(0), *b.get(op.init)]
 
         def before(args):

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from markers import needs_runtime
+from markers import needs_runtime, needs_tools
 from toy_model import exact_log_evidence, exact_posterior, one_observation_standard_errors
 
-pytestmark = [needs_runtime, pytest.mark.skipif(shutil.which("cc") is None, reason="needs cc")]
+pytestmark = [needs_runtime, needs_tools("cc")]
 
 HERE = Path(__file__).resolve().parent
 PARTICLES = 10_000

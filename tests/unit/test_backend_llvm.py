@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import llvmlite.ir as ir
 import pytest
 
 from sirenc.backend.llvm import descriptor_type, llvm_ir_text, object_bytes, to_llvmlite
-from markers import needs_runtime
+from markers import needs_runtime, needs_tools
 from toy_model import toy_model
 
 REPO = Path(__file__).resolve().parents[2]
@@ -94,8 +93,7 @@ def test_object_is_pic_elf_defining_the_descriptor(toy):
 DESCRIPTOR_STRUCTS = ("sirenrt_model", "sirenrt_site", "sirenrt_root")
 
 
-@pytest.mark.skipif(shutil.which("cc") is None, reason="needs a C compiler")
-@pytest.mark.skipif(not (HEADER_DIR / "sirenrt.h").exists(), reason="needs runtime_c/include/sirenrt.h")
+@needs_tools("cc")
 def test_descriptor_layout_matches_the_c_header(tmp_path):
     """The LLVM struct types derived from the header have the C compiler's field offsets and
     sizes, and cffi's (what hosts read a descriptor with)."""

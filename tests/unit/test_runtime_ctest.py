@@ -7,13 +7,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from markers import needs_tools
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.skipif(shutil.which("cmake") is None or shutil.which("cc") is None,
-                    reason="needs cmake and a C compiler")
+@needs_tools("cmake", "cc")
 def test_ctest_under_address_sanitizer(tmp_path_factory):
     build = tmp_path_factory.mktemp("ctest-asan")
     configure = ["cmake", "-S", str(ROOT), "-B", str(build), "-DSIRENRT_TESTS=ON", "-DSIRENRT_ASAN=ON",
