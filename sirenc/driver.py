@@ -256,7 +256,7 @@ def model_info(c: Compilation, module):
     from sirenc.model_info import RESUME_SYMBOL, ModelInfo
 
     fn = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == RESUME_SYMBOL)
-    model, layout = fn.attributes["smc.model"], fn.attributes["smc.layout"]
+    model, layout = fn.attributes["smc.model"], fn.attributes["sirenrt.layout"]
     return ModelInfo(
         name=c.name,
         method=c.method,

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 DIALECTS: dict[str, str] = {
     "siren": "sirenc.ir.siren:Siren",
     "smc": "sirenc.ir.smc:SMC",
+    "sirenrt": "sirenc.ir.sirenrt:SirenRT",
 }
 
 # pass name (its ModulePass.name) -> "module:ModulePass subclass"

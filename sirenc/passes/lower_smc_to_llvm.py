@@ -24,26 +24,28 @@ It works in two steps. (1) One rewrite pattern per op turns every smc, arith
 and math op into `llvm` ops in place; a pattern that needs a branch builds an
 ``scf.if`` of `llvm` ops, and a runtime function is declared in the module the
 first time a pattern calls it (``_Emitter.call``, ``_Lowering.declare``).
-(2) A structural step flattens ``scf.if``/``scf.while`` and the suspension
-points into blocks with arguments, and puts the dispatch on the pc saved in the
-frame in the entry block: 0 starts the program, k resumes after suspension
-point k. An op that neither step knows is a ``LoweringError`` naming it.
+(2) A structural step (sirenc/passes/smc_control_flow.py) flattens
+``scf.if``/``scf.while`` and the suspension points into blocks with arguments,
+and puts the dispatch on the pc saved in the frame in the entry block: 0 starts
+the program, k resumes after suspension point k; what a suspension point asks of
+the runtime is here (``_ResumeGraph``). An op that neither step knows is a
+``LoweringError`` (sirenc/passes/errors.py) naming it.
 
 Re-entry at an ``smc.next_row`` repeats the row request, so its resume block
 starts at the op that defines its index, which `spill-across-suspends`
 guarantees is the op right before it: an ``smc.frame_load`` or an
-``arith.constant`` (``_CFG.retry_start``). No other value crosses a suspension:
+``arith.constant`` (``_ResumeGraph.retry_start``). No other value crosses a suspension:
 that pass has routed each through the frame.
 
 What the runtime reads besides the code (frame size and result offset in bytes,
-data files, error sites, roots by byte offset) is the ``#smc.layout`` attribute
-``smc.layout`` of the function, next to the particle's ``#smc.model`` as
-``smc.model``.
+data files, error sites, roots by byte offset) is the ``#sirenrt.layout``
+attribute ``sirenrt.layout`` of the function (sirenc/ir/sirenrt.py), next to the
+particle's ``#smc.model`` as ``smc.model``.
 
     llvm.func @sirenrt_std_normal(!llvm.ptr) -> f64
     llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32
         attributes {smc.model = #smc.model<"f", ...>,
-                    smc.layout = #smc.layout<24 : i64, 8 : i64, [], [loc("m.si":2:9)], []>} {
+                    sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [loc("m.si":2:9)], []>} {
 """
 
 from __future__ import annotations
@@ -63,12 +65,13 @@ from xdsl.pattern_rewriter import (
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
-from xdsl.utils.exceptions import PassFailedException
 
 from sirenc.diagnostics import Span
-from sirenc.ir import smc
+from sirenc.ir import sirenrt, smc
 from sirenc.ir.locations import loc_of, span_of
 from sirenc.model_info import RESUME_SYMBOL
+from sirenc.passes.errors import LoweringError, where
+from sirenc.passes.smc_control_flow import STRUCTURAL, ControlFlowGraph, point_of
 
 # sirenrt.h: what @siren_resume returns, and the int64 list and stream sentinels.
 FINISHED, AT_RESAMPLE, NEED_ROW = 0, 1, 2
@@ -76,10 +79,6 @@ NIL, END, NEED = -1, -2, -3
 WORD = 8
 PC_BYTES = 8  # the pc is an i32 at byte 0, padded to a word
 PTR = llvm.LLVMPointerType()
-
-
-class LoweringError(PassFailedException):
-    """An op this pass has no rule for, or IR that breaks its contract: a compiler bug."""
 
 
 def machine(t: Attribute) -> Attribute:
@@ -186,10 +185,10 @@ class _Lowering:
             self.files.append(path)
         return self.files.index(path)
 
-    def layout(self) -> smc.LayoutAttr:
+    def layout(self) -> sirenrt.LayoutAttr:
         roots = [(point, self.slot_offset(slot), d) for point, slot, d in self.model.root_list()]
         frame_size = self.slot_offset(self.model.frame_slots.value.data)
-        return smc.LayoutAttr.build(frame_size, PC_BYTES, self.files, self.sites, roots)
+        return sirenrt.LayoutAttr.build(frame_size, PC_BYTES, self.files, self.sites, roots)
 
 
 @dataclass
@@ -493,121 +492,45 @@ _ONE_TO_ONE = [
 _SMC_PATTERNS = [_FrameLoad, _FrameStore, _Finish, _Sample, _Observe, _Nil, _IsNil, _Cons, _Head, _Tail,
                  _Length, _Reverse, _Range, _ReadFile]
 
-# What step 2 lowers: the ops that make or cut control flow.
-_STRUCTURAL = (scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp, *smc.SUSPENSIONS)
-
-
 def _check_step1(fn: llvm.FuncOp) -> None:
     for op in fn.walk():
-        if op is not fn and not isinstance(op, _STRUCTURAL) and op.dialect_name() != "llvm":
-            raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{_where(op)}")
+        if op is not fn and not isinstance(op, STRUCTURAL) and op.dialect_name() != "llvm":
+            raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{where(op)}")
 
 
-def _where(op: Operation) -> str:
-    span = span_of(op)
-    return f" (at {span})" if span is not None else ""
+# -- step 2: the control-flow graph (smc_control_flow.py); the suspensions' runtime side ---------
 
 
-# -- step 2: the control-flow graph -----------------------------------------------------------
+class _ResumeGraph(ControlFlowGraph):
+    """@siren_resume's graph: the pc is the frame's first word, a structured value's block
+    argument is its machine type, and a suspension point returns its status to the runtime."""
 
+    def __init__(self, low: _Lowering):
+        super().__init__(low.fn.body, low.frame)
+        self.low = low
 
-@dataclass
-class _CFG:
-    """Moves the lowered ops into blocks, replacing structured control and suspensions."""
+    def block_type(self, t: Attribute) -> Attribute:
+        return machine(t)
 
-    low: _Lowering
-    region: Region
-    block: Block
-    resume_blocks: list[tuple[int, Block]] = field(default_factory=list)
-
-    def new_block(self, arg_types: list[Attribute] = ()) -> Block:
-        block = Block(arg_types=[machine(t) for t in arg_types])
-        self.region.add_block(block)
-        return block
-
-    def add(self, op: Operation, at: Operation | None = None) -> Operation:
-        if at is not None:
-            op.location = at.location
-        self.block.add_op(op)
-        return op
-
-    def const_i(self, value: int, typ: IntegerType, at: Operation | None = None) -> SSAValue:
-        return self.add(llvm.ConstantOp(IntegerAttr(value, typ), typ), at).result
-
-    def emit(self, ops: list[Operation]) -> list[SSAValue]:
-        """Moves `ops` (a structured block's) to the graph; returns what its terminator passes on."""
-        for op in ops:
-            if isinstance(op, scf.YieldOp | scf.ConditionOp):
-                passed = list(op.operands)
-                op.detach()
-                op.erase()
-                return passed
-            if isinstance(op, scf.IfOp):
-                self.if_(op)
-            elif isinstance(op, scf.WhileOp):
-                self.while_(op)
-            elif isinstance(op, smc.ResampleOp):
-                self.resample(op)
-            elif isinstance(op, smc.NextRowOp):
-                self.next_row(op)
-            elif op.dialect_name() == "llvm":
-                op.detach()
-                self.block.add_op(op)
-            else:
-                raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{_where(op)}")
-        return []
-
-    def if_(self, op: scf.IfOp) -> None:
-        then_block, else_block = self.new_block(), self.new_block()
-        merge = self.new_block([r.type for r in op.results])
-        self.add(llvm.CondBrOp(op.cond, then_block, [], else_block, []), op)
-        for target, region in ((then_block, op.true_region), (else_block, op.false_region)):
-            self.block = target
-            passed = self.emit(list(region.block.ops)) if region.blocks else []
-            self.add(llvm.BrOp(merge, *passed), op)
-        self.block = merge
-        self.replace(op, list(merge.args))
-
-    def while_(self, op: scf.WhileOp) -> None:
-        before, after = op.before_region.block, op.after_region.block
-        header = self.new_block([a.type for a in before.args])
-        body = self.new_block([a.type for a in after.args])
-        exit_block = self.new_block([r.type for r in op.results])
-        self.add(llvm.BrOp(header, *op.arguments), op)
-        for old, new in zip(before.args, header.args, strict=True):
-            old.replace_all_uses_with(new)
-        self.block = header
-        cond, *passed = self.emit(list(before.ops))
-        self.add(llvm.CondBrOp(cond, body, passed, exit_block, passed), op)
-        for old, new in zip(after.args, body.args, strict=True):
-            old.replace_all_uses_with(new)
-        self.block = body
-        self.add(llvm.BrOp(header, *self.emit(list(after.ops))), op)
-        self.block = exit_block
-        self.replace(op, list(exit_block.args))
-
-    def replace(self, op: Operation, results: list[SSAValue]) -> None:
-        for old, new in zip(op.results, results, strict=True):
-            old.replace_all_uses_with(new)
-        op.detach()
-        op.erase()
-
-    def suspend(self, point: int, status: int, at: Operation) -> None:
-        """Saves `point` as the pc and returns `status`."""
-        self.add(llvm.StoreOp(self.const_i(point, i32, at), self.low.frame), at)
-        self.add(llvm.ReturnOp(self.const_i(status, i32, at)), at)
+    def suspension(self, op: Operation) -> None:
+        if isinstance(op, smc.ResampleOp):
+            self.resample(op)
+        elif isinstance(op, smc.NextRowOp):
+            self.next_row(op)
+        else:
+            super().suspension(op)
 
     def resample(self, op: smc.ResampleOp) -> None:
-        point = _point(op)
+        point = point_of(op)
         self.suspend(point, AT_RESAMPLE, op)
         self.block = self.new_block()
-        self.resume_blocks.append((point, self.block))
+        self.resume_at(point, self.block)
         self.replace(op, [])
 
     def next_row(self, op: smc.NextRowOp) -> None:
         """Asks for the row; answered NEED, suspends, and re-entry asks again from the
         reload of the index on."""
-        point = _point(op)
+        point = point_of(op)
         reload = self.retry_start(op)
         retry = self.new_block()
         for r in reload:
@@ -632,7 +555,7 @@ class _CFG:
         row = e.add(llvm.SelectOp(more, answer, e.const_i(NIL, i64))).res
         for new in e.ops:
             self.add(new)
-        self.resume_blocks.append((point, retry))
+        self.resume_at(point, retry)
         self.replace(op, [more, row])
 
     def retry_start(self, op: smc.NextRowOp) -> list[Operation]:
@@ -648,14 +571,8 @@ class _CFG:
                 return [gep, index]
         raise LoweringError(
             "lower-smc-to-llvm: the index of smc.next_row is not reloaded right before it "
-            f"(run spill-across-suspends first){_where(op)}"
+            f"(run spill-across-suspends first){where(op)}"
         )
-
-
-def _point(op: Operation) -> int:
-    if op.point is None:
-        raise LoweringError(f"lower-smc-to-llvm: {op.name} has no point (run spill-across-suspends first)")
-    return op.point.value.data
 
 
 # -- the pass -----------------------------------------------------------------------------------
@@ -685,23 +602,10 @@ def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
     _check_step1(fn)
 
     # (2) the control-flow graph, then the dispatch on the saved pc.
-    structured = fn.body.detach_block(1)
-    cfg = _CFG(low, fn.body, Block())
-    entry, start = fn.body.block, cfg.block
-    fn.body.add_block(start)
-    cfg.emit(list(structured.ops))
-    structured.erase()
-    cfg.block = entry
-    pc = cfg.add(llvm.LoadOp(low.frame, i32)).dereferenced_value
-    for point, target in cfg.resume_blocks:
-        is_point = cfg.add(llvm.ICmpOp(pc, cfg.const_i(point, i32), IntegerAttr(0, i64))).res  # eq
-        next_test = cfg.new_block()
-        cfg.add(llvm.CondBrOp(is_point, target, [], next_test, []))
-        cfg.block = next_test
-    cfg.add(llvm.BrOp(start))
+    _ResumeGraph(low).build()
 
     fn.attributes["smc.model"] = low.model
-    fn.attributes["smc.layout"] = low.layout()
+    fn.attributes["sirenrt.layout"] = low.layout()
     return fn
 
 

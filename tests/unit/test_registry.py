@@ -70,6 +70,23 @@ def test_dialect_entry_loads_its_dialect(name):
     assert registry.get_dialect(name) is dialect
 
 
+@pytest.mark.parametrize("name", sorted(registry.DIALECTS))
+def test_a_dialect_holds_only_its_own_names(name):
+    # A definition registered under another dialect's name would parse under
+    # neither (e.g. the layout, #sirenrt.layout, left in the smc dialect).
+    dialect = registry.get_dialect(name)
+    for definition in [*dialect.operations, *dialect.attributes]:
+        assert definition.name.startswith(name + "."), definition.name
+
+
+def test_the_runtime_layout_is_the_sirenrt_dialect():
+    # The smc dialect knows nothing of the C runtime; its view of a compiled model is sirenrt's.
+    from sirenc.ir.sirenrt import LayoutAttr
+
+    assert list(registry.get_dialect("sirenrt").attributes) == [LayoutAttr]
+    assert LayoutAttr not in list(registry.get_dialect("smc").attributes)
+
+
 def test_sirenc_opt_registers_the_registry():
     main = SirencOptMain(args=[])
     assert set(registry.PASSES) <= set(main.available_passes)

@@ -32,7 +32,7 @@ builtin.module {
 }
 
 // CHECK:      llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
-// CHECK-SAME:   #smc.layout<32 : i64, 8 : i64, ["/data.csv"], [loc("<unknown>":0:0)], []>
+// CHECK-SAME:   #sirenrt.layout<32 : i64, 8 : i64, ["/data.csv"], [loc("<unknown>":0:0)], []>
 // CHECK-NEXT:   %[[PC:.*]] = llvm.load %[[FRAME]] : !llvm.ptr -> i32
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[AT1:.*]] = llvm.icmp "eq" %[[PC]], %[[ONE]] : i32

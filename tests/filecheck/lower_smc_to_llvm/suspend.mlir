@@ -5,7 +5,7 @@
 // AT_RESAMPLE (1); smc.finish stores the result's words from byte 8 and returns
 // FINISHED (0). Frame slot s is the word at 8 + 8 * (result words + s): the
 // result "PfLf" has two words, so slot 0 is at byte 24 and slot 1 at byte 32.
-// A runtime function is declared once, before its first caller. #smc.layout
+// A runtime function is declared once, before its first caller. #sirenrt.layout
 // carries the frame's size, the result's offset, the sites (one per location,
 // in the order met) and the roots by byte offset.
 
@@ -30,7 +30,7 @@ builtin.module {
 // CHECK-NEXT: llvm.func @sirenrt_list_set(!llvm.ptr, i64, i32, i64)
 // CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-SAME:   smc.model = #smc.model<"PfLf", false, "no stream", "", 2 : i64, {{\[\[}}1 : i32, 1 : i64, "Lf"]]>
-// CHECK-SAME:   smc.layout = #smc.layout<40 : i64, 8 : i64, [], [loc("m.si":2:9), loc("m.si":3:9)], {{\[\[}}1 : i32, 32 : i64, "Lf"]]>
+// CHECK-SAME:   sirenrt.layout = #sirenrt.layout<40 : i64, 8 : i64, [], [loc("m.si":2:9), loc("m.si":3:9)], {{\[\[}}1 : i32, 32 : i64, "Lf"]]>
 // CHECK-NEXT:   %[[PC:.*]] = llvm.load %[[FRAME]] : !llvm.ptr -> i32
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[AT1:.*]] = llvm.icmp "eq" %[[PC]], %[[ONE]] : i32

@@ -4,8 +4,7 @@
 // Every op, type and attribute of the smc dialect parses, verifies and prints
 // back unchanged, from the custom and from the generic form. The smc ops have
 // no custom syntax of their own: both forms print them generically, only the
-// arith ops around them differ. #smc.layout is what lower-smc-to-llvm attaches
-// to @siren_resume; here it rides on the particle as a discardable attribute.
+// arith ops around them differ.
 
 builtin.module {
   "smc.particle"() <{sym_name = "model", model = #smc.model<"PfLb", true, "", "/data.csv", 2 : i64, [[1 : i32, 1 : i64, "Lb"]]>}> ({
@@ -34,7 +33,7 @@ builtin.module {
     %units = "smc.nil"() : () -> !smc.list<"u">
     %bs = "smc.nil"() : () -> !smc.list<"b">
     "smc.finish"(%x1, %bs) : (f64, !smc.list<"b">) -> ()
-  }) {smc.layout = #smc.layout<32 : i64, 8 : i64, ["/data.csv", "/abs/data.csv"], [loc("m.si":3:9), loc("m.si":4:1)], [[1 : i32, 24 : i64, "Lb"]]>} : () -> ()
+  }) : () -> ()
 }
 
 // CHECK:        "smc.particle"() <{sym_name = "model", model = #smc.model<"PfLb", true, "", "/data.csv", 2 : i64, {{\[}}[1 : i32, 1 : i64, "Lb"]]>}> ({
@@ -66,4 +65,4 @@ builtin.module {
 // CHECK-NEXT:     %units = "smc.nil"() : () -> !smc.list<"u">
 // CHECK-NEXT:     %bs = "smc.nil"() : () -> !smc.list<"b">
 // CHECK-NEXT:     "smc.finish"(%x1, %bs) : (f64, !smc.list<"b">) -> ()
-// CHECK-NEXT:   }) {smc.layout = #smc.layout<32 : i64, 8 : i64, ["/data.csv", "/abs/data.csv"], [loc("m.si":3:9), loc("m.si":4:1)], {{\[}}[1 : i32, 24 : i64, "Lb"]]>} : () -> ()
+// CHECK-NEXT:   }) : () -> ()
