@@ -250,7 +250,7 @@ def plan_text(c: Compilation) -> str:
 
 
 def model_info(c: Compilation, module):
-    """The runtime's view of the model: the typed `smc.model` and `smc.layout`
+    """The runtime's view of the model: the typed `smc.model` and `sirenrt.layout`
     attributes that the lowering put on the resumable procedure."""
     from sirenc.diagnostics import Span
     from sirenc.model_info import RESUME_SYMBOL, ModelInfo

@@ -42,10 +42,7 @@ from xdsl.rewriter import InsertPoint
 from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
 from sirenc.ir.locations import span_of
-
-
-class LoweringError(Exception):
-    """An op the lowering has no pattern for: a compiler bug, not a user error."""
+from sirenc.passes.errors import LoweringError, where
 
 
 def flatten(t: Attribute) -> list[Attribute]:
@@ -614,6 +611,10 @@ def lower_module(module: ModuleOp, base_dir: str) -> None:
     module.body.block.add_op(particle)
 
 
+# What the particle level is made of; anything else left after the walk was not lowered.
+_LOWERED_DIALECTS = ("smc.", "arith.", "math.", "scf.")
+
+
 def _check_lowered(main: func.FuncOp) -> None:
     """Drop casts nothing reads; any other leftover is an op no pattern lowered."""
     for op in reversed(list(main.walk())):
@@ -621,10 +622,8 @@ def _check_lowered(main: func.FuncOp) -> None:
             op.detach()
             op.erase()
     for op in main.walk():
-        if op is main:
-            continue
-        if isinstance(op, UnrealizedConversionCastOp) or op.name.startswith("siren."):
-            raise LoweringError(f"lower-siren-to-smc: no lowering for {op.name}")
+        if op is not main and not op.name.startswith(_LOWERED_DIALECTS):
+            raise LoweringError(f"lower-siren-to-smc: no lowering for {op.name}{where(op)}")
 
 
 @dataclass(frozen=True)
