@@ -80,15 +80,21 @@ static int estimate_scalar(char kind, const item *items, int64_t m, size_t offse
   /* Averaging the offsets from one particle's value keeps a value every particle agrees on exact
    * (three particles at 3.0 give 3.0, not 3.0000000000000004) and loses less to cancellation. */
   double base = NAN, s = 0.0, total = 0.0;
+  double plain = 0.0; /* the plain weighted sum: the IEEE answer once a value is infinite, where an
+                       * offset from an infinite base would be inf - inf = NaN */
+  int infinite = 0;
   for (int64_t i = 0; i < m; i++) {
     if (!(items[i].w > 0.0)) continue;
     uint64_t w = items[i].words[offset];
     double x = kind == 'f' ? word_as_double(w) : (w != 0 ? 1.0 : 0.0);
     if (isnan(base)) base = x;
     s += items[i].w * (x - base);
+    plain += items[i].w * x;
+    infinite |= isinf(x);
     total += items[i].w;
   }
-  return emit(o, total > 0.0 ? base + s / total : 0.0);
+  if (!(total > 0.0)) return emit(o, 0.0);
+  return emit(o, infinite ? plain / total : base + s / total);
 }
 
 static int estimate_list(const char *elem, item *items, int64_t m, size_t offset, out_buf *o, char **err) {

@@ -223,8 +223,10 @@ int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site) {
     rt_fail(ctx, site, "List.range: %g .. %g is too long", a, b);
     return SIRENRT_NIL;
   }
+  /* Counted, not stepped by 1.0: past 2^53, v - 1.0 == v and a stepped loop never ends. */
   int64_t acc = SIRENRT_NIL;
-  for (double v = hi - 1.0; v >= lo; v -= 1.0) { /* build from the end so the list is ascending */
+  for (int64_t i = (int64_t)(hi - lo) - 1; i >= 0; i--) { /* from the end, so the list is ascending */
+    double v = lo + (double)i;
     int64_t cell = sirenrt_list_cons(ctx, acc, 1);
     if (cell == SIRENRT_NIL) return SIRENRT_NIL;
     memcpy(ctx->arena + cell + 2, &v, sizeof v);

@@ -88,3 +88,23 @@ def test_lists_of_different_lengths_are_estimated_per_index():
 def test_list_errors_at_run_time(source, message):
     with pytest.raises(sirenc.SirenRuntimeError, match=message):
         value(source)
+
+
+def test_infinite_results_are_the_ieee_answer():
+    # The estimator averages offsets from one particle's value; with an infinite value that
+    # offset would be inf - inf. The answer is what the arithmetic gives.
+    assert value("1. / 0.") == np.inf
+    assert value("-1. / 0.") == -np.inf
+    assert value("(1. / 0., (2., -1. / 0.))") == (np.inf, (2.0, -np.inf))
+    # Particles that disagree between +inf and -inf: their mean is NaN, as in IEEE arithmetic.
+    f = sirenc.compile("let b <- bernoulli(0.5) in if b then 1. / 0. else -1. / 0.", method="pf")
+    run = f.filter(particles=200, seed=1)
+    run.run()
+    assert np.isnan(run.estimate())
+
+
+def test_range_past_two_to_the_53_ends():
+    # Above 2^53 adding 1.0 is lost to rounding; the range is counted, not stepped.
+    big = 2.0 ** 53
+    values = value(f"List.range({big!r}, {big + 4!r})")
+    assert values.tolist() == [big + float(i) for i in range(4)]  # rounded as the arithmetic rounds
