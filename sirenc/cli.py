@@ -1,8 +1,14 @@
 """The `sirenc` command line.
 
     sirenc model.si -o model.so [-m pf] [--emit=STAGE]   compile
-    sirenc run model.si [-m pf] [-p 1000] [--seed S]     compile (JIT) and run
+    sirenc run model.si [-m pf] [-p 1000] [--seed S] [-v] compile (JIT) and run
     sirenc check model.si [-m ssi|ds|bp]                 check the inference plan
+
+`sirenc run` prints the original's report (SPEC 18) and nothing else, so the
+original's benchmark harness reads it; `-v` adds the log evidence and the ESS
+before the runtime plan (where the original's own `-v` blocks go), `--json`
+has everything. Warnings go to standard error; `-W GROUP` chooses which
+(WARNING_GROUPS: never-called functions only with `-W unused`).
 
 Exit status: 0 on success, 1 when the program, its plan or its data is wrong
 (a diagnostic with the source location is printed), 2 on bad usage, 3 on an
@@ -14,12 +20,20 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
+from dataclasses import dataclass
 
 from sirenc.diagnostics import SirenError, SirenUsageError, render_at
 
 RESAMPLERS = ("systematic", "multinomial", "stratified", "residual")
+
+# Warning groups for -W. A warning belongs to the first group whose pattern matches its message;
+# every other warning is always shown (unless -W none). Shown by default: DEFAULT_WARNINGS.
+WARNING_GROUPS = {"unused": re.compile(r"function '[^']*' is never called")}
+DEFAULT_WARNINGS = frozenset()
+WARNING_CHOICES = ("unused", "all", "none")
 
 
 def _common(p: argparse.ArgumentParser, default_method: str) -> None:
@@ -34,6 +48,14 @@ def _common(p: argparse.ArgumentParser, default_method: str) -> None:
     p.add_argument("--analysis-budget", type=int, metavar="N",
                    help=f"work the plan analysis may do before it gives up (default {DEFAULT_BUDGET}); "
                    "a count, not seconds: the same verdict on any machine")
+    add_warning_option(p)
+
+
+def add_warning_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-W", dest="warnings", action="append", choices=WARNING_CHOICES, default=[],
+                   metavar="GROUP",
+                   help="also show a group of warnings: 'unused' (functions never called, which are "
+                   "not type-checked); 'all' every warning, 'none' no warning (repeatable)")
 
 
 def _compile_parser() -> argparse.ArgumentParser:
@@ -63,8 +85,12 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="resample only when ESS < T*N (default 0: at every resample())")
     p.add_argument("--threads", type=int, default=1, metavar="T",
                    help="threads resuming particles (default 1; the answer does not depend on it)")
-    p.add_argument("--json", action="store_true", help="print the report as JSON")
-    p.add_argument("--no-check", action="store_true", help="skip the inference-plan analysis")
+    p.add_argument("--json", action="store_true",
+                   help="print the report as JSON (with the log evidence, the ESS and the times)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also print the log evidence and the ESS (before the runtime plan)")
+    p.add_argument("--no-check", action="store_true",
+                   help="skip the inference-plan analysis (no Inferred Inference Plan block)")
     return p
 
 
@@ -99,9 +125,23 @@ def _jsonable(value):
     return value
 
 
-def _print_warnings(c) -> None:
+def shown_warnings(warnings, chosen=()) -> list:
+    """The ``(message, span)`` warnings that -W ``chosen`` shows."""
+    chosen = set(chosen)
+    if "none" in chosen:
+        return []
+    enabled = set(WARNING_GROUPS) if "all" in chosen else (set(DEFAULT_WARNINGS) | chosen)
+    shown = []
+    for message, span in warnings:
+        group = next((g for g, pattern in WARNING_GROUPS.items() if pattern.match(message)), None)
+        if group is None or group in enabled:
+            shown.append((message, span))
+    return shown
+
+
+def print_warnings(c, chosen=()) -> None:
     typed = c.products.get("ast")
-    for message, span in getattr(getattr(typed, "program", None), "warnings", []):
+    for message, span in shown_warnings(getattr(getattr(typed, "program", None), "warnings", []), chosen):
         print(render_at("warning", message, span), file=sys.stderr)
 
 
@@ -120,7 +160,7 @@ def cmd_compile(args) -> int:
     if stage is None:
         raise SirenUsageError("nothing to do: give -o FILE or --emit=STAGE")
     product = driver.run_until(c, stage)
-    _print_warnings(c)
+    print_warnings(c, args.warnings)
     if stage == "ast":
         print(driver.ast_text(product))
     elif stage in ("obj", "so"):
@@ -147,43 +187,88 @@ def cmd_check(args) -> int:
 
     c = _open(args, check=True)
     driver.run_until(c, "plan")
-    _print_warnings(c)
+    print_warnings(c, args.warnings)
     print(c.plan.to_json() if args.json else c.plan.text())
     return 0
 
 
-def cmd_run(args) -> int:
+# ---- the original's report (SPEC 18), shared with the `siren` command ----------------------------
+
+def block(name: str, lines: list[str]) -> list[str]:
+    """One block of the original's report: its header line, then its lines."""
+    return [f"===== {name} =====", *lines]
+
+
+def plan_lines(plan: dict) -> list[str]:
+    """`name: encoding` per variable; an empty plan is one empty line, as in the original."""
+    return [f"{name}: {encoding}" for name, encoding in plan.items()] or [""]
+
+
+def runtime_plan(c) -> dict:
+    # Under pf every random variable is drawn where it is bound.
+    return {name: "sample" for name in (c.plan.plan if c.plan is not None else {})}
+
+
+def jit_model(c):
+    """The compilation's filter, JIT-compiled into this process."""
     from sirenc import api, driver
+
+    module = driver.run_until(c, "llvm-dialect")
+    return api.from_llvm_dialect(module, driver.model_info(c, module))
+
+
+@dataclass
+class Outcome:
+    result: object
+    evaluation_time: float      # inference and the result computation (SPEC 18), not compiling
+    log_evidence: float
+    ess: float
+
+
+def run_filter(model, particles: int, seed: int, rows=None, **options) -> Outcome:
+    f = model.filter(particles=particles, seed=seed, **options)
+    start = time.perf_counter()
+    f.run(rows)
+    result = f.estimate()
+    elapsed = time.perf_counter() - start
+    return Outcome(result, elapsed, f.log_evidence, f.ess)
+
+
+def verbose_blocks(outcome: Outcome) -> list[str]:
+    """What -v adds, between the result and the runtime plan (where the original's -v blocks go)."""
+    return block("Log Evidence", [repr(outcome.log_evidence)]) + block("ESS", [repr(outcome.ess)])
+
+
+def cmd_run(args) -> int:
     from sirenc.data import read_csv
 
     if args.particles < 1:
         raise SirenUsageError("--particles must be at least 1")
     c = _open(args, check=not args.no_check)
-    module = driver.run_until(c, "llvm-dialect")
-    model = api.from_llvm_dialect(module, driver.model_info(c, module))
-    _print_warnings(c)
+    model = jit_model(c)
+    analysis_time = None if args.no_check else c.plan.seconds
+    print_warnings(c, args.warnings)
     rows = read_csv(args.data) if args.data else None
-    f = model.filter(particles=args.particles, seed=args.seed, resampler=args.resampler,
-                     ess_threshold=args.ess_threshold, threads=args.threads)
-    start = time.perf_counter()
-    f.run(rows)
-    result = f.estimate()
-    elapsed = time.perf_counter() - start
+    outcome = run_filter(model, args.particles, args.seed, rows, resampler=args.resampler,
+                         ess_threshold=args.ess_threshold, threads=args.threads)
     plan = dict(c.plan.plan) if c.plan is not None else {}
     if args.json:
         print(json.dumps({
             "method": args.method, "particles": args.particles, "seed": args.seed,
-            "result": _jsonable(result), "inferred_plan": plan, "runtime_plan": plan,
-            "log_evidence": f.log_evidence, "ess": f.ess, "time_s": elapsed,
+            "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(c),
+            "log_evidence": outcome.log_evidence, "ess": outcome.ess, "time_s": outcome.evaluation_time,
+            "analysis_time_s": analysis_time,
         }))
         return 0
-    out = ["===== Handler =====", "SMC", "===== Inference Algorithm =====", args.method.upper()]
-    if c.plan is not None:
-        out += ["===== Inferred Inference Plan ====="] + [f"{k}: {v}" for k, v in plan.items()]
-    out += ["===== Evaluation Time =====", repr(elapsed), "===== Result =====", format_value(result)]
-    # Under pf every random variable is drawn where it is bound.
-    out += ["===== Runtime Inference Plan ====="] + ([f"{k}: sample" for k in plan] or [""])
-    out += ["===== Log Evidence =====", repr(f.log_evidence)]
+    out = block("Handler", ["SMC"]) + block("Inference Algorithm", [args.method.upper()])
+    if analysis_time is not None:
+        out += block("Inferred Inference Plan", plan_lines(plan))
+        out += block("Analysis Time", [repr(analysis_time)])
+    out += block("Evaluation Time", [repr(outcome.evaluation_time)])
+    out += block("Result", [format_value(outcome.result)])
+    if args.verbose:
+        out += verbose_blocks(outcome)
+    out += block("Runtime Inference Plan", plan_lines(runtime_plan(c)))
     print("\n".join(out))
     return 0
 
@@ -199,10 +284,15 @@ def main(argv: list[str] | None = None) -> int:
     else:
         make_parser, command = _compile_parser, cmd_compile
     args = make_parser().parse_args(argv)
+    return guarded(command, args)
+
+
+def guarded(command, args, prog: str = "sirenc") -> int:
+    """Run ``command(args)``; turn every error into a message and the exit status (module docstring)."""
     try:
         return command(args)
     except SirenUsageError as e:
-        print(f"sirenc: error: {e.message}", file=sys.stderr)
+        print(f"{prog}: error: {e.message}", file=sys.stderr)
         return 2
     except SirenError as e:
         print(e.render(), file=sys.stderr)
@@ -212,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # a bug in sirenc, not in the user's program
         if os.environ.get("SIRENC_TRACEBACK"):
             raise
-        print(f"sirenc: internal compiler error: {type(e).__name__}: {e}\n"
+        print(f"{prog}: internal compiler error: {type(e).__name__}: {e}\n"
               "This is a bug in sirenc; SIRENC_TRACEBACK=1 shows where it happened.", file=sys.stderr)
         return 3
 

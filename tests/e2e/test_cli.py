@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+import original_harness
 from markers import needs_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,7 +46,39 @@ def test_run_prints_the_original_report():
     assert -8.0 < result < -5.0  # Kalman mean of the final position is about -6.58
     assert section(r.stdout, "Runtime Inference Plan") == ["x1: sample"]
     assert float(section(r.stdout, "Evaluation Time")[0]) > 0
+    # Exactly the original's blocks, in its order (run checks the plan: the original's -a blocks).
+    report = original_harness.parse(r.stdout)
+    assert report["blocks"] == ["Handler", "Inference Algorithm", "Inferred Inference Plan", "Analysis Time",
+                                "Evaluation Time", "Result", "Runtime Inference Plan"]
+    assert report["result"] == result and report["flat_result"] == [[result]]
+    assert report["inferred_plan"] == report["runtime_plan"] == {"x1": "sample"}
+    assert report["handler"] == "SMC" and report["method"] == "PF"
+
+
+@needs_runtime
+def test_run_verbose_adds_the_log_evidence_where_the_harness_does_not_read():
+    r = sirenc("run", EXAMPLES / "walk.si", "-p", "2000", "--seed", "3", "-v", "--no-check")
+    assert r.returncode == 0, r.stderr
     assert -180 < float(section(r.stdout, "Log Evidence")[0]) < -170
+    assert 0 < float(section(r.stdout, "ESS")[0]) <= 2000
+    names = [name for name, _ in original_harness.blocks(r.stdout)]
+    assert names == ["Handler", "Inference Algorithm", "Evaluation Time", "Result", "Log Evidence", "ESS",
+                     "Runtime Inference Plan"]
+    # The harness reads every line after the runtime plan's header: nothing may follow it.
+    assert original_harness.parse(r.stdout.replace("===== Log Evidence", "===== Mixture")
+                                  .replace("===== ESS", "===== Prob State"))["runtime_plan"] == {"x1": "sample"}
+
+
+def test_the_harness_parser_rejects_a_block_after_the_runtime_plan():
+    old = ("===== Handler =====\nSMC\n===== Inference Algorithm =====\nPF\n===== Evaluation Time =====\n"
+           "0.1\n===== Result =====\n1.5\n===== Runtime Inference Plan =====\nx: sample\n"
+           "===== Log Evidence =====\n-3.5\n")
+    with pytest.raises((AssertionError, ValueError)):
+        original_harness.parse(old)
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        original_harness.parse(old.replace("===== Log Evidence =====\n", ""))
+    report = original_harness.parse(old.split("===== Log Evidence")[0])
+    assert report["result"] == 1.5 and report["runtime_plan"] == {"x": "sample"}
 
 
 @needs_runtime
@@ -147,3 +180,48 @@ def test_a_long_chain_of_lets_compiles(tmp_path):
     r = sirenc("run", program, "-p", "5", "--json")
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["result"] == 3000.0
+
+
+WARNED = """val never = fun x -> x + 1. in
+let x <- gaussian(0., 1.) in
+let c = x + 1. < 2. in
+x
+"""
+
+
+@pytest.mark.parametrize("command", [["check"], ["--emit=siren"]])
+def test_unused_functions_warn_only_with_W_unused(tmp_path, command):
+    path = tmp_path / "warned.si"
+    path.write_text(WARNED)
+    args = [*command[:1], path, *command[1:]] if command == ["check"] else [path, *command]
+
+    def warnings(*flags):
+        r = sirenc(*args, *flags)
+        assert r.returncode == 0, r.stderr
+        return [line for line in r.stderr.splitlines() if ": warning: " in line]
+
+    # By default only the warning a user can act on: the original reads the comparison differently.
+    default = warnings()
+    assert len(default) == 1 and "the original Siren binds" in default[0]
+    unused = warnings("-W", "unused")
+    assert len(unused) == 2 and any("function 'never' is never called" in w for w in unused)
+    assert warnings("-Wall") == unused
+    assert warnings("-W", "none") == []
+
+
+def test_warning_groups():
+    from sirenc.cli import shown_warnings
+
+    found = [("function 'f' is never called, so it is not type-checked", None), ("something else", None)]
+    assert shown_warnings(found) == found[1:]
+    assert shown_warnings(found, ["unused"]) == shown_warnings(found, ["all"]) == found
+    assert shown_warnings(found, ["unused", "none"]) == []
+
+
+@needs_runtime
+def test_run_shows_no_unused_function_warning_by_default(tmp_path):
+    path = tmp_path / "warned.si"
+    path.write_text(WARNED)
+    r = sirenc("run", path, "-p", "10")
+    assert r.returncode == 0 and "never called" not in r.stderr and "the original Siren binds" in r.stderr
+    assert "never called" in sirenc("run", path, "-p", "10", "-W", "unused").stderr

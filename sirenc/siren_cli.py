@@ -1,0 +1,143 @@
+"""`siren`: the original's command line (SPEC 18) on top of sirenc, for scripts written for it.
+
+    siren FILE [-v] [-p N] [--samples N] [-w N] [-t N] [-a] [-ao]
+               [-l {smc,mh}] [-m {ssi,ds,bp,pf}] [-s SEED] [--max-rvs K] [--profile] [-W GROUP]
+
+It prints the original's report (Handler, Inference Algorithm, with -a/-ao the Inferred
+Inference Plan and the Analysis Time, the Evaluation Time, the Result, the Runtime Inference
+Plan), so the original's benchmark harness runs with `siren` in its place.
+
+What runs today: the SMC handler (-l smc, the default) with the plain particle filter, `-m pf`
+(every random variable drawn where it is bound), a method name the original does not have.
+The original's default method, ssi, and ds and bp can be analysed (-a/-ao) but not run yet;
+asking to run them, or the MH handler (-l mh), is exit status 2 with a message saying so.
+
+Where the original differs: without -s every run draws a fresh seed (the original seeds from
+the operating system too); with -s the particles still get streams of their own (SPEC 0.3).
+`-v` prints the log evidence and the ESS where the original prints its mixture and particle
+states (SPEC 16.3 leaves that debugging output open). A plan the analysis rejects ends with
+`AnalysisViolatedAnnotationError: ...` (with -a/-ao) or, when running -m pf without -a, with
+`RuntimeViolatedAnnotationError: ...` -- pf samples every variable, so a `symbolic` annotation
+would be violated at run time; sirenc only finds it before running. The harness looks for
+that name (SPEC 18). Exit status as for sirenc: 0, 1 (program, plan, data), 2 (usage), 3 (bug).
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+
+from sirenc import cli
+from sirenc.diagnostics import SirenPlanError, SirenUsageError
+
+RUNNABLE_METHODS = ("pf",)
+RUNNABLE_HANDLERS = ("smc",)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="siren",
+        description="Run a Siren program with the original siren's command line and report "
+        "(compiled by sirenc; today -l smc -m pf runs, -a/-ao analyse ssi, ds and bp too).")
+    p.add_argument("file", help="the Siren program (.si)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="also print the log evidence and the ESS (before the runtime plan)")
+    p.add_argument("-p", "--particles", type=int, default=100, help="number of SMC particles (default 100)")
+    p.add_argument("--samples", type=int, default=100, help="MH samples (default 100; MH is not compiled yet)")
+    p.add_argument("-w", "--warmup", type=int, default=0, help="MH warm-up iterations (default 0)")
+    p.add_argument("-t", "--thinning", type=int, default=1, help="MH thinning (default 1)")
+    p.add_argument("-a", "--analyze", action="store_true",
+                   help="run the plan analysis first; stop if it rejects the plan")
+    p.add_argument("-ao", "--analyze-only", action="store_true", help="run only the plan analysis")
+    p.add_argument("-l", "--handler", choices=("smc", "mh"), default="smc",
+                   help="smc (default) or mh (not compiled yet)")
+    p.add_argument("-m", "--method", choices=("ssi", "ds", "bp", "pf"), default="ssi",
+                   help="ssi (default), ds, bp: analysed (-a/-ao), not compiled yet; "
+                   "pf: sirenc's plain particle filter, runs")
+    p.add_argument("-s", "--seed", type=int, default=None,
+                   help="random seed (default: a fresh one each run)")
+    p.add_argument("--max-rvs", type=int, default=4, metavar="K",
+                   help="plan analysis widening threshold (default 4)")
+    p.add_argument("--profile", action="store_true",
+                   help="run under the Python profiler and print the profile instead of the report")
+    cli.add_warning_option(p)
+    return p
+
+
+def _not_runnable(args) -> str | None:
+    """Why this command line cannot run today (None when it can)."""
+    if args.analyze_only:
+        return None
+    if args.handler not in RUNNABLE_HANDLERS:
+        return ("the MH handler (-l mh) is not compiled yet; sirenc runs the SMC handler "
+                "(-l smc, the default) with -m pf, and -ao analyses a plan under either handler")
+    if args.method not in RUNNABLE_METHODS:
+        return (f"method '{args.method}' is not compiled yet; sirenc runs the plain particle filter: "
+                "use -m pf (with -ao, ssi, ds and bp plans are analysed)")
+    return None
+
+
+def _emit(lines: list[str]) -> None:
+    print("\n".join(lines), flush=True)
+
+
+def run(args) -> int:
+    from sirenc import driver
+
+    reason = _not_runnable(args)
+    if reason is not None:
+        raise SirenUsageError(reason)
+    if args.particles < 1:
+        raise SirenUsageError("--particles must be at least 1")
+    analyze = args.analyze or args.analyze_only
+    c = driver.open_source(args.file, args.method, check=analyze, max_rvs=args.max_rvs)
+    driver.run_until(c, "siren")          # syntax, name and type errors: before any output
+    cli.print_warnings(c, args.warnings)
+    _emit(cli.block("Handler", [args.handler.upper()])
+          + cli.block("Inference Algorithm", [args.method.upper()]))
+    if analyze:
+        _emit(["===== Inferred Inference Plan ====="])
+        try:
+            driver.run_until(c, "plan")
+        except SirenPlanError as e:
+            print(f"{e.render()}\nAnalysisViolatedAnnotationError: {e.message}", file=sys.stderr)
+            return 1
+        _emit(cli.plan_lines(dict(c.plan.plan)) + cli.block("Analysis Time", [repr(c.plan.seconds)]))
+        if args.analyze_only:
+            return 0
+    try:
+        model = cli.jit_model(c)
+    except SirenPlanError as e:
+        print(f"{e.render()}\nRuntimeViolatedAnnotationError: {e.message}", file=sys.stderr)
+        return 1
+    seed = secrets.randbits(63) if args.seed is None else args.seed
+    outcome = cli.run_filter(model, args.particles, seed)
+    out = cli.block("Evaluation Time", [repr(outcome.evaluation_time)])
+    out += cli.block("Result", [cli.format_value(outcome.result)])
+    if args.verbose:
+        out += cli.verbose_blocks(outcome)
+    _emit(out + cli.block("Runtime Inference Plan", cli.plan_lines(cli.runtime_plan(c))))
+    return 0
+
+
+def _profiled(args) -> int:
+    import contextlib
+    import cProfile
+    import io
+    import pstats
+
+    profile = cProfile.Profile()
+    with contextlib.redirect_stdout(io.StringIO()):
+        status = profile.runcall(run, args)
+    pstats.Stats(profile, stream=sys.stdout).sort_stats("cumulative").print_stats(30)
+    return status
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    return cli.guarded(_profiled if args.profile else run, args, prog="siren")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
