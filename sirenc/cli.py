@@ -213,6 +213,7 @@ def jit_model(c):
     """The compilation's filter, JIT-compiled into this process."""
     from sirenc import api, driver
 
+    c.snapshots = False   # nothing prints the intermediate stages of a run
     module = driver.run_until(c, "llvm-dialect")
     return api.from_llvm_dialect(module, driver.model_info(c, module))
 

@@ -31,6 +31,9 @@ class Compilation:
     check: bool = True
     max_rvs: int = 4
     analysis_budget: int | None = None   # plan-analysis work budget; None: its DEFAULT_BUDGET
+    # Keep every stage's product (what --emit and tests look at). Without, a stage that
+    # transforms a module takes its input's place instead of a copy: faster to compile.
+    snapshots: bool = True
     plan: object | None = None     # the plan-analysis result, once run
     products: dict[str, object] = field(default_factory=dict)
 
@@ -203,8 +206,10 @@ def run_until(c: Compilation, stage: str):
         if name not in c.products:
             step = STAGES[name]
             product = c.products[step.after] if step.after is not None else None
-            if step.transforms:
+            if step.transforms and c.snapshots:
                 product = product.clone()
+            elif step.transforms:
+                del c.products[step.after]   # consumed: no one may read it half-transformed
             c.products[name] = step.run(c, product)
     return c.products[stage]
 
@@ -275,7 +280,8 @@ def model_info(c: Compilation, module):
 def compile_to_llvm_dialect(source, method: str = "pf", check: bool = True, max_rvs: int = 4,
                             analysis_budget: int | None = None):
     """Source file or text -> (llvm-dialect module, ModelInfo); the backend's input."""
-    c = open_source(source, method, check=check, max_rvs=max_rvs, analysis_budget=analysis_budget)
+    c = open_source(source, method, check=check, max_rvs=max_rvs, analysis_budget=analysis_budget,
+                    snapshots=False)
     module = run_until(c, "llvm-dialect")
     return module, model_info(c, module)
 

@@ -40,3 +40,12 @@ def test_stages_name_their_input():
     for name, stage in driver.STAGES.items():
         assert stage.after is None or stage.after in driver.STAGES, name
     assert driver.ORDER[0] == "ast" and driver.STAGES["so"].after == "obj"
+
+
+def test_without_snapshots_a_stage_consumes_its_input():
+    c = driver.open_source(WALK, snapshots=False)
+    module = driver.run_until(c, "llvm-dialect")
+    assert "llvm.func" in _names(module)
+    # Transformed in place: the inputs are gone rather than left half-transformed.
+    assert not {"siren", "plan", "smc"} & set(c.products)
+    assert "ast" in c.products
