@@ -47,6 +47,14 @@ def source_line(span: Span) -> str | None:
     return None
 
 
+def source_text(span: Span) -> str | None:
+    """The source text ``span`` covers when it lies on one line, else None."""
+    line = source_line(span)
+    if line is None or span.end_line != span.line or span.end_col <= span.col:
+        return None
+    return line[span.col - 1:span.end_col - 1]
+
+
 def render_at(kind: str, message: str, span: Span | None) -> str:
     if span is None:
         return f"{kind}: {message}"

@@ -13,6 +13,7 @@ from typing import Callable
 from sirenc import distributions
 from sirenc.diagnostics import Note, SirenNameError, SirenTypeError, Span
 from sirenc.frontend import ast
+from sirenc.frontend.coercions import converts, truth_message, try_join, widen_message
 from sirenc.frontend.types import (
     Instance, TBool, TDist, TFloat, TList, TPair, TString, TUnit, TVar, Type, TypedProgram, _Mismatch,
     contains, is_ground, pack, pattern_text, prune, resolve, show, show_all, unify,
@@ -31,6 +32,11 @@ class _Body:
         self.result: Type = TUnit
         self.types: dict[int, Type] = {}
         self.targets: dict[int, _Body] = {}
+        # id(Expr) -> the type its value is converted to (a bool standing for a number, or the
+        # reverse, as in the original Siren; see ``coercions``).
+        self.coercions: dict[int, Type] = {}
+        # id(Fold) -> (what its function returns, the accumulator's type) where they differ so.
+        self.fold_results: dict[int, tuple[Type, Type]] = {}
 
 
 class Inference:
@@ -40,6 +46,7 @@ class Inference:
         self.instances: dict[str, list[_Body]] = {f.name: [] for f in program.funcs}
         # Checks that need fully resolved types: (node, type, check returning an error or None).
         self.deferred: list[tuple[ast.Node, Type, Callable[[Type], str | None]]] = []
+        self.warned: set[tuple[str, Span]] = set()
 
     def run(self) -> TypedProgram:
         main = _Body(None)
@@ -95,20 +102,27 @@ class Inference:
             for body in self.instances[func.name]:
                 param, result = resolve(body.param), resolve(body.result)
                 targets = {k: names[id(v)] for k, v in body.targets.items()}
-                key = (param, result, tuple(sorted(targets.items())))
+                coercions = {k: resolve(t) for k, t in body.coercions.items()}
+                fold_results = {k: (resolve(a), resolve(b)) for k, (a, b) in body.fold_results.items()}
+                key = (param, result, tuple(sorted(targets.items())),
+                       tuple(sorted(coercions.items(), key=lambda kv: kv[0])),
+                       tuple(sorted(fold_results.items(), key=lambda kv: kv[0])))
                 if key not in merged:
                     name = func.name if func.name != "main" and not merged else _unused(func.name, taken)
                     taken.add(name)
                     merged[key] = name
                     functions[name] = Instance(name, func, param, result,
-                                               {k: resolve(t) for k, t in body.types.items()}, targets)
+                                               {k: resolve(t) for k, t in body.types.items()}, targets,
+                                               coercions, fold_results)
                 names[id(body)] = merged[key]
             if not self.instances[func.name]:
                 self.program.warnings.append(
                     (f"function '{func.name}' is never called, so it is not type-checked", func.name_span))
         main_instance = Instance("main", None, TUnit, resolve(main.result),
                                  {k: resolve(t) for k, t in main.types.items()},
-                                 {k: names[id(v)] for k, v in main.targets.items()})
+                                 {k: names[id(v)] for k, v in main.targets.items()},
+                                 {k: resolve(t) for k, t in main.coercions.items()},
+                                 {k: (resolve(a), resolve(b)) for k, (a, b) in main.fold_results.items()})
         return TypedProgram(self.program, main_instance, functions)
 
     # ---- patterns -------------------------------------------------------------
@@ -131,8 +145,19 @@ class Inference:
         body.types[id(e)] = t
         return t
 
+    def convert(self, node: ast.Expr, source: Type, target: Type, body: _Body, message: str) -> None:
+        """Convert ``node``'s value to ``target`` (see ``coercions``), with a warning at the spot."""
+        body.coercions[id(node)] = target
+        self.warn(message, node.span)
+
+    def warn(self, message: str, span: Span) -> None:
+        warning = (message, span)
+        if warning not in self.warned:  # a function checked at several call sites warns once
+            self.warned.add(warning)
+            self.program.warnings.append(warning)
+
     def expect(self, node: ast.Expr, actual: Type, expected: Type, why: str = "",
-               *notes: Note, arithmetic: bool = False) -> None:
+               *notes: Note) -> None:
         try:
             unify(actual, expected)
         except _Mismatch as mismatch:
@@ -143,12 +168,14 @@ class Inference:
                 message = f"expected {exp}, found {act}"
                 if why:
                     message += f" ({why})"
-                if arithmetic and prune(actual) == TBool:
-                    message += "; sirenc does not convert booleans to numbers"
             raise SirenTypeError(message, node.span, list(notes)) from None
 
     def number(self, node: ast.Expr, env, body, why: str) -> None:
-        self.expect(node, self.infer(node, env, body), TFloat, why, arithmetic=True)
+        t = self.infer(node, env, body)
+        if prune(t) == TBool:
+            self.convert(node, t, TFloat, body, widen_message(node, t, TFloat, why))
+        else:
+            self.expect(node, t, TFloat, why)
 
     def infer_Const(self, e: ast.Const, env, body) -> Type:
         if e.value is None:
@@ -168,14 +195,31 @@ class Inference:
         return pack([self.infer(item, env, body) for item in e.items])
 
     def infer_ListLit(self, e: ast.ListLit, env, body) -> Type:
-        elem = TVar()
+        elem: Type = TVar()
         for item in e.items:
             t = self.infer(item, env, body)
             first = e.items[0]
-            self.expect(item, t, elem, "the elements of a list must all have the same type",
-                        *([Note(f"the first element has type {show(elem)}", first.span)]
-                          if item is not first else []))
+            joined = self.join_or_expect(item, t, elem, "the elements of a list must all have the same type",
+                                         *([Note(f"the first element has type {show(elem)}", first.span)]
+                                           if item is not first else []))
+            elem = elem if joined is None else joined
+        for item in e.items:
+            t = body.types[id(item)]
+            if converts(t, elem):
+                self.convert(item, t, elem, body, widen_message(
+                    item, t, elem, f"this list mixes bools and numbers, and this element has type {show(t)}"))
         return TList(elem)
+
+    def join_or_expect(self, node: ast.Expr, actual: Type, expected: Type, why: str, *notes: Note) -> Type | None:
+        """Unify ``actual`` with ``expected``; where only a bool meets a float, their join instead."""
+        try:
+            unify(actual, expected)
+            return None
+        except _Mismatch:
+            joined = try_join(expected, actual)
+            if joined is None:
+                self.expect(node, actual, expected, why, *notes)  # raises the plain type error
+            return joined
 
     def infer_Let(self, e: ast.Let, env, body) -> Type:
         value = self.infer(e.value, env, body)
@@ -212,8 +256,15 @@ class Inference:
             return TBool if op == "<" else TFloat
         lt = self.infer(left, env, body)
         rt = self.infer(right, env, body)
-        self.expect(right, rt, lt, "both sides of '=' must have the same type",
-                    Note(f"the left side has type {show(lt)}", left.span))
+        joined = self.join_or_expect(right, rt, lt, "both sides of '=' must have the same type",
+                                     Note(f"the left side has type {show(lt)}", left.span))
+        if joined is not None:
+            a, b = show_all(lt, rt)
+            for side, t in ((left, lt), (right, rt)):
+                if converts(t, joined):
+                    self.convert(side, t, joined, body, widen_message(
+                        side, t, joined, f"'=' compares a {a} with a {b}"))
+            lt = joined
         self.deferred.append((e, lt, _comparable))
         return TBool
 
@@ -223,16 +274,27 @@ class Inference:
 
     def infer_If(self, e: ast.If, env, body) -> Type:
         cond = self.infer(e.cond, env, body)
-        self.expect(e.cond, cond, TBool, "the condition of an 'if' must be a bool")
+        if prune(cond) == TFloat:
+            self.convert(e.cond, cond, TBool, body, truth_message(
+                e.cond, "the condition of an 'if' must be a bool, and this is a float", (e.then, e.else_)))
+        else:
+            self.expect(e.cond, cond, TBool, "the condition of an 'if' must be a bool")
         then = self.infer(e.then, env, body)
         else_ = self.infer(e.else_, env, body)
         try:
             unify(then, else_)
         except _Mismatch:
             a, b = show_all(then, else_)
-            raise SirenTypeError(f"the branches of this 'if' have different types: {a} and {b}", e.span,
-                                 [Note(f"the 'then' branch has type {a}", e.then.span),
-                                  Note(f"the 'else' branch has type {b}", e.else_.span)]) from None
+            joined = try_join(then, else_)
+            if joined is None:
+                raise SirenTypeError(f"the branches of this 'if' have different types: {a} and {b}", e.span,
+                                     [Note(f"the 'then' branch has type {a}", e.then.span),
+                                      Note(f"the 'else' branch has type {b}", e.else_.span)]) from None
+            context = f"the branches of this 'if' have types {a} and {b}"
+            for branch, t in ((e.then, then), (e.else_, else_)):
+                if converts(t, joined):
+                    self.convert(branch, t, joined, body, widen_message(branch, t, joined, context))
+            return joined
         return then
 
     def infer_Fold(self, e: ast.Fold, env, body) -> Type:
@@ -240,15 +302,49 @@ class Inference:
         elem = TVar()
         self.expect(e.lst, lst, TList(elem), "fold's second argument is the list to fold over")
         acc = self.infer(e.init, env, body)
+        mark = self.mark()
         result = self.instantiate(e.func, TPair(elem, acc), e, e.func_span, body)
         try:
             unify(result, acc)
+            return acc
         except _Mismatch:
-            r, a = show_all(result, acc)
-            raise SirenTypeError(
-                f"the function of fold must return the accumulator's type {a}, but '{e.func}' returns {r}",
-                e.func_span, [Note(f"the initial accumulator has type {a}", e.init.span)]) from None
-        return acc
+            pass
+        r, a = show_all(result, acc)
+        error = SirenTypeError(
+            f"the function of fold must return the accumulator's type {a}, but '{e.func}' returns {r}",
+            e.func_span, [Note(f"the initial accumulator has type {a}", e.init.span)])
+        joined = try_join(acc, result)
+        if joined is None:
+            raise error
+        context = f"'{e.func}' returns {r} for an accumulator that starts as {a}"
+        if converts(acc, joined):
+            # The accumulator starts as a bool where the function returns a number: check the
+            # function again for the wider accumulator, forgetting the first check.
+            self.rollback(mark)
+            result = self.instantiate(e.func, TPair(elem, joined), e, e.func_span, body)
+            again = try_join(joined, result)
+            if again is None or converts(joined, again):
+                raise error
+            self.convert(e.init, acc, joined, body, widen_message(e.init, acc, joined, context))
+        if converts(result, joined):
+            body.fold_results[id(e)] = (result, joined)
+            self.warn(widen_message(None, result, joined, context), e.func_span)
+        return joined
+
+    def mark(self) -> tuple:
+        """The inference's progress, for ``rollback``."""
+        return (len(self.program.warnings), len(self.deferred),
+                {name: len(bodies) for name, bodies in self.instances.items()})
+
+    def rollback(self, mark: tuple) -> None:
+        """Forget the warnings, checks and function instances made since ``mark``."""
+        warnings, deferred, instances = mark
+        for warning in self.program.warnings[warnings:]:
+            self.warned.discard(warning)
+        del self.program.warnings[warnings:]
+        del self.deferred[deferred:]
+        for name, count in instances.items():
+            del self.instances[name][count:]
 
     def infer_Assume(self, e: ast.Assume, env, body) -> Type:
         dist = self.distribution(e.dist, env, body, "'<-'")
@@ -257,6 +353,14 @@ class Inference:
     def infer_Observe(self, e: ast.Observe, env, body) -> Type:
         dist = self.distribution(e.dist, env, body, "observe")
         value = self.infer(e.value, env, body)
+        if (prune(value), prune(dist.value)) == (TFloat, TBool):
+            self.convert(e.value, value, TBool, body, truth_message(
+                e.value, f"{dist.family} produces bools, and this observed value is a float"))
+            return TUnit
+        if (prune(value), prune(dist.value)) == (TBool, TFloat):
+            self.convert(e.value, value, TFloat, body, widen_message(
+                e.value, value, TFloat, f"{dist.family} produces floats, and this observed value is a bool"))
+            return TUnit
         try:
             unify(value, dist.value)
         except _Mismatch:
@@ -303,9 +407,17 @@ class Inference:
         # cons, also written `x :: l`
         head = self.infer(args[0], env, body)
         tail = self.infer(args[1], env, body)
-        self.expect(args[1], tail, TList(head), "the right side of '::' must be a list of the left side's type",
-                    Note(f"the left side has type {show(head)}", args[0].span))
-        return tail
+        joined = self.join_or_expect(args[1], tail, TList(head),
+                                     "the right side of '::' must be a list of the left side's type",
+                                     Note(f"the left side has type {show(head)}", args[0].span))
+        if joined is None:
+            return tail
+        h, t = show_all(head, tail)
+        for side, side_type, target in ((args[0], head, joined.elem), (args[1], tail, joined)):
+            if converts(side_type, target):
+                self.convert(side, side_type, target, body,
+                             widen_message(side, side_type, target, f"'::' puts a {h} in front of a {t}"))
+        return joined
 
     def distribution_call(self, e: ast.Call, env, body) -> Type:
         for arg, param in zip(e.args, distributions.family(e.name).params):
@@ -314,6 +426,9 @@ class Inference:
                 self.deferred.append((arg, t, _delta_point))
                 return TDist(e.name, t)
             expected = TList(TFloat) if param.shape == distributions.LIST else TFloat
+            if expected == TFloat and prune(t) == TBool:
+                self.convert(arg, t, TFloat, body, widen_message(arg, t, TFloat, f"the {param.name} of {e.name}"))
+                continue
             self.expect(arg, t, expected, f"the {param.name} of {e.name}")
         return TDist(e.name)
 

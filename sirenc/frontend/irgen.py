@@ -102,7 +102,32 @@ class _FunctionBuilder:
 
     def expr(self, block: Block, e: ast.Expr, env: dict) -> SSAValue:
         method = getattr(self, "_" + type(e).__name__)
-        return method(block, e, env)
+        value = method(block, e, env)
+        target = self.instance.coercions.get(id(e))
+        if target is not None:
+            value = self.convert(block, value, self.instance.types[id(e)], target, e)
+        return value
+
+    def convert(self, block: Block, value: SSAValue, source: T.Type, target: T.Type, node) -> SSAValue:
+        """The value converted as the original Siren would (``coercions``): a bool to 1./0.,
+        a float to its truth (not 0.); pairs and lists componentwise."""
+        if source == target:
+            return value
+        if source == T.TBool and target == T.TFloat:
+            return self.emit(block, siren.BoolToFloatOp(value), node)
+        if source == T.TFloat and target == T.TBool:
+            return self.emit(block, siren.FloatToBoolOp(value), node)
+        if isinstance(source, T.TPair) and isinstance(target, T.TPair):
+            fst = self.convert(block, self.emit(block, siren.FstOp(value), node), source.fst, target.fst, node)
+            snd = self.convert(block, self.emit(block, siren.SndOp(value), node), source.snd, target.snd, node)
+            return self.emit(block, siren.PairOp(fst, snd), node)
+        if isinstance(source, T.TList) and isinstance(target, T.TList):
+            body = Block(arg_types=(ir_type(source.elem),))
+            item = self.convert(body, body.args[0], source.elem, target.elem, node)
+            self.emit(body, siren.YieldOp(item), node)
+            return self.emit(block, siren.MapOp(value, ir_type(target), body), node)
+        raise AssertionError(f"no conversion from {source} to {target}")
+
 
     def _Const(self, block, e: ast.Const, env):
         return self.emit(block, siren.ConstOp(e.value), e)
@@ -201,7 +226,13 @@ class _FunctionBuilder:
         init = self.expr(block, e.init, env)
         body = Block(arg_types=(lst.type.element, init.type))
         arg = self.emit(body, siren.PairOp(body.args[0], body.args[1]), e)
-        acc = self.call(body, self.instance.targets[id(e)], arg, init.type, e)
+        converted = self.instance.fold_results.get(id(e))
+        if converted is None:
+            acc = self.call(body, self.instance.targets[id(e)], arg, init.type, e)
+        else:  # the function returns bools where the accumulator holds numbers
+            source, target = converted
+            acc = self.call(body, self.instance.targets[id(e)], arg, ir_type(source), e)
+            acc = self.convert(body, acc, source, target, e)
         self.emit(body, siren.YieldOp(acc), e)
         return self.emit(block, siren.FoldOp(lst, init, body), e)
 

@@ -244,6 +244,11 @@ class Instance:
     result: Type
     types: dict[int, Type] = field(default_factory=dict)  # id(Expr or Pattern node) -> type
     targets: dict[int, str] = field(default_factory=dict)  # id(Call/Fold node) -> callee instance
+    # id(Expr) -> the type its value is converted to: a bool standing for a number or the
+    # reverse, as the original Siren allows (``coercions``); the node's own type is in ``types``.
+    coercions: dict[int, Type] = field(default_factory=dict)
+    # id(Fold node) -> (what its function returns, the accumulator type it is converted to).
+    fold_results: dict[int, tuple[Type, Type]] = field(default_factory=dict)
 
 
 @dataclass

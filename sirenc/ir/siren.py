@@ -220,6 +220,47 @@ class NegOp(IRDLOperation):
 
 
 @irdl_op_definition
+class BoolToFloatOp(IRDLOperation):
+    """A bool standing for a number, as the original Siren allows: `if b then 1. else 0.`.
+
+    The type checker inserts it, with a warning, where a program relies on it.
+    `%r = "siren.bool_to_float"(%b) : (i1) -> f64`
+    """
+
+    name = "siren.bool_to_float"
+    operand = operand_def(IntegerType)
+    result = result_def(Float64Type)
+    traits = traits_def(Pure())
+
+    def __init__(self, operand: SSAValue):
+        super().__init__(operands=[operand], result_types=[f64])
+
+    def verify_(self) -> None:
+        _expect(self.operand, i1, "operand of siren.bool_to_float")
+
+
+@irdl_op_definition
+class FloatToBoolOp(IRDLOperation):
+    """A number standing for a bool, as the original Siren allows: true unless it is 0.
+    (Python's truthiness, so NaN is true); `if x = 0. then false else true`.
+
+    The type checker inserts it, with a warning, where a program relies on it.
+    `%r = "siren.float_to_bool"(%x) : (f64) -> i1`
+    """
+
+    name = "siren.float_to_bool"
+    operand = operand_def(Float64Type)
+    result = result_def(IntegerType)
+    traits = traits_def(Pure())
+
+    def __init__(self, operand: SSAValue):
+        super().__init__(operands=[operand], result_types=[i1])
+
+    def verify_(self) -> None:
+        _expect(self.result, i1, "result of siren.float_to_bool")
+
+
+@irdl_op_definition
 class EqOp(IRDLOperation):
     """`a = b`, structural equality. `%r = "siren.eq"(%a, %b) : (f64, f64) -> i1`"""
 
@@ -637,7 +678,7 @@ class ResampleOp(IRDLOperation):
 Siren = Dialect(
     "siren",
     [
-        ConstOp, AddOp, SubOp, MulOp, DivOp, NegOp, EqOp, LtOp,
+        ConstOp, AddOp, SubOp, MulOp, DivOp, NegOp, EqOp, LtOp, BoolToFloatOp, FloatToBoolOp,
         PairOp, FstOp, SndOp,
         NilOp, ConsOp, HdOp, TlOp, LenOp, RevOp, RangeOp, FileReadOp,
         YieldOp, IfOp, FoldOp, MapOp,

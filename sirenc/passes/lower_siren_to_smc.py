@@ -364,6 +364,23 @@ class _Neg(_Lowering):
         return [b.add(arith.NegfOp(x)).result]
 
 
+@lowers(siren.BoolToFloatOp)
+class _BoolToFloat(_Lowering):
+    def lower(self, op, b):
+        (x,) = b.get(op.operand)
+        one = b.add(arith.ConstantOp(FloatAttr(1.0, f64))).result
+        zero = b.add(arith.ConstantOp(FloatAttr(0.0, f64))).result
+        return [b.add(arith.SelectOp(x, one, zero)).result]
+
+
+@lowers(siren.FloatToBoolOp)
+class _FloatToBool(_Lowering):
+    def lower(self, op, b):
+        (x,) = b.get(op.operand)
+        zero = b.add(arith.ConstantOp(FloatAttr(0.0, f64))).result
+        return [b.add(arith.CmpfOp(x, zero, "une")).result]  # Python's truth: NaN is true
+
+
 @lowers(siren.LtOp)
 class _Lt(_Lowering):
     def lower(self, op, b):

@@ -146,12 +146,12 @@ def test_check_prints_the_plan():
 
 def test_user_errors_exit_1_with_a_located_diagnostic(tmp_path):
     bad = tmp_path / "bad.si"
-    bad.write_text("let x = 1. in\nx + true\n")
+    bad.write_text("let x = 1. in\nx + [1.]\n")
     r = sirenc(bad, "--emit=siren")
     assert r.returncode == 1
     first, line, caret = r.stderr.splitlines()[:3]
     assert first.startswith(f"{bad}:2:") and ": error: " in first
-    assert line == "x + true" and caret.strip().startswith("^")
+    assert line == "x + [1.]" and caret.strip().startswith("^")
     assert "Traceback" not in r.stderr
 
 

@@ -209,6 +209,20 @@ class Interpreter:
     def _op_neg(self, op, state):
         return self._set(state, op, D.neg(self._arg(state, op.operand)))
 
+    def _op_bool_to_float(self, op, state):
+        # The original computes with the bool itself (Python's True is 1): the value stays.
+        v = self._arg(state, op.operand)
+        if type(v) is Const and isinstance(v.v, bool):
+            v = Const(float(v.v))
+        return self._set(state, op, v)
+
+    def _op_float_to_bool(self, op, state):
+        # The original tests the number itself (Python's truthiness): the value stays.
+        v = self._arg(state, op.operand)
+        if type(v) is Const and v.v is not UNK and isinstance(v.v, (int, float)):
+            v = Const(bool(v.v))
+        return self._set(state, op, v)
+
     def _op_pair(self, op, state):
         return self._set(state, op, D.Pair(self._arg(state, op.first), self._arg(state, op.second)))
 
@@ -423,6 +437,8 @@ RULES: dict[type[Operation], Callable[[Interpreter, Operation, AbsState], AbsSta
     siren.EqOp: Interpreter._op_eq,
     siren.LtOp: Interpreter._op_lt,
     siren.NegOp: Interpreter._op_neg,
+    siren.BoolToFloatOp: Interpreter._op_bool_to_float,
+    siren.FloatToBoolOp: Interpreter._op_float_to_bool,
     siren.PairOp: Interpreter._op_pair,
     siren.FstOp: Interpreter._op_fst,
     siren.SndOp: Interpreter._op_snd,
