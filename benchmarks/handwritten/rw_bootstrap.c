@@ -1,8 +1,10 @@
 /* rw_bootstrap.c — the speed-of-light reference: a bootstrap particle filter written by hand for
  *   x_0 = 0,  x_t ~ N(x_{t-1}, 1),  y_t ~ N(x_t, 0.5)   (0.5 is the variance)
  * with systematic resampling after every step.  It uses the runtime's own pieces (Philox streams keyed
- * by (seed, particle, step), the ziggurat normal, the systematic resampler, the CSV reader) so that a
- * compiled Siren filter of the same model is measured against the same arithmetic, not a cheaper RNG.
+ * by (seed, particle, step), RT_RNG_LANES of them at a time as the population loop keys them, the
+ * ziggurat normal, the systematic resampler, the CSV reader) so that a compiled Siren filter of the same
+ * model is measured against the same arithmetic, not a cheaper RNG.  rw_bootstrap_fast.c is the other
+ * reference, with the fastest sequential generator.
  *
  * usage: rw_bootstrap DATA.csv [PARTICLES=10000] [SEED=0]
  *   DATA.csv: a header line, then one observation y per line (column 0 is used).
@@ -61,14 +63,24 @@ int main(int argc, char **argv) {
     double y = data.vals[data.row_start[t]];
     /* Propagate and weigh; each particle draws from its own (seed, particle, step) stream. */
     double mx = -INFINITY;
-    for (int64_t i = 0; i < n; i++) {
-      rt_rng g;
-      rt_rng_init(&g, seed, (uint64_t)i, (uint32_t)t, RT_DOMAIN_PARTICLE);
-      double xi = x[i] + rt_normal(&g);
-      double d = y - xi;
-      x[i] = xi;
-      logw[i] = log_norm - d * d / (2.0 * obs_var);
-      if (logw[i] > mx) mx = logw[i];
+    for (int64_t base = 0; base < n; base += RT_RNG_LANES) {
+      /* The streams of RT_RNG_LANES particles are keyed together, as the runtime's population loop does. */
+      int m = n - base < RT_RNG_LANES ? (int)(n - base) : RT_RNG_LANES;
+      rt_rng g[RT_RNG_LANES], *gp[RT_RNG_LANES];
+      uint64_t slot[RT_RNG_LANES];
+      for (int l = 0; l < m; l++) {
+        gp[l] = &g[l];
+        slot[l] = (uint64_t)(base + l);
+      }
+      rt_rng_init_many(gp, slot, m, seed, (uint32_t)t, RT_DOMAIN_PARTICLE);
+      for (int l = 0; l < m; l++) {
+        int64_t i = base + l;
+        double xi = x[i] + rt_normal(&g[l]);
+        double d = y - xi;
+        x[i] = xi;
+        logw[i] = log_norm - d * d / (2.0 * obs_var);
+        if (logw[i] > mx) mx = logw[i];
+      }
     }
     double sum = 0.0;
     for (int64_t i = 0; i < n; i++) sum += (w[i] = exp(logw[i] - mx));

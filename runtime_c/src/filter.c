@@ -37,6 +37,21 @@ static void rekey(sirenrt_filter *f, int64_t i) {
   rt_rng_init(&f->ctx[i].rng, f->seed, (uint64_t)i, f->epoch, RT_DOMAIN_PARTICLE);
 }
 
+/* Rekeys slot i and the next slots before hi whose streams are also of an older epoch, together
+ * (rt_rng_init_many computes their first blocks with SIMD).  A slot rekeyed ahead of its turn gets the
+ * stream it would have got then: it depends only on (seed, slot, epoch). */
+static void rekey_ahead(sirenrt_filter *f, int64_t i, int64_t hi) {
+  rt_rng *g[RT_RNG_LANES];
+  uint64_t slot[RT_RNG_LANES];
+  int m = 0;
+  for (int64_t j = i; j < hi && j < i + RT_RNG_LANES; j++)
+    if (f->ctx[j].rng.ctr[2] != f->epoch) {
+      g[m] = &f->ctx[j].rng;
+      slot[m++] = (uint64_t)j;
+    }
+  rt_rng_init_many(g, slot, m, f->seed, f->epoch, RT_DOMAIN_PARTICLE);
+}
+
 /* Every particle back at the start of the program, weights 1, streams of epoch 0. */
 static void reset_population(sirenrt_filter *f) {
   memset(f->frames, 0, (size_t)f->n * f->model->frame_size);
@@ -213,7 +228,7 @@ static void resume_range(void *arg, int k, int threads) {
   for (int64_t i = lo; i < hi; i++) {
     if (!can_proceed(f, i)) continue;
     sirenrt_ctx *c = &f->ctx[i];
-    if (c->rng.ctr[2] != f->epoch) rekey(f, i); /* its stream is still keyed with an older epoch */
+    if (c->rng.ctr[2] != f->epoch) rekey_ahead(f, i, hi); /* its stream is of an older epoch */
     int32_t r = f->model->resume(c, frame_of(f, i), c->logw);
     if (c->flagged) { /* only now are the context's cold fields read */
       c->flagged = 0;

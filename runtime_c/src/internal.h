@@ -22,7 +22,12 @@ double rt_lgamma(double x);
  * word 0 counts blocks within it:  ctr = {block, slot_lo, epoch, domain << 24 | slot_hi}.
  * Distinct (seed, slot, epoch, domain) never share a block, so streams are independent by
  * construction and a particle duplicated at resampling (new epoch, new slot) never replays its
- * parent's draws.  2^32 blocks (2^34 32-bit draws) per particle per epoch are plenty. */
+ * parent's draws.  2^32 blocks (2^34 32-bit draws) per particle per epoch are plenty.
+ * A particle is rekeyed at every resampling and often draws only a number or two before the next, so
+ * what a filter step pays for is mostly the first block of each stream: the population loop keys
+ * RT_RNG_LANES streams at once with rt_rng_init_many, whose SIMD kernels (SSE2, AVX2, AVX-512F,
+ * chosen when the library loads) compute their first blocks together, several times cheaper than
+ * one at a time.  The words are the same either way: the streams do not depend on the kernel. */
 enum { RT_DOMAIN_PARTICLE = 0, RT_DOMAIN_RESAMPLE = 1, RT_DOMAIN_TEST = 2, RT_DOMAIN_USER = 3 };
 
 typedef struct rt_rng {
@@ -63,10 +68,28 @@ static inline uint32_t rt_next_u32(rt_rng *g) {
   return g->buf[4 - g->left--];
 }
 
+/* Two words, the first in the high half.  Reads both from the buffer with one check when it holds
+ * two (the usual case: every consumer but rt_next_u32 takes words in pairs). */
 static inline uint64_t rt_next_u64(rt_rng *g) {
+  if (__builtin_expect(g->left >= 2, 1)) {
+    uint32_t k = 4 - g->left;
+    g->left -= 2;
+    return (uint64_t)g->buf[k] << 32 | g->buf[k + 1];
+  }
   uint64_t hi = rt_next_u32(g);
   return (hi << 32) | rt_next_u32(g);
 }
+
+/* Keys n streams at once: g[j] becomes rt_rng_init(g[j], seed, slot[j], epoch, domain) with its first
+ * block already generated (ctr[0] = 1, left = 4), the state its first draw would have left, so its
+ * words are exactly those of a stream keyed one at a time.  Slots need not be consecutive. */
+void rt_rng_init_many(rt_rng *const *g, const uint64_t *slot, int64_t n, uint64_t seed, uint32_t epoch,
+                      uint32_t domain);
+/* Selects the kernel of rt_rng_init_many for the whole process (tests compare them; not while filters
+ * run): 0 scalar, 1 SSE2, 2 AVX2, 3 AVX-512F; a level the CPU lacks is lowered.  Returns the level now
+ * in use; -1 only reports it.  The best one is chosen when the library loads. */
+int rt_philox_kernel(int level);
+#define RT_RNG_LANES 16 /* streams keyed per SIMD kernel call */
 
 /* Uniform on [0, 1) with 53 random bits. */
 static inline double rt_uniform(rt_rng *g) { return (double)(rt_next_u64(g) >> 11) * 0x1.0p-53; }
@@ -74,8 +97,44 @@ static inline double rt_uniform(rt_rng *g) { return (double)(rt_next_u64(g) >> 1
 static inline double rt_uniform_pos(rt_rng *g) { return ((double)(rt_next_u64(g) >> 11) + 0.5) * 0x1.0p-53; }
 
 /* ---------------------------------------------------------------- rng.c, samplers.c ---------- */
+/* Standard normal by the ziggurat of rng.c: the fast path (about 99% of draws: one 64-bit word, one
+ * table row, one compare) is inline here, so a Gaussian draw costs no call into the runtime beyond
+ * sirenrt_std_normal itself; rt_normal_slow finishes the other draws.  One 64-bit word gives the
+ * layer (bits 0..7), the sign (bit 8) and a 53-bit uniform (bits 11..63). */
+#define RT_ZIG_LAYERS 256
+#define RT_HIDDEN __attribute__((visibility("hidden"))) /* addressed directly, not through the GOT */
+extern RT_HIDDEN double rt_zig_x[RT_ZIG_LAYERS + 1];    /* right edge of each layer, rng.c */
+extern RT_HIDDEN double rt_zig_x_scaled[RT_ZIG_LAYERS]; /* rt_zig_x[i] * 2^-53 */
+double rt_normal_slow(rt_rng *g); /* the whole draw, for when the fast path cannot finish it */
+
+/* The sign is applied by flipping the IEEE sign bit: a data-dependent branch on a random bit would be
+ * mispredicted half the time, which costs more than the rest of the fast path. */
+static inline double rt_with_sign(double x, uint64_t r) {
+  union { double d; uint64_t u; } b = {x};
+  b.u ^= (r & 0x100) << 55;
+  return b.d;
+}
+
+/* The fast path consumes the two words only when it accepts; otherwise rt_normal_slow starts the same
+ * draw again from them (and refills the buffer when it holds fewer than two), so the stream of words
+ * is the same as one loop's.  Keeping the refill out of here keeps the fast path free of Philox's
+ * registers. */
+static inline double rt_normal(rt_rng *g) {
+  uint32_t left = g->left;
+  if (__builtin_expect(left >= 2, 1)) {
+    uint32_t k = 4 - left;
+    uint64_t r = (uint64_t)g->buf[k] << 32 | g->buf[k + 1];
+    unsigned i = (unsigned)(r & 0xFF);
+    double x = (double)(r >> 11) * rt_zig_x_scaled[i];
+    if (__builtin_expect(x < rt_zig_x[i + 1], 1)) { /* inside the rectangle under the curve */
+      g->left = left - 2;
+      return rt_with_sign(x, r);
+    }
+  }
+  return rt_normal_slow(g);
+}
+
 /* Raw variate generators; parameters are assumed valid (checked in distributions.c). */
-double rt_normal(rt_rng *g);                     /* standard normal (ziggurat), rng.c */
 double rt_exponential(rt_rng *g);                /* rate 1, rng.c */
 uint64_t rt_below(rt_rng *g, uint64_t m);        /* uniform integer in [0, m), m >= 1, rng.c */
 double rt_gamma(rt_rng *g, double shape);        /* rate 1 */

@@ -1,5 +1,6 @@
 /* test_rng.c — Philox known answers, determinism, independence of streams keyed by
- * (seed, slot, epoch, domain), and the primitive variates (uniform, bounded integers, ziggurat normal). */
+ * (seed, slot, epoch, domain), streams keyed many at once (every SIMD kernel gives the scalar streams),
+ * and the primitive variates (uniform, bounded integers, ziggurat normal). */
 #include "check.h"
 #include "internal.h"
 
@@ -23,6 +24,132 @@ static int same_prefix(rt_rng a, rt_rng b, int n) {
   for (int i = 0; i < n; i++)
     if (rt_next_u32(&a) != rt_next_u32(&b)) return 0;
   return 1;
+}
+
+/* The state of a stream keyed one at a time, after its first block is generated. */
+static rt_rng keyed_one(uint64_t seed, uint64_t slot, uint32_t epoch, uint32_t domain) {
+  rt_rng g;
+  rt_rng_init(&g, seed, slot, epoch, domain);
+  uint32_t first = rt_next_u32(&g);
+  g.left++; /* give the first word back: the state rt_rng_init_many promises */
+  (void)first;
+  return g;
+}
+
+static int same_state(const rt_rng *a, const rt_rng *b) {
+  return memcmp(a->key, b->key, sizeof a->key) == 0 && memcmp(a->ctr, b->ctr, sizeof a->ctr) == 0 &&
+         memcmp(a->buf, b->buf, sizeof a->buf) == 0 && a->left == b->left;
+}
+
+/* Every kernel of rt_rng_init_many (scalar, SSE2, AVX2, AVX-512, as far as the CPU has them) keys the
+ * same streams as rt_rng_init: full batches, a partial batch, slots with high bits, all domains. */
+static void test_init_many(void) {
+  int best = rt_philox_kernel(-1);
+  CHECK(best >= 0 && best <= 3, "kernel level %d", best);
+  static const uint64_t seeds[] = {0, 42, 0xFFFFFFFFFFFFFFFFull, 0x243F6A8885A308D3ull};
+  enum { N = 21 }; /* two full batches and a partial one */
+  for (int level = 0; level <= 3; level++) {
+    int got = rt_philox_kernel(level);
+    CHECK(got <= level, "kernel %d reported as %d", level, got);
+    if (got != level) continue; /* the CPU lacks it */
+    int bad = 0;
+    for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++)
+      for (uint32_t domain = 0; domain < 4; domain++)
+        for (uint32_t epoch = 0; epoch < 3; epoch++) {
+          rt_rng g[N], *gp[N];
+          uint64_t slot[N];
+          for (int j = 0; j < N; j++) {
+            gp[j] = &g[j];
+            /* unsorted, with gaps and high bits, as a population loop skipping fresh streams gives */
+            slot[j] = (uint64_t)(j * 7 % N) + (j % 3 == 0 ? ((uint64_t)(j + 1) << 32) : 0) + 1000 * (uint64_t)s;
+          }
+          rt_rng_init_many(gp, slot, N, seeds[s], epoch * 977u, domain);
+          for (int j = 0; j < N; j++) {
+            rt_rng want = keyed_one(seeds[s], slot[j], epoch * 977u, domain);
+            bad += !same_state(&g[j], &want);
+            bad += !same_prefix(g[j], want, 23); /* and on into later blocks */
+          }
+        }
+    CHECK(bad == 0, "kernel %d: %d streams differ from rt_rng_init's", level, bad);
+    /* Random123's first kat vector is block 0 of the stream (seed 0, slot 0, epoch 0, domain 0). */
+    rt_rng z, *zp = &z;
+    uint64_t zero = 0;
+    rt_rng_init_many(&zp, &zero, 1, 0, 0, 0);
+    CHECK(z.buf[0] == 0x6627e8d5 && z.buf[1] == 0xe169c58d && z.buf[2] == 0xbc57ac4c && z.buf[3] == 0x9b00dbd8,
+          "kernel %d KAT: %08x %08x %08x %08x", level, z.buf[0], z.buf[1], z.buf[2], z.buf[3]);
+    rt_rng_init_many(NULL, NULL, 0, 1, 2, 3); /* nothing to key */
+  }
+  CHECK(rt_philox_kernel(best) == best, "restoring kernel %d", best);
+}
+
+/* rt_next_u64 takes two words with one check; it must give what two rt_next_u32 calls give, at every
+ * offset into the buffer (an odd one too). */
+static void test_u64_pairs(void) {
+  int bad = 0;
+  for (int skip = 0; skip < 4; skip++) {
+    rt_rng a, b;
+    rt_rng_init(&a, 77, 3, 1, RT_DOMAIN_TEST);
+    rt_rng_init(&b, 77, 3, 1, RT_DOMAIN_TEST);
+    for (int k = 0; k < skip; k++) {
+      rt_next_u32(&a);
+      rt_next_u32(&b);
+    }
+    for (int k = 0; k < 50; k++) {
+      uint64_t hi = rt_next_u32(&b), lo = rt_next_u32(&b);
+      bad += rt_next_u64(&a) != (hi << 32 | lo);
+    }
+  }
+  CHECK(bad == 0, "rt_next_u64 differs from two rt_next_u32 %d times", bad);
+}
+
+/* What the filter does: every slot's stream rekeyed at every epoch (eight at a time) and one normal
+ * drawn from each.  Pooled, the draws are N(0, 1); neighbouring slots of one batch are uncorrelated;
+ * no two streams of a batch start alike. */
+static double normal_cdf(double x);
+static void test_rekeyed_normals(void) {
+  enum { SLOTS = 64, EPOCHS = 20000 };
+  const double edges[] = {-3, -2.5, -2, -1.5, -1, -0.5, 0, 0.5, 1, 1.5, 2, 2.5, 3};
+  enum { NE = sizeof edges / sizeof edges[0] };
+  long bins[NE + 1] = {0};
+  double s1 = 0, s2 = 0, s4 = 0, lag = 0;
+  int dup = 0;
+  for (uint32_t e = 0; e < EPOCHS; e++) {
+    rt_rng g[SLOTS], *gp[SLOTS];
+    uint64_t slot[SLOTS];
+    for (int j = 0; j < SLOTS; j++) {
+      gp[j] = &g[j];
+      slot[j] = (uint64_t)j;
+    }
+    rt_rng_init_many(gp, slot, SLOTS, 2024, e, RT_DOMAIN_PARTICLE);
+    double z[SLOTS];
+    for (int j = 0; j < SLOTS; j++) {
+      z[j] = rt_normal(&g[j]);
+      s1 += z[j];
+      s2 += z[j] * z[j];
+      s4 += z[j] * z[j] * z[j] * z[j];
+      int b = 0;
+      while (b < NE && z[j] >= edges[b]) b++;
+      bins[b]++;
+      if (j > 0) {
+        lag += z[j] * z[j - 1];
+        dup += z[j] == z[j - 1];
+      }
+    }
+  }
+  const double n = (double)SLOTS * EPOCHS;
+  CHECK_NEAR(s1 / n, 0.0, 5 / sqrt(n), "rekeyed normal mean");
+  CHECK_NEAR(s2 / n, 1.0, 5 * sqrt(2.0 / n), "rekeyed normal variance");
+  CHECK_NEAR(s4 / n, 3.0, 5 * sqrt(96.0 / n), "rekeyed normal fourth moment");
+  CHECK_NEAR(lag / (n - EPOCHS), 0.0, 5 / sqrt(n - EPOCHS), "correlation of neighbouring slots");
+  CHECK(dup == 0, "%d neighbouring streams drew the same number", dup);
+  double chi2 = 0;
+  for (int b = 0; b <= NE; b++) {
+    double lo = b == 0 ? 0.0 : normal_cdf(edges[b - 1]), hi = b == NE ? 1.0 : normal_cdf(edges[b]);
+    double expect = n * (hi - lo);
+    chi2 += (bins[b] - expect) * (bins[b] - expect) / expect;
+  }
+  /* 13 degrees of freedom: P(chi2 > 40) ~ 1e-4. */
+  CHECK(chi2 < 40.0, "rekeyed normal binned chi-square %g (13 df)", chi2);
 }
 
 static void test_determinism(void) {
@@ -151,6 +278,9 @@ static void test_normal(void) {
 int main(void) {
   test_known_answers();
   test_determinism();
+  test_init_many();
+  test_u64_pairs();
+  test_rekeyed_normals();
   test_uniform_and_correlation();
   test_below();
   test_normal();

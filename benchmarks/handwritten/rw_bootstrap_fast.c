@@ -1,0 +1,199 @@
+/* rw_bootstrap_fast.c — the fastest hand-written bootstrap particle filter we can write for
+ *   x_0 = 0,  x_t ~ N(x_{t-1}, 1),  y_t ~ N(x_t, 0.5)   (0.5 is the variance)
+ * with systematic resampling after every step: the same model, arithmetic and resampler as
+ * rw_bootstrap.c, but with none of the runtime's per-particle streams.  One sequential xoshiro256+
+ * generator (Blackman & Vigna) feeds the whole population, and the Gaussian is a 256-layer ziggurat
+ * inlined into the propagation loop.  Its draws depend on the particle count and the order of the
+ * loop, so it cannot run particles on threads reproducibly: it is the speed of light, not a design.
+ *
+ * usage: rw_bootstrap_fast DATA.csv [PARTICLES=10000] [SEED=0]
+ *   DATA.csv: a header line, then one observation y per line (column 0 is used).
+ * prints:  ns_per_particle_step=<ns> mean=<E[x_T | y_1..T]> log_evidence=<..> particles=<N> steps=<T>
+ *
+ * Build: cc -O3 -march=native -Iruntime_c/include -Iruntime_c/src rw_bootstrap_fast.c libsirenrt.a -lm
+ *        (the runtime supplies only the CSV reader; benchmarks/run.py builds it so). */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "internal.h"
+
+static double now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* ---------------------------------------------------------------- xoshiro256+ ---------------- */
+typedef struct xo {
+  uint64_t s[4];
+} xo;
+
+static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static inline uint64_t xo_next(xo *g) {
+  uint64_t r = g->s[0] + g->s[3], t = g->s[1] << 17;
+  g->s[2] ^= g->s[0];
+  g->s[3] ^= g->s[1];
+  g->s[1] ^= g->s[2];
+  g->s[0] ^= g->s[3];
+  g->s[2] ^= t;
+  g->s[3] = rotl(g->s[3], 45);
+  return r;
+}
+
+/* The state from a seed by splitmix64, as the generator's authors recommend. */
+static void xo_seed(xo *g, uint64_t seed) {
+  for (int i = 0; i < 4; i++) {
+    uint64_t z = (seed += 0x9E3779B97F4A7C15u);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
+    g->s[i] = z ^ (z >> 31);
+  }
+}
+
+/* The low three bits of xoshiro256+ are weak: uniforms use the top 53 bits. */
+static inline double xo_uniform(xo *g) { return (double)(xo_next(g) >> 11) * 0x1.0p-53; }
+static inline double xo_uniform_pos(xo *g) { return ((double)(xo_next(g) >> 11) + 0.5) * 0x1.0p-53; }
+
+/* ---------------------------------------------------------------- ziggurat ------------------- */
+/* 256 layers of equal area V under exp(-x^2/2) (Marsaglia & Tsang 2000); x[0] is the base strip's
+ * width V/f(R), x[1] = R, x[256] = 0; f[i] = exp(-x[i]^2/2); xs[i] = x[i] * 2^-52. */
+#define R 3.6541528853610088
+#define V 0.00492867323399
+static double zx[257], zf[257], zxs[256];
+
+static void zig_build(void) {
+  zf[1] = exp(-0.5 * R * R);
+  zx[0] = V / zf[1];
+  zx[1] = R;
+  for (int i = 2; i < 256; i++) {
+    zx[i] = sqrt(-2.0 * log(V / zx[i - 1] + zf[i - 1]));
+    zf[i] = exp(-0.5 * zx[i] * zx[i]);
+  }
+  zx[256] = 0.0;
+  zf[256] = 1.0;
+  for (int i = 0; i < 256; i++) zxs[i] = zx[i] * 0x1.0p-52;
+}
+
+static inline double signed_by(double x, uint64_t bit) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  b ^= bit << 63;
+  memcpy(&x, &b, sizeof x);
+  return x;
+}
+
+/* One word: the layer from bits 3..10, the sign from bit 11, a 52-bit uniform from bits 12..63. */
+static __attribute__((noinline)) double normal_slow(xo *g, uint64_t r) {
+  for (;;) {
+    int i = (int)((r >> 3) & 0xFF);
+    double x = (double)(r >> 12) * zxs[i];
+    if (x < zx[i + 1]) return signed_by(x, (r >> 11) & 1);
+    if (i == 0) {
+      double a, b;
+      do {
+        a = -log(xo_uniform_pos(g)) / R;
+        b = -log(xo_uniform_pos(g));
+      } while (2.0 * b < a * a);
+      return signed_by(R + a, (r >> 11) & 1);
+    }
+    if (zf[i] + xo_uniform(g) * (zf[i + 1] - zf[i]) < exp(-0.5 * x * x)) return signed_by(x, (r >> 11) & 1);
+    r = xo_next(g);
+  }
+}
+
+static inline double normal(xo *g) {
+  uint64_t r = xo_next(g);
+  int i = (int)((r >> 3) & 0xFF);
+  double x = (double)(r >> 12) * zxs[i];
+  if (__builtin_expect(x < zx[i + 1], 1)) return signed_by(x, (r >> 11) & 1);
+  return normal_slow(g, r);
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    fprintf(stderr, "usage: %s DATA.csv [PARTICLES=10000] [SEED=0]\n", argv[0]);
+    return 2;
+  }
+  int64_t n = argc > 2 ? atoll(argv[2]) : 10000;
+  uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
+  if (n < 1) {
+    fprintf(stderr, "need at least one particle\n");
+    return 2;
+  }
+  rt_table data = {0};
+  char *err = NULL;
+  if (rt_table_read_csv(&data, argv[1], &err)) {
+    fprintf(stderr, "%s\n", err ? err : "cannot read data");
+    return 1;
+  }
+  int64_t steps = data.n_rows;
+  double *x = malloc((size_t)n * sizeof(double)), *x_new = malloc((size_t)n * sizeof(double));
+  double *logw = malloc((size_t)n * sizeof(double)), *w = malloc((size_t)n * sizeof(double));
+  if (!x || !x_new || !logw || !w) {
+    fprintf(stderr, "out of memory\n");
+    return 1;
+  }
+  for (int64_t i = 0; i < n; i++) x[i] = 0.0;
+  zig_build();
+  xo g;
+  xo_seed(&g, seed);
+
+  const double obs_var = 0.5, log_norm = -0.5 * log(2.0 * RT_PI * obs_var);
+  double log_evidence = 0.0, mean = 0.0;
+  double t0 = now_ns();
+  for (int64_t t = 0; t < steps; t++) {
+    if (rt_row_len(&data, t) < 1) {
+      fprintf(stderr, "%s: row %lld is empty\n", argv[1], (long long)t + 2);
+      return 1;
+    }
+    double y = data.vals[data.row_start[t]];
+    double mx = -INFINITY;
+    for (int64_t i = 0; i < n; i++) {
+      double xi = x[i] + normal(&g);
+      double d = y - xi;
+      x[i] = xi;
+      logw[i] = log_norm - d * d / (2.0 * obs_var);
+      if (logw[i] > mx) mx = logw[i];
+    }
+    double sum = 0.0;
+    for (int64_t i = 0; i < n; i++) sum += (w[i] = exp(logw[i] - mx));
+    log_evidence += mx + log(sum) - log((double)n);
+    if (t == steps - 1) { /* the estimate uses the final weights, before the last resampling */
+      mean = 0.0;
+      for (int64_t i = 0; i < n; i++) mean += w[i] * x[i];
+      mean /= sum;
+    }
+    /* Systematic resampling, out of place: particle i gets the points (k + u) / n that fall in its
+     * stretch of the cumulative weight. */
+    double step = sum / (double)n, next = xo_uniform(&g) * step, c = 0.0;
+    int64_t k = 0;
+    for (int64_t i = 0; i < n && k < n; i++) {
+      c += w[i];
+      while (k < n && next < c) {
+        x_new[k++] = x[i];
+        next += step;
+      }
+    }
+    while (k < n) { /* rounding left the last points past the total */
+      x_new[k] = x_new[k - 1];
+      k++;
+    }
+    double *tmp = x;
+    x = x_new;
+    x_new = tmp;
+  }
+  double elapsed = now_ns() - t0;
+  double per = steps > 0 ? elapsed / ((double)n * (double)steps) : 0.0;
+  printf("ns_per_particle_step=%.3f mean=%.17g log_evidence=%.17g particles=%lld steps=%lld\n", per, mean,
+         log_evidence, (long long)n, (long long)steps);
+  free(x);
+  free(x_new);
+  free(logw);
+  free(w);
+  rt_table_free(&data);
+  return 0;
+}
