@@ -42,6 +42,13 @@ def main(argv=None) -> int:
     p.add_argument("--timeout", type=float, default=60.0, help="seconds before a case counts as a hang")
     p.add_argument("--out", help="folder for the failing cases (default: a new temporary folder)")
     p.add_argument("--max-depth", type=int, default=5, help="nesting depth of generated programs")
+    p.add_argument("--big", type=int, default=40, help="big programs (long, deep) to generate (default 40)")
+    p.add_argument("--big-size", type=int, default=2000,
+                   help="the largest size of a big program (lines, nesting levels...; default 2000)")
+    p.add_argument("--options", type=int, default=100,
+                   help="runs of a fixed model with odd command-line options (default 100)")
+    p.add_argument("--files", type=int, default=20,
+                   help="programs reading many data files, up to 100 (default 20)")
     args = p.parse_args(argv)
 
     out = args.out or tempfile.mkdtemp(prefix="sirenc-fuzz-")
@@ -55,12 +62,12 @@ def main(argv=None) -> int:
     start = time.monotonic()
 
     with fuzzrun.Worker(timeout=args.timeout, env=env) as worker:
-        def record(label: str, folder: str, outcome: fuzzrun.Outcome) -> None:
+        def record(label: str, folder: str, outcome: fuzzrun.Outcome, detail: str = "") -> None:
             table[label][outcome.kind()] += 1
             problem = fuzzrun.violation(outcome)
             if problem is None:
                 return
-            key = outcome.kind() + " | " + fuzzrun.message_class(outcome)
+            key = outcome.kind() + " | " + detail + fuzzrun.message_class(outcome)
             if key in failures:
                 n, path, first = failures[key]
                 failures[key] = (n + 1, path, first)
@@ -116,8 +123,35 @@ def main(argv=None) -> int:
                 argv = ["run", "model.si", "-p", "5", "--data", "given.csv"]
             record(label, folder, worker.run(argv, cwd=folder))
 
-        for name, test, n in (("well-typed", typed, n_typed), ("ill-typed", ill, n_ill),
-                              ("mutated", mutants, n_mut), ("data", data_files, args.data)):
+        @hseed(args.seed + 4)
+        @budget(args.files)
+        @given(fuzzgen.many_files(most=100))
+        def files(case):
+            program, extra = case
+            folder = os.path.join(work, "case")
+            fuzzrun.write_case(folder, program.encode(), data_bytes, extra=extra)
+            record("many files", folder, worker.run(["run", "model.si", "-p", "2"], cwd=folder))
+
+        @hseed(args.seed + 5)
+        @budget(args.big)
+        @given(fuzzgen.big_programs(most=args.big_size))
+        def big(case):
+            kind, size, program = case
+            folder = os.path.join(work, "case")
+            fuzzrun.write_case(folder, program.encode(), data_bytes)
+            record("big", folder, worker.run(["run", "model.si", "-p", "2"], cwd=folder), f"{kind}: ")
+
+        @hseed(args.seed + 6)
+        @budget(args.options)
+        @given(fuzzgen.odd_command_lines())
+        def options(argv):
+            folder = os.path.join(work, "case")
+            fuzzrun.write_case(folder, fuzzgen.DATA_MODEL.encode(), data_bytes, data_bytes)
+            record("odd options", folder, worker.run(argv, cwd=folder))
+
+        for name, test, n in (("odd options", options, args.options), ("well-typed", typed, n_typed), ("ill-typed", ill, n_ill),
+                              ("mutated", mutants, n_mut), ("data", data_files, args.data),
+                              ("many files", files, args.files), ("big", big, args.big)):
             if n > 0:
                 t = time.monotonic()
                 test()
@@ -132,7 +166,10 @@ def main(argv=None) -> int:
     print(f"\n{total} cases in {time.monotonic() - start:.0f} s; {len(failures)} failure classes; "
           f"failing cases saved under {out}")
     for key, (n, path, outcome) in failures.items():
-        print(f"\n[{n}x] {fuzzrun.violation(outcome)}\n  command: sirenc {' '.join(outcome.argv)}\n  example: {path}")
+        detail = key.split(" | ", 1)[1].split(": ", 1)[0] + ": " if key.split(" | ", 1)[1].startswith(
+            tuple(k + ":" for k in fuzzgen.STRESS_KINDS)) else ""
+        print(f"\n[{n}x] {detail}{fuzzrun.violation(outcome)}\n  command: sirenc {' '.join(outcome.argv)}"
+              f"\n  example: {path}")
     return 1 if failures else 0
 
 

@@ -193,7 +193,7 @@ class Gen:
                 return f"fold({name}, {xs}, {self.expr(F, env, d)})"
             return self.atom(F, env)
         if form == "data":
-            return f'List.hd(List.hd(File.read("data.csv")))'
+            return 'List.hd(List.hd(File.read("data.csv")))'
         if form == "dist_var":
             vt = ty
             name = self.fresh()
@@ -630,3 +630,87 @@ def delta_programs(draw):
     program = STEP.format(extra="") + "\n".join(lines + [result]) + "\n"
     changed = STEP.format(extra=extra) + "\n".join(variant + [result]) + "\n"
     return program, changed
+
+
+# ---- big programs -----------------------------------------------------------------------------
+
+STRESS_KINDS = ["parens", "lets", "draws", "sum", "list", "ifs", "negs", "calls", "cons", "tuple",
+                "comment", "name", "number", "observes", "range_fold"]
+
+
+@st.composite
+def big_programs(draw, most: int = 50):
+    """A program that is large in one direction: nesting, a long chain of lets or of draws with
+    resample points, a long sum, list, tuple, comment, name or number literal... Returns
+    ``(kind, size, program)``."""
+    kind = draw(st.sampled_from(STRESS_KINDS))
+    n = draw(st.integers(1, most))
+    return kind, n, _big(kind, n)
+
+
+def _big(kind: str, n: int) -> str:
+    if kind == "parens":
+        return "(" * n + "1." + ")" * n
+    if kind == "lets":
+        return "".join(f"let x{i} = {i}. in\n" for i in range(n)) + f"x{n - 1}\n"
+    if kind == "draws":
+        return ("".join(f"let x{i} <- gaussian({'x' + str(i - 1) if i else '0.'}, 1.) in\nlet () = resample() in\n"
+                        for i in range(n)) + f"x{n - 1}\n")
+    if kind == "observes":
+        return ("let x <- gaussian(0., 1.) in\n"
+                + "".join(f"let () = observe(gaussian(x, 1.), {i % 3}.) in\n" for i in range(n)) + "x\n")
+    if kind == "sum":
+        return " + ".join(["1."] * n) + "\n"
+    if kind == "list":
+        return "List.len([" + ", ".join(["1."] * n) + "])\n"
+    if kind == "ifs":
+        return "if true then " * n + "1." + " else 2." * n + "\n"
+    if kind == "negs":
+        return "-" * n + "1.\n"
+    if kind == "calls":
+        return "val f = fun x -> x + 1. in\n" + "f(" * n + "0." + ")" * n + "\n"
+    if kind == "cons":
+        return "List.len(" + "1. :: " * n + "nil)\n"
+    if kind == "tuple":
+        return "(" + ", ".join(["1."] * (n + 1)) + ")\n"
+    if kind == "comment":
+        return "(* " + "x" * n * 100 + " *)\n" + "# " + "y" * n * 100 + "\n1.\n"
+    if kind == "name":
+        return f"let {'a' * n * 10} = 1. in {'a' * n * 10}\n"
+    if kind == "number":
+        return "1" * n * 10 + "." + "0" * n * 10 + "\n"
+    # a fold over List.range with a resample per step
+    return ("val step = fun (i, x) ->\n  let x1 <- gaussian(x, 1.) in\n  let () = observe(gaussian(x1, 1.), i) in\n"
+            f"  let () = resample() in\n  x1\nin\nfold(step, List.range(0., {n * 20}.), 0.)\n")
+
+
+# ---- odd command-line options ---------------------------------------------------------------
+
+ODD_OPTIONS = {
+    "-p": ["0", "-1", "1", "abc", "1.5", "", "9223372036854775808"],
+    "--seed": ["-1", "0", "18446744073709551615", "18446744073709551616", "x", "1e3"],
+    "--threads": ["0", "-2", "1", "2", "256", "257", "99999999999"],
+    "--ess-threshold": ["nan", "-0.0", "1", "1.0000001", "inf", "-inf", "1e-320", "x"],
+    "--resampler": ["systematic", "residual", "bogus", ""],
+    "--max-rvs": ["0", "-1", "1", "1000000", "x"],
+    "--analysis-budget": ["0", "1", "2", "-5", "99999999999999999999"],
+    "-m": ["pf", "ssi", "ds", "bp", "mh", ""],
+    "-W": ["unused", "all", "none", "bogus"],
+    "--data": ["nope.csv", ".", "given.csv", "model.si", "", "/dev/null", "data.csv"],
+}
+# Particle counts too large to allocate: an exit 1 without a location today (issue 11).
+HUGE_PARTICLES = ["2147483648", "3000000000", "100000000000"]
+
+
+@st.composite
+def odd_command_lines(draw, model: str = "model.si", huge_particles: bool = True) -> list:
+    """``sirenc run`` (or ``check``) with one to three options given odd values."""
+    argv = [draw(st.sampled_from(["run", "run", "run", "check"])), model]
+    for _ in range(draw(st.integers(1, 3))):
+        option = draw(st.sampled_from(sorted(ODD_OPTIONS)))
+        values = ODD_OPTIONS[option] + (HUGE_PARTICLES if option == "-p" and huge_particles else [])
+        if argv[0] == "check" and option in ("-p", "--seed", "--threads", "--ess-threshold", "--resampler",
+                                             "--data"):
+            continue
+        argv += [option, draw(st.sampled_from(values))]
+    return argv

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 
 # A located diagnostic: `path:line:col: error: ...` at the start of a line.
 LOCATED = re.compile(r"^.+:\d+:\d+: error: ", re.MULTILINE)
-USAGE = re.compile(r"(^|\n)\S+: error: |^error: |\nerror: ")
+USAGE = re.compile(r"^(\S+ )*\S*:? ?error: ", re.MULTILINE)   # `sirenc run: error: ...` (argparse too)
 TRACEBACK = "Traceback (most recent call last)"
 
 
