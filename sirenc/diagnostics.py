@@ -37,11 +37,18 @@ def register_source(file: str, text: str) -> None:
     _SOURCES[file] = text
 
 
+def source_lines(text: str) -> list[str]:
+    """The lines of ``text`` as the lexer counts them: only '\\n' ends a line (not the form
+    feeds, vertical tabs, U+2028 ... that ``str.splitlines`` also breaks at); a '\\r'
+    before the '\\n' is not part of the line."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def source_line(span: Span) -> str | None:
     text = _SOURCES.get(span.file)
     if text is None:
         return None
-    lines = text.splitlines()
+    lines = source_lines(text)
     if 1 <= span.line <= len(lines):
         return lines[span.line - 1]
     return None
@@ -55,6 +62,11 @@ def source_text(span: Span) -> str | None:
     return line[span.col - 1:span.end_col - 1]
 
 
+# Characters that would move the terminal's cursor (tabs, form feeds, line separators, ...):
+# shown as one space each, so that the caret below the line stays under its column.
+_SHOWN_AS_SPACE = {c: " " for c in [*range(0x20), 0x7F, 0x85, 0x2028, 0x2029]}
+
+
 def render_at(kind: str, message: str, span: Span | None) -> str:
     if span is None:
         return f"{kind}: {message}"
@@ -65,7 +77,7 @@ def render_at(kind: str, message: str, span: Span | None) -> str:
         if span.end_line == span.line and span.end_col > span.col:
             width = span.end_col - span.col
         caret = " " * (span.col - 1) + "^" + "~" * (width - 1)
-        out += f"\n{line.expandtabs(1)}\n{caret}"
+        out += f"\n{line.translate(_SHOWN_AS_SPACE)}\n{caret}"
     return out
 
 

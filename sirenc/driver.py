@@ -58,12 +58,31 @@ def open_source(source: str | os.PathLike, method: str = "pf", **options) -> Com
     looks_like_path = "\n" not in source and (source.endswith(".si") or os.path.exists(source))
     if looks_like_path:
         try:
-            with open(source, encoding="utf-8") as f:
-                text = f.read()
+            with open(source, "rb") as f:
+                data = f.read()
         except OSError as e:
             raise SirenUsageError(f"cannot read '{source}': {e.strerror}") from None
-        return Compilation(text, source, method, **options)
+        return Compilation(decode_source(data, source), source, method, **options)
     return Compilation(source, "<string>", method, **options)
+
+
+def decode_source(data: bytes, path: str) -> str:
+    """The text of a program file: UTF-8, after an optional byte-order mark. Other bytes
+    are an error located at the first one that is not UTF-8."""
+    from sirenc.diagnostics import SirenSyntaxError, Span, register_source
+
+    start = 3 if data.startswith(b"\xef\xbb\xbf") else 0
+    try:
+        return data[start:].decode("utf-8")
+    except UnicodeDecodeError as e:
+        bad = start + e.start
+        line_start = data.rfind(b"\n", 0, bad) + 1
+        line = data.count(b"\n", 0, bad) + 1
+        col = len(data[max(line_start, start):bad].decode("utf-8")) + 1
+        register_source(path, data[start:].decode("utf-8", errors="replace"))
+        raise SirenSyntaxError(
+            f"the program is not UTF-8 text: byte 0x{data[bad]:02x} ({e.reason}); "
+            "save the file as UTF-8", Span(path, line, col, line, col + 1)) from None
 
 
 # ---- stages -------------------------------------------------------------------
@@ -163,10 +182,44 @@ ORDER = list(STAGES)
 # Every stage walks the program recursively, so a long chain of `let`s is a deep
 # recursion: the pipeline runs on a thread with room for it.
 _STACK_BYTES = 512 * 1024 * 1024
-_RECURSION_LIMIT = 200_000
+_RECURSION_LIMIT = 2_000_000
+_WORKER_NAME = "sirenc-compile"
+
+# The recursion limit and the stack size of new threads belong to the whole process,
+# and several threads may compile at once. So they change only under `_deep_lock`: the
+# stack size just while a worker starts, the limit from the first active compilation
+# until the last one ends (`_deep_active` counts them), then it is put back.
+_deep_lock = threading.Lock()
+_deep_active = 0
+_saved_limit = 0
+
+
+def on_deep_stack() -> bool:
+    """Whether the caller already runs on a compilation worker (with its deep stack)."""
+    return threading.current_thread().name == _WORKER_NAME and _deep_active > 0
+
+
+def _enter_deep() -> None:
+    global _deep_active, _saved_limit
+    with _deep_lock:
+        if _deep_active == 0:
+            _saved_limit = sys.getrecursionlimit()
+            sys.setrecursionlimit(max(_saved_limit, _RECURSION_LIMIT))
+        _deep_active += 1
+
+
+def _leave_deep() -> None:
+    global _deep_active
+    with _deep_lock:
+        _deep_active -= 1
+        if _deep_active == 0:
+            sys.setrecursionlimit(_saved_limit)
 
 
 def _on_deep_stack(fn, *args):
+    """``fn(*args)`` on a worker thread with a deep stack; its result or its exception."""
+    if on_deep_stack():
+        return fn(*args)
     outcome: dict[str, object] = {}
 
     def work():
@@ -175,16 +228,18 @@ def _on_deep_stack(fn, *args):
         except BaseException as e:  # noqa: BLE001 - re-raised on the caller's thread
             outcome["error"] = e
 
-    # The limit is per process: raised only while the caller waits for the worker.
-    old_stack, old_limit = threading.stack_size(_STACK_BYTES), sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old_limit, _RECURSION_LIMIT))
+    worker = threading.Thread(target=work, name=_WORKER_NAME, daemon=True)
+    _enter_deep()
     try:
-        worker = threading.Thread(target=work, name="sirenc-compile")
-        worker.start()
+        with _deep_lock:
+            old_stack = threading.stack_size(_STACK_BYTES)
+            try:
+                worker.start()
+            finally:
+                threading.stack_size(old_stack)
         worker.join()
     finally:
-        threading.stack_size(old_stack)
-        sys.setrecursionlimit(old_limit)
+        _leave_deep()
     if "error" in outcome:
         error = outcome["error"]
         if isinstance(error, RecursionError):
@@ -197,7 +252,7 @@ def run_until(c: Compilation, stage: str):
     """Run the pipeline up to and including `stage`; returns that stage's product."""
     if stage not in STAGES:
         raise SirenUsageError(f"unknown stage '{stage}' (choose one of {', '.join(ORDER)})")
-    if threading.current_thread().name != "sirenc-compile":
+    if not on_deep_stack():
         return _on_deep_stack(run_until, c, stage)
     chain = [stage]
     while STAGES[chain[-1]].after is not None:
@@ -216,6 +271,8 @@ def run_until(c: Compilation, stage: str):
 
 def ast_text(typed) -> str:
     """An indented dump of the AST (``--emit=ast``)."""
+    if not on_deep_stack():
+        return _on_deep_stack(ast_text, typed)
     from dataclasses import fields
 
     from sirenc.diagnostics import Span

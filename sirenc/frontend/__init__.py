@@ -13,38 +13,28 @@ instance where the original Siren reads the program differently) are collected i
 
 from __future__ import annotations
 
-import sys
-from contextlib import contextmanager
-
 from sirenc.diagnostics import SirenSyntaxError, SirenUsageError
 from sirenc.frontend.types import TypedProgram
-
-# Every stage recurses over the tree; a long chain of `let`s is a deep tree.
-_RECURSION_LIMIT = 100_000
 
 
 def load_source(text: str, path: str = "<string>") -> TypedProgram:
     """Parse, resolve and type-check the program ``text`` (named ``path`` in diagnostics)."""
+    from sirenc import driver
+
+    # A long chain of `let`s is a deep tree: the driver's worker thread has room for it
+    # (and changes the process' recursion limit safely when several threads compile).
+    if not driver.on_deep_stack():
+        return driver._on_deep_stack(load_source, text, path)
     from sirenc.frontend.parser import parse
     from sirenc.frontend.resolve import resolve
     from sirenc.frontend.types import check
 
-    with _deep_recursion(path):
+    try:
         program = parse(text, path)
         resolve(program)
         return check(program)
-
-
-@contextmanager
-def _deep_recursion(path: str):
-    old = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(old, _RECURSION_LIMIT))
-    try:
-        yield
     except RecursionError:
         raise SirenSyntaxError(f"{path}: the program is nested too deeply to compile") from None
-    finally:
-        sys.setrecursionlimit(old)
 
 
 def load(path: str) -> TypedProgram:

@@ -19,6 +19,7 @@ from sirenc.ir import siren
 from sirenc.ir.locations import loc_of
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
+_UNBOUND = object()
 _OPERATOR_BINOPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "eq": "="}
 
 
@@ -78,22 +79,32 @@ class _FunctionBuilder:
             return values
         return self.unpack(block, self.pack(block, values, node), arity, node)
 
-    def bind(self, block: Block, pattern: ast.Pattern, value: SSAValue, env: dict) -> dict:
-        env = dict(env)
-        self._bind(block, pattern, value, env)
-        return env
+    # The environment is one dict, changed in place: a binding is added on the way into
+    # its scope and undone on the way out (``unbind``), so a chain of n `let`s costs O(n),
+    # not n copies of a growing dict.
 
-    def _bind(self, block: Block, pattern: ast.Pattern, value: SSAValue, env: dict) -> None:
+    def bind(self, block: Block, pattern: ast.Pattern, value: SSAValue, env: dict,
+             undo: list) -> None:
+        """Bind ``pattern`` to ``value`` in ``env``; what it shadows is pushed on ``undo``."""
         if isinstance(pattern, ast.PVar):
+            undo.append((pattern.name, env.get(pattern.name, _UNBOUND)))
             env[pattern.name] = value
         elif isinstance(pattern, ast.PTuple):
             items = pattern.items
             for i, item in enumerate(items):
                 if i == len(items) - 1:
-                    self._bind(block, item, value, env)
+                    self.bind(block, item, value, env, undo)
                 else:
-                    self._bind(block, item, self.emit(block, siren.FstOp(value), pattern), env)
+                    self.bind(block, item, self.emit(block, siren.FstOp(value), pattern), env, undo)
                     value = self.emit(block, siren.SndOp(value), pattern)
+
+    @staticmethod
+    def unbind(env: dict, undo: list) -> None:
+        for name, old in reversed(undo):
+            if old is _UNBOUND:
+                del env[name]
+            else:
+                env[name] = old
 
     def call(self, block: Block, callee: str, arg: SSAValue, result: Attribute, node) -> SSAValue:
         return self.emit(block, func.CallOp(callee, [arg], [result]), node)
@@ -147,7 +158,11 @@ class _FunctionBuilder:
 
     def _Let(self, block, e: ast.Let, env):
         value = self.expr(block, e.value, env)
-        return self.expr(block, e.body, self.bind(block, e.pattern, value, env))
+        undo: list = []
+        self.bind(block, e.pattern, value, env, undo)
+        result = self.expr(block, e.body, env)
+        self.unbind(env, undo)
+        return result
 
     def _BinOp(self, block, e: ast.BinOp, env):
         lhs = self.expr(block, e.left, env)
@@ -245,7 +260,11 @@ class _FunctionBuilder:
             value_type = i1
         span = e.annotation_span or e.name_span
         x = self.emit(block, siren.AssumeOp(dist, e.name, e.annotation, value_type), span=span)
-        return self.expr(block, e.body, {**env, e.name: x})
+        undo = [(e.name, env.get(e.name, _UNBOUND))]
+        env[e.name] = x
+        result = self.expr(block, e.body, env)
+        self.unbind(env, undo)
+        return result
 
     def _Observe(self, block, e: ast.Observe, env):
         dist = self.expr(block, e.dist, env)
@@ -268,7 +287,8 @@ class _FunctionBuilder:
             return func.FuncOp("main", ([], [main.type]), Region(block))
         param = ir_type(inst.param)
         block = Block(arg_types=(param,))
-        env = self.bind(block, inst.func.params, block.args[0], {})
+        env: dict = {}
+        self.bind(block, inst.func.params, block.args[0], env, [])
         result = self.expr(block, inst.func.body, env)
         ret = func.ReturnOp(result)
         ret.location = loc_of(inst.func.body.span)

@@ -27,6 +27,11 @@ _EXPR_START = frozenset(
 )
 _COMPARISONS = ("=", "<")
 
+# Brackets -- parentheses, list brackets, argument lists -- nest at most this deep. Each
+# level is a dozen recursive calls of the parser and of every later stage; no program
+# needs more, and past it the error is located where the limit is exceeded.
+MAX_BRACKET_DEPTH = 1000
+
 
 def join(first: Span, last: Span) -> Span:
     """The span from the start of ``first`` to the end of ``last``."""
@@ -37,6 +42,8 @@ def parse(text: str, path: str) -> ast.Program:
     """Parse a whole program; syntax errors raise ``SirenSyntaxError``."""
     from sirenc.frontend import compat  # compat subclasses Parser
 
+    if text.startswith("\ufeff"):  # a byte-order mark: not part of the program
+        text = text[1:]
     diagnostics.register_source(path, text)
     tokens = tokenize(text, path)
     parser = Parser(tokens, path)
@@ -54,6 +61,14 @@ class Parser:
         self.path = path
         # ids of expressions written inside their own parentheses, e.g. `(a + b)`.
         self.parenthesized: set[int] = set()
+        self.brackets = 0  # how many brackets are open
+
+    def open_bracket(self, tok: Token) -> None:
+        self.brackets += 1
+        if self.brackets > MAX_BRACKET_DEPTH:
+            raise SirenSyntaxError(f"brackets nest too deeply: more than {MAX_BRACKET_DEPTH} levels "
+                                   "of parentheses, list brackets and argument lists (name the inner "
+                                   "parts with 'let')", tok.span)
 
     # ---- token access ----------------------------------------------------------
 
@@ -163,6 +178,13 @@ class Parser:
         self.advance()
         if self.tok.kind == ")":
             return ast.PUnit(join(tok.span, self.advance().span))
+        self.open_bracket(tok)
+        try:
+            return self._tuple_pattern(tok)
+        finally:
+            self.brackets -= 1
+
+    def _tuple_pattern(self, tok: Token) -> ast.Pattern:
         items = [self.parse_pattern()]
         while self.tok.kind == ",":
             comma = self.advance()
@@ -403,6 +425,13 @@ class Parser:
         items: list[ast.Expr] = []
         if self.tok.kind == close:
             return items
+        self.open_bracket(open_)
+        try:
+            return self._sequence(close, open_, what, items)
+        finally:
+            self.brackets -= 1
+
+    def _sequence(self, close: str, open_: Token, what: str, items: list[ast.Expr]) -> list[ast.Expr]:
         while True:
             if not self.starts_expr() and self.tok.kind not in KEYWORDS:
                 raise SirenSyntaxError(f"expected an expression but found {self.tok.describe()}",
@@ -421,6 +450,13 @@ class Parser:
     def parse_fold(self) -> ast.Fold:
         fold = self.advance()
         open_ = self.expect("(", "expected '(' after 'fold'")
+        self.open_bracket(open_)
+        try:
+            return self._fold(fold, open_)
+        finally:
+            self.brackets -= 1
+
+    def _fold(self, fold: Token, open_: Token) -> ast.Fold:
         if self.tok.kind != "name":
             raise SirenSyntaxError("the first argument of fold must be the name of a function, "
                                    f"but found {self.tok.describe()}", self.tok.span)

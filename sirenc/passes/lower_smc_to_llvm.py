@@ -66,12 +66,15 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
-from sirenc.diagnostics import Span
+from sirenc.diagnostics import SirenDataError, Span
 from sirenc.ir import sirenrt, smc
 from sirenc.ir.locations import loc_of, span_of
 from sirenc.model_info import RESUME_SYMBOL
 from sirenc.passes.errors import LoweringError, where
 from sirenc.passes.smc_control_flow import STRUCTURAL, ControlFlowGraph, point_of
+
+# The runtime's table of data files holds this many (RT_MAX_FILES, runtime_c/src/internal.h).
+MAX_FILES = 64
 
 # sirenrt.h: what @siren_resume returns, and the int64 list and stream sentinels.
 FINISHED, AT_RESAMPLE, NEED_ROW = 0, 1, 2
@@ -180,10 +183,17 @@ class _Lowering:
             self.sites.append(loc_of(span))
         return self.site_ids[key]
 
-    def file_id(self, path: str) -> int:
-        if path not in self.files:
-            self.files.append(path)
-        return self.files.index(path)
+    def file_id(self, path: str, op: Operation) -> int:
+        """The id of data file ``path``, read by ``op``: the runtime's table holds MAX_FILES."""
+        if path in self.files:
+            return self.files.index(path)
+        if len(self.files) == MAX_FILES:
+            raise SirenDataError(
+                f"too many data files: a program can read at most {MAX_FILES} different files "
+                f"(counting the streamed data file), and this File.read of '{path}' is one more",
+                span_of(op))
+        self.files.append(path)
+        return len(self.files) - 1
 
     def layout(self) -> sirenrt.LayoutAttr:
         roots = [(point, self.slot_offset(slot), d) for point, slot, d in self.model.root_list()]
@@ -445,7 +455,7 @@ class _ReadFile(_Pattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: smc.ReadFileOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
-        file_id = e.const_i(self.low.file_id(op.path.data), i32)
+        file_id = e.const_i(self.low.file_id(op.path.data, op), i32)
         e.replace(rewriter, [e.call("file", file_id, e.site())])
 
 
