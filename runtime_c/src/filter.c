@@ -9,10 +9,13 @@
  * keeps a surviving particle in its own slot and copies only the extra offspring into the slots of
  * particles that died, so a population that barely changes costs almost nothing to resample.  After
  * resampling, every slot's stream is rekeyed with the new epoch. */
+#define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int rt_filter_fail(sirenrt_filter *f, char *msg) {
   free(f->error);
@@ -94,7 +97,9 @@ int rt_alloc_population(sirenrt_filter *f) {
   f->counts = malloc(n * sizeof(int64_t));
   f->free_slots = malloc(n * sizeof(int64_t));
   f->copy_source = malloc(n * sizeof(int64_t));
-  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->copy_source)
+  f->blocks = malloc((size_t)rt_n_blocks(f->n) * sizeof(rt_block));
+  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->copy_source ||
+      !f->blocks)
     return -1;
   for (int64_t i = 0; i < f->n; i++) {
     f->ctx[i].filter = f;
@@ -105,6 +110,53 @@ int rt_alloc_population(sirenrt_filter *f) {
 
 int rt_zero_weight_error(sirenrt_filter *f) {
   return rt_filter_fail(f, rt_render_site(f->model, f->last_zero_site, "error", "all particles have zero weight"));
+}
+
+/* Threads for a pass over the population (sirenrt_filter_new starts a pool only where it pays). */
+static int team_size(const sirenrt_filter *f) { return f->pool ? f->threads : 1; }
+
+static void run_team(sirenrt_filter *f, int threads, void (*fn)(void *, int, int), void *arg) {
+  if (threads > 1)
+    rt_pool_run(f->pool, fn, arg);
+  else
+    fn(arg, 0, 1);
+}
+
+/* SIRENRT_PROFILE: seconds spent in each phase.  profile_add charges the time since *t to a phase and
+ * restarts *t; both are free when profiling is off. */
+enum { RT_PHASE_RESUME, RT_PHASE_WEIGH, RT_PHASE_OFFSPRING, RT_PHASE_FILL, RT_PHASE_COPY, RT_PHASE_SERIAL };
+
+static double profile_clock(const sirenrt_filter *f) {
+  if (!f->profile) return 0.0;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void profile_add(sirenrt_filter *f, int phase, double *t) {
+  if (!f->profile) return;
+  double now = profile_clock(f);
+  f->profile_s[phase] += now - *t;
+  *t = now;
+}
+
+/* ------------------------------------------------------------------ the resampling barrier ----- */
+/* Every pass of the barrier runs on the whole team, thread k of T taking the blocks
+ * [B k / T, B (k+1) / T) of RT_RESAMPLE_BLOCK particles (resample.c); what the passes reduce is
+ * combined in block order on one thread, so no answer depends on T. */
+
+typedef struct barrier_args {
+  sirenrt_filter *f;
+  int64_t n_blocks;
+  double total;          /* the weights' total S (normalise pass) */
+  rt_offspring offspring; /* systematic and stratified offspring pass */
+  int64_t n_copies;      /* copy pass */
+  int failed[RT_MAX_THREADS];
+} barrier_args;
+
+static void blocks_of(const barrier_args *a, int k, int threads, int64_t *lo, int64_t *hi) {
+  *lo = a->n_blocks * k / threads;
+  *hi = a->n_blocks * (k + 1) / threads;
 }
 
 /* Slot dst becomes a copy of particle src.  Frames are a few words: a word loop beats a memcpy call,
@@ -129,70 +181,162 @@ static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
   return 0;
 }
 
-/* Threads for a pass over the population (sirenrt_filter_new starts a pool only where it pays). */
-static int team_size(const sirenrt_filter *f) { return f->pool ? f->threads : 1; }
-
-static void run_team(sirenrt_filter *f, int threads, void (*fn)(void *, int, int), void *arg) {
-  if (threads > 1)
-    rt_pool_run(f->pool, fn, arg);
-  else
-    fn(arg, 0, 1);
+/* Weighs each block.  Arenas that have doubled since their last collection are collected here too
+ * (amortised linear cost; models without lists skip it), so garbage is neither kept nor copied by
+ * the resampling. */
+static void weigh_range(void *arg, int k, int threads) {
+  barrier_args *a = arg;
+  sirenrt_filter *f = a->f;
+  int64_t lo, hi;
+  blocks_of(a, k, threads, &lo, &hi);
+  for (int64_t b = lo; b < hi; b++) {
+    int64_t first = rt_block_lo(b), end = rt_block_hi(b, f->n);
+    rt_weigh_block(f->logw, first, end, f->w, &f->blocks[b]);
+    for (int64_t i = first; f->arenas_used && i < end; i++) {
+      sirenrt_ctx *c = &f->ctx[i];
+      if ((f->collect_always || c->arena_used > 2 * c->arena_live + 1024) &&
+          rt_collect(c, frame_of(f, i), f->state[i] == SIRENRT_FINISHED, f->model))
+        a->failed[k] = 1;
+    }
+  }
 }
 
-typedef struct copy_args {
-  sirenrt_filter *f;
-  int64_t n_copies;
-  int failed[RT_MAX_THREADS];
-} copy_args;
+/* A block's slots left without offspring and its extra offspring (counts of 2 or more). */
+static void tally_block(sirenrt_filter *f, int64_t b) {
+  const int64_t *counts = f->counts;
+  int64_t n_free = 0, n_copies = 0;
+  for (int64_t i = rt_block_lo(b); i < rt_block_hi(b, f->n); i++) {
+    n_free += counts[i] == 0;
+    n_copies += counts[i] - (counts[i] != 0);
+  }
+  f->blocks[b].n_free = n_free;
+  f->blocks[b].n_copies = n_copies;
+}
+
+static void offspring_range(void *arg, int k, int threads) {
+  barrier_args *a = arg;
+  sirenrt_filter *f = a->f;
+  int64_t lo, hi;
+  blocks_of(a, k, threads, &lo, &hi);
+  for (int64_t b = lo; b < hi; b++) {
+    const rt_block *blk = &f->blocks[b];
+    rt_offspring_block(&a->offspring, f->w, rt_block_lo(b), rt_block_hi(b, f->n), blk->start, blk->scale, f->counts);
+    tally_block(f, b);
+  }
+}
+
+static void normalise_range(void *arg, int k, int threads) {
+  barrier_args *a = arg;
+  sirenrt_filter *f = a->f;
+  int64_t lo, hi;
+  blocks_of(a, k, threads, &lo, &hi);
+  for (int64_t b = lo; b < hi; b++)
+    rt_normalise_block(f->w, rt_block_lo(b), rt_block_hi(b, f->n), &f->blocks[b], a->total);
+}
+
+static void tally_range(void *arg, int k, int threads) {
+  barrier_args *a = arg;
+  int64_t lo, hi;
+  blocks_of(a, k, threads, &lo, &hi);
+  for (int64_t b = lo; b < hi; b++) tally_block(a->f, b);
+}
+
+/* Lists each block's free slots and copy sources from its offsets (ascending, so copy j goes to the
+ * j-th free slot) and resets its weights.  The free slots are gathered without branches (the counts
+ * are random, so a scanning loop mispredicts); once the block's last free slot is found the stores
+ * go to a sink, never into the next block's stretch. */
+static void fill_range(void *arg, int k, int threads) {
+  barrier_args *a = arg;
+  sirenrt_filter *f = a->f;
+  const int64_t *counts = f->counts;
+  int64_t lo, hi, sink;
+  blocks_of(a, k, threads, &lo, &hi);
+  for (int64_t b = lo; b < hi; b++) {
+    const rt_block *blk = &f->blocks[b];
+    int64_t first = rt_block_lo(b), end = rt_block_hi(b, f->n);
+    int64_t n_free = blk->n_free, free_end = b + 1 < a->n_blocks ? blk[1].n_free : f->n, n_copies = blk->n_copies;
+    for (int64_t i = first; i < end; i++) {
+      int64_t *slot = n_free < free_end ? &f->free_slots[n_free] : &sink;
+      *slot = i;
+      n_free += counts[i] == 0;
+    }
+    for (int64_t i = first; i < end; i++)
+      for (int64_t c = 1; c < counts[i]; c++) f->copy_source[n_copies++] = i;
+    memset(f->logw + first, 0, (size_t)(end - first) * sizeof(double));
+  }
+}
 
 /* Makes copies [m k / T, m (k+1) / T): copy j goes to free_slots[j] (ascending) from copy_source[j],
  * so each thread writes one contiguous stretch of frames and contexts, never a neighbour's line. */
 static void copy_range(void *arg, int k, int threads) {
-  copy_args *a = arg;
+  barrier_args *a = arg;
   sirenrt_filter *f = a->f;
   int64_t lo = a->n_copies * k / threads, hi = a->n_copies * (k + 1) / threads;
   for (int64_t j = lo; j < hi; j++)
     if (copy_particle(f, f->free_slots[j], f->copy_source[j])) a->failed[k] = 1;
 }
 
+static int any_failed(const barrier_args *a, int threads) {
+  for (int k = 0; k < threads; k++)
+    if (a->failed[k]) return 1;
+  return 0;
+}
+
 /* A resample() barrier: check the weights, resample when due, release the waiting particles. */
 static int barrier(sirenrt_filter *f) {
-  int64_t n = f->n;
-  double log_sum = rt_normalise(f->logw, n, f->w);
-  if (log_sum == -INFINITY) return rt_zero_weight_error(f);
-  /* Collect arenas that have doubled since their last collection (amortised linear cost; models
-   * without lists never get here), so garbage is neither kept nor copied by the resampling. */
-  for (int64_t i = 0; f->arenas_used && i < n; i++) {
-    sirenrt_ctx *c = &f->ctx[i];
-    if ((f->collect_always || c->arena_used > 2 * c->arena_live + 1024) &&
-        rt_collect(c, frame_of(f, i), f->state[i] == SIRENRT_FINISHED, f->model))
-      return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  int64_t n = f->n, nb = rt_n_blocks(n);
+  int threads = team_size(f);
+  barrier_args a = {.f = f, .n_blocks = nb};
+  double t = profile_clock(f);
+  run_team(f, threads, weigh_range, &a);
+  profile_add(f, RT_PHASE_WEIGH, &t);
+  rt_weights s = rt_combine_blocks(f->blocks, nb);
+  if (s.log_sum == -INFINITY) return rt_zero_weight_error(f);
+  if (any_failed(&a, threads)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  if (f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n) {
+    profile_add(f, RT_PHASE_SERIAL, &t);
+    return 0;
   }
-  /* The ESS costs a pass over the weights: only an ESS threshold needs it here. */
-  if (f->opts.ess_threshold <= 0.0 || rt_ess_of(f->w, n) < f->opts.ess_threshold * (double)n) {
-    f->log_evidence_done += log_sum - log((double)n);
-    rt_rng g;
-    rt_rng_init(&g, f->seed, 0, f->epoch, RT_DOMAIN_RESAMPLE);
-    rt_resample_counts(f->opts.resampler, f->w, n, &g, f->counts);
-    /* Slots whose particle left no offspring receive the extra copies.  The free slots are gathered
-     * without branches first (the counts are random, so a scanning loop mispredicts). */
-    int64_t *free_slots = f->free_slots, n_free = 0, n_copies = 0;
-    for (int64_t i = 0; i < n; i++) {
-      free_slots[n_free] = i;
-      n_free += f->counts[i] == 0;
-    }
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t c = 1; c < f->counts[i]; c++) f->copy_source[n_copies++] = i;
-    int threads = team_size(f);
-    copy_args copies = {f, n_copies, {0}};
-    run_team(f, threads, copy_range, &copies);
-    for (int k = 0; k < threads; k++)
-      if (copies.failed[k]) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
-    f->epoch++;
-    /* Streams are rekeyed with the new epoch lazily, when a particle next runs (rt_advance):
-     * finished particles never draw again, and the others are touched then anyway. */
-    memset(f->logw, 0, (size_t)n * sizeof(double));
+  f->log_evidence_done += s.log_sum - log((double)n);
+  rt_rng g;
+  rt_rng_init(&g, f->seed, 0, f->epoch, RT_DOMAIN_RESAMPLE);
+  int32_t scheme = f->opts.resampler;
+  if (scheme == SIRENRT_SYSTEMATIC || scheme == SIRENRT_STRATIFIED) {
+    rt_offspring_init(&a.offspring, scheme, n, s.total, &g);
+    profile_add(f, RT_PHASE_SERIAL, &t);
+    run_team(f, threads, offspring_range, &a);
+    profile_add(f, RT_PHASE_OFFSPRING, &t);
+    int64_t i = rt_give_leftover(f->w, f->blocks, n, rt_offspring_leftover(&a.offspring, s.total), f->counts);
+    if (i >= 0) tally_block(f, i / RT_RESAMPLE_BLOCK);
+  } else { /* one sequential walk over the normalised weights */
+    a.total = s.total;
+    profile_add(f, RT_PHASE_SERIAL, &t);
+    run_team(f, threads, normalise_range, &a);
+    profile_add(f, RT_PHASE_OFFSPRING, &t);
+    rt_resample_counts(scheme, f->w, n, &g, f->counts);
+    profile_add(f, RT_PHASE_SERIAL, &t);
+    run_team(f, threads, tally_range, &a);
+    profile_add(f, RT_PHASE_OFFSPRING, &t);
   }
+  /* Each block's first free slot and first copy: the tallies of the blocks before it. */
+  int64_t n_free = 0, n_copies = 0;
+  for (int64_t b = 0; b < nb; b++) {
+    int64_t block_free = f->blocks[b].n_free, block_copies = f->blocks[b].n_copies;
+    f->blocks[b].n_free = n_free;
+    f->blocks[b].n_copies = n_copies;
+    n_free += block_free;
+    n_copies += block_copies;
+  }
+  a.n_copies = n_copies;
+  profile_add(f, RT_PHASE_SERIAL, &t);
+  run_team(f, threads, fill_range, &a);
+  profile_add(f, RT_PHASE_FILL, &t);
+  run_team(f, threads, copy_range, &a);
+  profile_add(f, RT_PHASE_COPY, &t);
+  if (any_failed(&a, threads)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  /* Streams are rekeyed with the new epoch lazily, when a particle next runs (rt_advance): finished
+   * particles never draw again, and the others are touched then anyway. */
+  f->epoch++;
   return 0;
 }
 
@@ -281,7 +425,9 @@ static int resume_all(sirenrt_filter *f) {
 int rt_advance(sirenrt_filter *f) {
   f->est_valid = 0;
   for (;;) {
+    double t = profile_clock(f);
     int any_at_resample = resume_all(f);
+    profile_add(f, RT_PHASE_RESUME, &t);
     if (any_at_resample < 0) return 1;
     if (!any_at_resample) return 0;
     if (barrier(f)) return 1;
@@ -343,6 +489,8 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->owns_tables = 1;
   /* A stress mode for tests of the collector: collect every arena at every resampling. */
   f->collect_always = getenv("SIRENRT_COLLECT_ALWAYS") != NULL;
+  /* For benchmarks/threads.py: time the population loop's phases, print them at sirenrt_filter_free. */
+  f->profile = getenv("SIRENRT_PROFILE") != NULL;
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
   if (!f->tables || rt_alloc_population(f)) {
     sirenrt_filter_free(f);
@@ -372,6 +520,11 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   free(f->counts);
   free(f->free_slots);
   free(f->copy_source);
+  free(f->blocks);
+  if (f->profile)
+    fprintf(stderr, "sirenrt profile: resume=%.6fs weigh=%.6fs offspring=%.6fs fill=%.6fs copy=%.6fs serial=%.6fs\n",
+            f->profile_s[RT_PHASE_RESUME], f->profile_s[RT_PHASE_WEIGH], f->profile_s[RT_PHASE_OFFSPRING],
+            f->profile_s[RT_PHASE_FILL], f->profile_s[RT_PHASE_COPY], f->profile_s[RT_PHASE_SERIAL]);
   free(f->error);
   free(f->est);
   rt_pool_free(f->pool);

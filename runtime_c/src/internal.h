@@ -271,6 +271,10 @@ struct sirenrt_filter {
                         * resampling copy writes it at a random slot, which must not cost a cache
                         * miss on the big context array */
   int64_t *counts;     /* scratch: offspring counts */
+  struct rt_block *blocks; /* scratch: the barrier's blocks (rt_n_blocks(n) of them) */
+  int profile;         /* SIRENRT_PROFILE set: time the loop's phases, print them when freed */
+  double profile_s[6]; /* seconds resuming; in the barrier's passes (weigh and collect, offspring, fill,
+                        * copy), and in its serial parts */
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
   int64_t *copy_source; /* scratch: the particle copied into free_slots[j] at a resampling */
   int collect_always;  /* SIRENRT_COLLECT_ALWAYS set: collect at every resampling (tests) */
@@ -299,11 +303,61 @@ int rt_zero_weight_error(sirenrt_filter *f);      /* fails f with "all particles
 /* data.c: loads table `id` from disk once per run; 0 ok, else error recorded on ctx. */
 int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site);
 
-/* resample.c */
-/* Normalises log weights into w (sum 1); returns log(sum exp(logw)), -inf if all are -inf. */
+/* resample.c: the barrier's passes over fixed blocks of particles (whatever the thread count), each
+ * reduction in slot order inside a block and in block order across blocks, so that the answer does
+ * not depend on how many threads ran the blocks. */
+#define RT_RESAMPLE_BLOCK 4096
+static inline int64_t rt_n_blocks(int64_t n) { return (n + RT_RESAMPLE_BLOCK - 1) / RT_RESAMPLE_BLOCK; }
+static inline int64_t rt_block_lo(int64_t k) { return k * RT_RESAMPLE_BLOCK; }
+static inline int64_t rt_block_hi(int64_t k, int64_t n) {
+  return (k + 1) * RT_RESAMPLE_BLOCK < n ? (k + 1) * RT_RESAMPLE_BLOCK : n;
+}
+
+typedef struct rt_block {
+  double max;         /* weigh: the block's largest log weight m_b */
+  double sum, sum_sq; /* weigh: sums of e_i = exp(logw_i - m_b) and of e_i^2, in slot order */
+  double scale;       /* combine: exp(m_b - M), M the population's largest log weight */
+  double start;       /* combine: the scaled weight of the blocks before this one */
+  int64_t n_free;     /* tally: slots without offspring; then the first free_slots index of the block */
+  int64_t n_copies;   /* tally: extra offspring; then the first copy_source index of the block */
+} rt_block;
+
+typedef struct rt_weights {
+  double log_sum; /* log sum exp(logw), -inf if every weight is zero */
+  double total;   /* S = sum of the blocks' scaled sums (the normalised weight is e_i scale_b / S) */
+  double ess;     /* S^2 / sum of the scaled squares */
+} rt_weights;
+
+/* Writes e_i (relative to the block's largest log weight) for slots [lo, hi) and the block's sums. */
+void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *e, rt_block *b);
+/* Sets every block's scale and start; the population's log sum, total and ESS. */
+rt_weights rt_combine_blocks(rt_block *blocks, int64_t nb);
+/* e_i becomes the normalised weight e_i scale_b / total for slots [lo, hi). */
+void rt_normalise_block(double *e, int64_t lo, int64_t hi, const rt_block *b, double total);
+/* All of the above on one thread: w = normalised weights of logw; returns the log sum (-inf: all zero). */
 double rt_normalise(const double *logw, int64_t n, double *w);
-double rt_ess_of(const double *w, int64_t n);
-/* Offspring counts (sum n) for normalised weights w under a scheme. */
+
+/* Systematic and stratified offspring, block by block: every block finds its first point from the
+ * cumulative weight before it, so blocks run in any order on any thread. */
+typedef struct rt_offspring {
+  int32_t scheme;  /* SIRENRT_SYSTEMATIC or SIRENRT_STRATIFIED */
+  int64_t n;       /* points (= particles) */
+  double per_unit; /* points per unit of cumulative weight: N / total */
+  double u;        /* the systematic offset: the stream's first uniform */
+  rt_rng stream;   /* the resampling stream at its start: stratified point j uses its j-th uniform */
+} rt_offspring;
+void rt_offspring_init(rt_offspring *o, int32_t scheme, int64_t n, double total, const rt_rng *g);
+/* Counts of slots [lo, hi) whose e_i (scaled by `scale`) follow cumulative weight `start`; returns the
+ * cumulative weight at the block's end. */
+double rt_offspring_block(const rt_offspring *o, const double *e, int64_t lo, int64_t hi, double start,
+                          double scale, int64_t *counts);
+/* Points that fell beyond the total by rounding (0 almost always)... */
+int64_t rt_offspring_leftover(const rt_offspring *o, double total);
+/* ...go to the last particle of nonzero weight; returns its slot (-1 when left is 0). */
+int64_t rt_give_leftover(const double *e, const rt_block *blocks, int64_t n, int64_t left, int64_t *counts);
+
+/* Offspring counts (sum n) for normalised weights w under any scheme, on one thread (multinomial and
+ * residual resampling always run so: their sorted uniforms come from one sequential stream). */
 void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, int64_t *counts);
 
 /* estimate.c */

@@ -1,74 +1,212 @@
 /* resample.c — weight normalisation (log-sum-exp), effective sample size and the four resampling
  * schemes.  Each scheme produces offspring counts with E[count_i] = N w_i; filter.c turns counts into
- * copies, moving only duplicated particles.  All schemes walk the cumulative weights once against
- * sorted points, so they are O(N). */
+ * copies, moving only duplicated particles.
+ *
+ * Blocks.  The barrier's passes run on every thread, yet the answer must not depend on how many
+ * there are.  So the particles are cut into fixed blocks of RT_RESAMPLE_BLOCK slots, whatever the
+ * thread count, and every floating-point reduction is done inside a block in slot order and then
+ * across blocks in block order:
+ *   weigh (per block)    e_i = exp(logw_i - m_b) with m_b the block's largest log weight, and the
+ *                        block sums of e_i and e_i^2;
+ *   combine (serial)     M = max m_b, the block scale f_b = exp(m_b - M), the cumulative weight
+ *                        before each block C_b (C_{b+1} = C_b + f_b sum_b), the total S = C_B, the
+ *                        ESS S^2 / sum f_b^2 sumsq_b and log sum exp(logw) = M + log S;
+ *   offspring (per block, systematic and stratified)  the cumulative weight at slot i is
+ *                        C_b + f_b (e_lo + .. + e_i), added up in slot order from the block start;
+ *                        at the block's end it is exactly C_{b+1} (the same operations on the same
+ *                        numbers), so the points each block claims meet without gap or overlap.
+ * The normalised weight is w_i = e_i (f_b / S).  Multinomial and residual resampling stay one
+ * sequential walk over the normalised weights (their sorted uniforms come from one stream). */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-double rt_normalise(const double *logw, int64_t n, double *w) {
+/* The cumulative weight at `local` (a sum of e_i in slot order from a block's start) inside a block
+ * that starts at `start` and has scale `scale`.  One function, so every pass rounds it alike (the
+ * runtime is built as ISO C11, where GCC does not contract a * b + c into a fused multiply-add, which
+ * would round differently where it did). */
+static inline double cumulative(double start, double scale, double local) { return start + scale * local; }
+
+void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *e, rt_block *b) {
+  double mx = -INFINITY, sum = 0.0, sum_sq = 0.0;
+  for (int64_t i = lo; i < hi; i++)
+    if (logw[i] > mx) mx = logw[i];
+  if (mx == -INFINITY) {
+    memset(e + lo, 0, (size_t)(hi - lo) * sizeof(double));
+  } else if (mx == INFINITY) { /* infinite densities (e.g. gamma(0.5, 1) at 0) share the mass */
+    for (int64_t i = lo; i < hi; i++) {
+      double v = e[i] = logw[i] == INFINITY ? 1.0 : 0.0;
+      sum += v;
+      sum_sq += v;
+    }
+  } else {
+    for (int64_t i = lo; i < hi; i++) {
+      double v = e[i] = exp(logw[i] - mx);
+      sum += v;
+      sum_sq += v * v;
+    }
+  }
+  b->max = mx;
+  b->sum = sum;
+  b->sum_sq = sum_sq;
+}
+
+/* A block's scale exp(m_b - M): 0 for a block of zero weights; with infinite weights only the
+ * blocks holding one count. */
+static double block_scale(double block_max, double mx) {
+  if (block_max == -INFINITY) return 0.0;
+  if (mx == INFINITY) return block_max == INFINITY ? 1.0 : 0.0;
+  return exp(block_max - mx);
+}
+
+rt_weights rt_combine_blocks(rt_block *blocks, int64_t nb) {
   double mx = -INFINITY;
+  for (int64_t k = 0; k < nb; k++)
+    if (blocks[k].max > mx) mx = blocks[k].max;
+  double start = 0.0, sum_sq = 0.0;
+  for (int64_t k = 0; k < nb; k++) {
+    rt_block *b = &blocks[k];
+    b->scale = block_scale(b->max, mx);
+    b->start = start;
+    start = cumulative(start, b->scale, b->sum);
+    sum_sq += b->scale * b->scale * b->sum_sq;
+  }
+  if (mx == -INFINITY) return (rt_weights){-INFINITY, 0.0, 0.0};
+  return (rt_weights){mx + log(start), start, start * start / sum_sq};
+}
+
+void rt_normalise_block(double *e, int64_t lo, int64_t hi, const rt_block *b, double total) {
+  double factor = b->scale / total;
+  for (int64_t i = lo; i < hi; i++) e[i] *= factor;
+}
+
+/* The barrier's passes on one thread, without the block table: the block maxima are found again. */
+double rt_normalise(const double *logw, int64_t n, double *w) {
+  int64_t nb = rt_n_blocks(n);
+  double mx = -INFINITY, total = 0.0;
   for (int64_t i = 0; i < n; i++)
     if (logw[i] > mx) mx = logw[i];
   if (mx == -INFINITY) {
     memset(w, 0, (size_t)n * sizeof(double));
     return -INFINITY;
   }
-  double sum = 0.0;
-  if (mx == INFINITY) { /* infinite densities (e.g. gamma(0.5, 1) at 0) share the mass */
-    for (int64_t i = 0; i < n; i++) sum += (w[i] = logw[i] == INFINITY ? 1.0 : 0.0);
+  for (int64_t k = 0; k < nb; k++) {
+    rt_block b;
+    rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), w, &b);
+    total = cumulative(total, block_scale(b.max, mx), b.sum);
+  }
+  for (int64_t k = 0; k < nb; k++) {
+    rt_block b = {.max = -INFINITY};
+    for (int64_t i = rt_block_lo(k); i < rt_block_hi(k, n); i++)
+      if (logw[i] > b.max) b.max = logw[i];
+    b.scale = block_scale(b.max, mx);
+    rt_normalise_block(w, rt_block_lo(k), rt_block_hi(k, n), &b, total);
+  }
+  return mx + log(total);
+}
+
+/* ---------------------------------------------------------------- systematic and stratified ---- */
+
+/* Stratified resampling's point j is j + u_j with u_j the j-th uniform of the resampling stream;
+ * Philox streams are counters, so a block starts reading at its first point without the others. */
+static void seek_uniform(rt_rng *g, const rt_rng *stream, int64_t j) {
+  *g = *stream;
+  g->ctr[0] += (uint32_t)(j >> 1); /* two uniforms per Philox block (n < 2^33 particles) */
+  g->left = 0;
+  if (j & 1) (void)rt_next_u64(g);
+}
+
+static double stratified_point(const rt_offspring *o, int64_t j) {
+  rt_rng g;
+  seek_uniform(&g, &o->stream, j);
+  return (double)j + rt_uniform(&g);
+}
+
+/* Systematic: the points (u + j) / N below c (in units of points: the cumulative weight times N / S)
+ * are the j < c - u, so their number is ceil(c - u) clamped to [0, N]: no data-dependent inner loop
+ * (whose mispredicted exits used to cost more than the rest of the filter step). */
+static inline int64_t systematic_below(double c, double u, int64_t n) {
+  double k = ceil(c - u);
+  return k <= 0.0 ? 0 : k >= (double)n ? n : (int64_t)k;
+}
+
+/* How many of the N points lie below c. */
+static int64_t points_below(const rt_offspring *o, double c) {
+  if (o->scheme != SIRENRT_STRATIFIED) return systematic_below(c, o->u, o->n);
+  /* Points increase with j and j <= j + u_j <= j + 1 (rounding may reach j + 1): all j < floor(c) - 1
+   * lie below c, none above floor(c), so at most two points need their uniform. */
+  if (!(c > 0.0)) return 0;
+  double fl = floor(c) - 1.0;
+  if (fl >= (double)o->n) return o->n;
+  int64_t j = fl > 0.0 ? (int64_t)fl : 0;
+  while (j < o->n && stratified_point(o, j) < c) j++;
+  return j;
+}
+
+void rt_offspring_init(rt_offspring *o, int32_t scheme, int64_t n, double total, const rt_rng *g) {
+  o->scheme = scheme;
+  o->n = n;
+  o->per_unit = (double)n / total;
+  o->stream = *g;
+  rt_rng first;
+  seek_uniform(&first, g, 0);
+  o->u = rt_uniform(&first);
+}
+
+double rt_offspring_block(const rt_offspring *o, const double *e, int64_t lo, int64_t hi, double start,
+                          double scale, int64_t *counts) {
+  double local = 0.0, per_unit = o->per_unit;
+  int64_t below = points_below(o, start * per_unit);
+  if (o->scheme == SIRENRT_STRATIFIED) {
+    rt_rng g;
+    int64_t j = below, n = o->n;
+    seek_uniform(&g, &o->stream, j); /* (j = n: a point past the last, never compared) */
+    double pos = (double)j + rt_uniform(&g);
+    for (int64_t i = lo; i < hi; i++) {
+      local += e[i];
+      double c = cumulative(start, scale, local) * per_unit;
+      int64_t k = 0;
+      while (j < n && pos < c) {
+        k++;
+        j++;
+        pos = (double)j + rt_uniform(&g);
+      }
+      counts[i] = k;
+    }
   } else {
-    for (int64_t i = 0; i < n; i++) sum += (w[i] = exp(logw[i] - mx));
-  }
-  for (int64_t i = 0; i < n; i++) w[i] /= sum;
-  return mx + log(sum);
-}
-
-double rt_ess_of(const double *w, int64_t n) {
-  double s = 0.0;
-  for (int64_t i = 0; i < n; i++) s += w[i] * w[i];
-  return s > 0.0 ? 1.0 / s : 0.0;
-}
-
-/* Points left over by rounding (cumulative sum slightly below 1) go to the last live particle. */
-static void give_leftover(const double *w, int64_t n, int64_t left, int64_t *counts) {
-  if (left <= 0) return;
-  int64_t i = n - 1;
-  while (i > 0 && !(w[i] > 0.0)) i--;
-  counts[i] += left;
-}
-
-/* One uniform offset: points (u + j) / N.  The points below the running sum c are the j < c - u, so
- * their number is ceil(c - u) clamped to [0, N]: no data-dependent inner loop (whose mispredicted
- * exits used to cost more than the rest of the filter step). */
-static void systematic(const double *w, int64_t n, rt_rng *g, int64_t *counts) {
-  double u = rt_uniform(g), c = 0.0, dn = (double)n;
-  int64_t below = 0;
-  for (int64_t i = 0; i < n; i++) {
-    c += w[i] * dn;
-    double k = ceil(c - u);
-    int64_t now = k <= 0.0 ? 0 : k >= dn ? n : (int64_t)k;
-    counts[i] = now - below;
-    below = now;
-  }
-  give_leftover(w, n, n - below, counts);
-}
-
-/* One uniform per stratum: points (u_j + j) / N. */
-static void stratified(const double *w, int64_t n, rt_rng *g, int64_t *counts) {
-  double pos = rt_uniform(g), c = 0.0;
-  int64_t j = 0;
-  for (int64_t i = 0; i < n; i++) {
-    c += w[i] * (double)n;
-    while (j < n && pos < c) {
-      counts[i]++;
-      j++;
-      pos = (double)j + rt_uniform(g);
+    double u = o->u;
+    int64_t n = o->n;
+    for (int64_t i = lo; i < hi; i++) {
+      local += e[i];
+      int64_t now = systematic_below(cumulative(start, scale, local) * per_unit, u, n);
+      counts[i] = now - below;
+      below = now;
     }
   }
-  give_leftover(w, n, n - j, counts);
+  return cumulative(start, scale, local);
 }
+
+int64_t rt_offspring_leftover(const rt_offspring *o, double total) {
+  return o->n - points_below(o, total * o->per_unit);
+}
+
+/* Points left over by rounding (cumulative sum slightly below S) go to the last live particle. */
+static int64_t last_live(const double *w, int64_t n) {
+  int64_t i = n - 1;
+  while (i > 0 && !(w[i] > 0.0)) i--;
+  return i;
+}
+
+int64_t rt_give_leftover(const double *e, const rt_block *blocks, int64_t n, int64_t left, int64_t *counts) {
+  if (left <= 0) return -1;
+  int64_t i = n - 1;
+  while (i > 0 && !(e[i] > 0.0 && blocks[i / RT_RESAMPLE_BLOCK].scale > 0.0)) i--;
+  counts[i] += left;
+  return i;
+}
+
+/* ---------------------------------------------------------------- multinomial and residual ----- */
 
 /* m i.i.d. draws from weights w (summing to total), as m sorted uniforms: the normalised partial sums
  * of m+1 exponentials.  The normaliser needs all of them first, so the stream is replayed. */
@@ -87,14 +225,31 @@ static void multinomial(const double *w, int64_t n, int64_t m, double total, rt_
       acc += rt_exponential(g);
     }
   }
-  give_leftover(w, n, m - j, counts);
+  if (m - j > 0) counts[last_live(w, n)] += m - j;
+}
+
+/* Systematic or stratified counts for normalised weights w: the barrier's blocks, one after another. */
+static void blocked(int32_t scheme, const double *w, int64_t n, rt_rng *g, int64_t *counts) {
+  double total = 0.0;
+  for (int64_t k = 0; k < rt_n_blocks(n); k++) {
+    double local = 0.0;
+    for (int64_t i = rt_block_lo(k); i < rt_block_hi(k, n); i++) local += w[i];
+    total = cumulative(total, 1.0, local);
+  }
+  rt_offspring o;
+  rt_offspring_init(&o, scheme, n, total, g);
+  double start = 0.0;
+  for (int64_t k = 0; k < rt_n_blocks(n); k++)
+    start = rt_offspring_block(&o, w, rt_block_lo(k), rt_block_hi(k, n), start, 1.0, counts);
+  int64_t left = rt_offspring_leftover(&o, total);
+  if (left > 0) counts[last_live(w, n)] += left;
 }
 
 /* floor(N w_i) copies for sure, the remaining R drawn multinomially from the fractional parts. */
 static void residual(const double *w, int64_t n, rt_rng *g, int64_t *counts) {
   double *r = malloc((size_t)n * sizeof(double));
   if (!r) { /* keep going with a scheme that needs no memory */
-    systematic(w, n, g, counts);
+    blocked(SIRENRT_SYSTEMATIC, w, n, g, counts);
     return;
   }
   int64_t assigned = 0;
@@ -106,8 +261,7 @@ static void residual(const double *w, int64_t n, rt_rng *g, int64_t *counts) {
     total += (r[i] = nw - k);
   }
   if (assigned > n) { /* rounding: cannot happen with sum w = 1, but never overshoot */
-    memset(counts, 0, (size_t)n * sizeof(int64_t));
-    systematic(w, n, g, counts);
+    blocked(SIRENRT_SYSTEMATIC, w, n, g, counts);
   } else if (assigned < n) {
     multinomial(r, n, n - assigned, total, g, counts);
   }
@@ -115,11 +269,13 @@ static void residual(const double *w, int64_t n, rt_rng *g, int64_t *counts) {
 }
 
 void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, int64_t *counts) {
-  memset(counts, 0, (size_t)n * sizeof(int64_t));
   switch (scheme) {
-    case SIRENRT_MULTINOMIAL: multinomial(w, n, n, 1.0, g, counts); break;
-    case SIRENRT_STRATIFIED: stratified(w, n, g, counts); break;
+    case SIRENRT_MULTINOMIAL:
+      memset(counts, 0, (size_t)n * sizeof(int64_t));
+      multinomial(w, n, n, 1.0, g, counts);
+      break;
     case SIRENRT_RESIDUAL: residual(w, n, g, counts); break;
-    default: systematic(w, n, g, counts); break;
+    case SIRENRT_STRATIFIED: blocked(SIRENRT_STRATIFIED, w, n, g, counts); break;
+    default: blocked(SIRENRT_SYSTEMATIC, w, n, g, counts); break;
   }
 }

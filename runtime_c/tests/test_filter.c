@@ -224,33 +224,48 @@ static void test_files(void) {
   unlink(path);
 }
 
-/* The answer must not depend on the number of threads: streams are keyed by slot. */
-static void test_threads_give_the_same_answer(void) {
-  const int64_t N = 9001; /* enough for 4 threads (RT_PARTICLES_PER_THREAD), not a multiple of them */
+/* The answer must not depend on the number of threads: streams are keyed by slot, and the barrier's
+ * reductions run over fixed blocks combined in block order.  N = 20001 gives every thread count here
+ * the pool (RT_PARTICLES_PER_THREAD a thread) and five blocks of RT_RESAMPLE_BLOCK, the last a short
+ * one, split unevenly between the threads (and fewer blocks than threads at 7). */
+static void test_threads_give_the_same_answer(int32_t scheme, double ess_threshold) {
+  const int64_t N = 20001;
+  const int32_t counts[] = {1, 2, 4, 7};
   double base[T + 2], est[T + 2];
   int64_t n = 0;
-  double base_ev = 0.0;
-  for (int32_t threads = 1; threads <= 4; threads++) {
-    sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads};
+  double base_ev = 0.0, base_ess = 0.0;
+  for (int c = 0; c < 4; c++) {
+    int32_t threads = counts[c];
+    sirenrt_options o = {scheme, ess_threshold, threads};
     sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 5, &o);
     CHECK(f != NULL, "filter_new with %d threads: %s", (int)threads, sirenrt_last_error());
     if (!f) return;
+    CHECK((f->pool != NULL) == (threads > 1), "%d threads: the pool runs the passes", (int)threads);
     CHECK(run_rw(f, T, threads == 1 ? base : est, T + 2, &n) == 0, "run with %d threads", (int)threads);
     if (threads == 1) {
       base_ev = sirenrt_filter_log_evidence(f);
+      base_ess = sirenrt_filter_ess(f);
     } else {
-      CHECK(memcmp(base, est, sizeof base) == 0, "estimate with %d threads differs", (int)threads);
-      CHECK(sirenrt_filter_log_evidence(f) == base_ev, "log evidence with %d threads differs", (int)threads);
+      CHECK(memcmp(base, est, sizeof base) == 0, "scheme %d, ess %g: estimate with %d threads differs", scheme,
+            ess_threshold, (int)threads);
+      CHECK(sirenrt_filter_log_evidence(f) == base_ev && sirenrt_filter_ess(f) == base_ess,
+            "scheme %d, ess %g: log evidence or ESS with %d threads differs", scheme, ess_threshold, (int)threads);
     }
     sirenrt_filter_free(f);
   }
+}
+
+static void test_bad_thread_count(void) {
   sirenrt_options bad = {SIRENRT_SYSTEMATIC, 0.0, -2};
-  CHECK(sirenrt_filter_new(&rw_model, N, 5, &bad) == NULL, "negative thread count refused");
+  CHECK(sirenrt_filter_new(&rw_model, 9001, 5, &bad) == NULL, "negative thread count refused");
 }
 
 int main(void) {
   make_data();
-  test_threads_give_the_same_answer();
+  for (int32_t scheme = SIRENRT_SYSTEMATIC; scheme <= SIRENRT_RESIDUAL; scheme++)
+    test_threads_give_the_same_answer(scheme, 0.0);
+  test_threads_give_the_same_answer(SIRENRT_SYSTEMATIC, 0.5);
+  test_bad_thread_count();
   test_kalman(SIRENRT_SYSTEMATIC, 0.0);
   test_kalman(SIRENRT_MULTINOMIAL, 0.0);
   test_kalman(SIRENRT_STRATIFIED, 0.0);

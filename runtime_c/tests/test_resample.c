@@ -1,6 +1,9 @@
 /* test_resample.c — normalisation, ESS, and the four schemes: offspring counts always sum to N and
- * are unbiased (E[count_i] = N w_i); systematic/stratified/residual keep counts near N w_i. */
+ * are unbiased (E[count_i] = N w_i); systematic/stratified/residual keep counts near N w_i.  The
+ * barrier's blocked passes against a long-double reference, and block by block in any order against
+ * a direct merge of the points with the cumulative weights. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "internal.h"
@@ -17,16 +20,138 @@ static void test_normalise_and_ess(void) {
   CHECK_NEAR(w[0], 1.0 / 8, 1e-12, "w0");
   CHECK_NEAR(w[1], 3.0 / 8, 1e-12, "w1");
   CHECK(w[2] == 0.0, "a -inf weight normalises to 0");
-  CHECK_NEAR(rt_ess_of(w, 4), 1.0 / (1.0 / 64 + 9.0 / 64 + 16.0 / 64), 1e-12, "ESS");
+  rt_block b;
+  rt_weigh_block(c, 0, 4, w, &b);
+  rt_weights s = rt_combine_blocks(&b, 1);
+  CHECK_NEAR(s.ess, 1.0 / (1.0 / 64 + 9.0 / 64 + 16.0 / 64), 1e-12, "ESS");
+  CHECK_NEAR(s.log_sum, lz, 0.0, "the blocked passes give rt_normalise's log sum");
   for (int i = 0; i < 4; i++) c[i] = -INFINITY;
   CHECK(rt_normalise(c, 4, w) == -INFINITY, "all zero");
-  CHECK(rt_ess_of(w, 4) == 0.0, "ESS of zero weights");
+  rt_weigh_block(c, 0, 4, w, &b);
+  CHECK(rt_combine_blocks(&b, 1).log_sum == -INFINITY && w[0] == 0.0, "all zero, blocked");
   c[1] = INFINITY;
   c[3] = INFINITY;
   rt_normalise(c, 4, w);
   CHECK(w[1] == 0.5 && w[3] == 0.5 && w[0] == 0.0, "infinite weights share the mass");
-  double uniform[5] = {0.2, 0.2, 0.2, 0.2, 0.2};
-  CHECK_NEAR(rt_ess_of(uniform, 5), 5.0, 1e-12, "ESS of uniform weights");
+  double zeros[5] = {0, 0, 0, 0, 0}, e[5];
+  rt_weigh_block(zeros, 0, 5, e, &b);
+  CHECK_NEAR(rt_combine_blocks(&b, 1).ess, 5.0, 1e-12, "ESS of uniform weights");
+}
+
+/* Log weights over several blocks: a wide spread, zero weights, a block with none but zeros, a
+ * block far below the rest (its scale underflows past the double range of exp). */
+static void fill_log_weights(double *logw, int64_t n, uint64_t seed) {
+  rt_rng g;
+  rt_rng_init(&g, seed, 0, 0, RT_DOMAIN_TEST);
+  for (int64_t i = 0; i < n; i++) {
+    double u = rt_uniform(&g);
+    logw[i] = u < 0.05 ? -INFINITY : -40.0 * rt_uniform(&g) + 3.0 * rt_normal(&g);
+  }
+  for (int64_t i = RT_RESAMPLE_BLOCK; i < 2 * RT_RESAMPLE_BLOCK && i < n; i++) logw[i] = -INFINITY;
+  for (int64_t i = 3 * RT_RESAMPLE_BLOCK; i < 4 * RT_RESAMPLE_BLOCK && i < n; i++) logw[i] -= 900.0;
+}
+
+/* The blocked normalisation (weigh, combine, normalise: what the barrier runs on its threads) against
+ * a straightforward long-double log-sum-exp. */
+static void test_blocked_normalisation(void) {
+  const int64_t n = 5 * RT_RESAMPLE_BLOCK + 123;
+  int64_t nb = rt_n_blocks(n);
+  double *logw = malloc((size_t)n * sizeof(double)), *e = malloc((size_t)n * sizeof(double));
+  double *w = malloc((size_t)n * sizeof(double));
+  rt_block *blocks = malloc((size_t)nb * sizeof(rt_block));
+  fill_log_weights(logw, n, 11);
+  logw[n - 1] = 5.0; /* the largest weight in the short last block */
+  for (int64_t k = nb - 1; k >= 0; k--) /* any block order: blocks are independent */
+    rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, &blocks[k]);
+  rt_weights s = rt_combine_blocks(blocks, nb);
+  for (int64_t k = 0; k < nb; k++) rt_normalise_block(e, rt_block_lo(k), rt_block_hi(k, n), &blocks[k], s.total);
+  long double mx = -INFINITY, sum = 0.0L, sum_sq = 0.0L;
+  for (int64_t i = 0; i < n; i++)
+    if (logw[i] > mx) mx = logw[i];
+  for (int64_t i = 0; i < n; i++) sum += expl((long double)logw[i] - mx);
+  double worst = 0.0;
+  int zeros_ok = 1;
+  for (int64_t i = 0; i < n; i++) {
+    long double ref = expl((long double)logw[i] - mx) / sum;
+    sum_sq += ref * ref;
+    double err = (double)fabsl((long double)e[i] - ref);
+    if (ref > 0.0L && err / (double)ref > worst) worst = err / (double)ref;
+    if ((double)ref == 0.0 && e[i] != 0.0) zeros_ok = 0;
+  }
+  CHECK(worst < 1e-13, "blocked weights vs long double: relative error %g", worst);
+  CHECK(zeros_ok, "zero weights stay zero");
+  CHECK_NEAR(s.log_sum, (double)(mx + logl(sum)), 1e-13 * fabs((double)(mx + logl(sum))), "log sum vs long double");
+  CHECK_NEAR(s.ess, (double)(1.0L / sum_sq), 1e-12 * (double)(1.0L / sum_sq), "ESS vs long double");
+  CHECK(blocks[1].scale == 0.0 && blocks[3].scale == 0.0, "a block of zeros, a block below exp's range: scale 0");
+  /* rt_normalise (one thread, no block table) gives the same bits. */
+  CHECK(rt_normalise(logw, n, w) == s.log_sum && memcmp(w, e, (size_t)n * sizeof(double)) == 0,
+        "rt_normalise equals the blocked passes bit for bit");
+  free(logw);
+  free(e);
+  free(w);
+  free(blocks);
+}
+
+/* Systematic and stratified offspring computed block by block, the blocks in reverse order (as
+ * threads may finish them), against a direct merge of all N points with the cumulative weights. */
+static void test_offspring_blocks(int32_t scheme) {
+  const int64_t n = 4 * RT_RESAMPLE_BLOCK + 777;
+  int64_t nb = rt_n_blocks(n);
+  double *logw = malloc((size_t)n * sizeof(double)), *e = malloc((size_t)n * sizeof(double));
+  double *cum = malloc((size_t)n * sizeof(double)), *points = malloc((size_t)n * sizeof(double));
+  int64_t *counts = malloc((size_t)n * sizeof(int64_t)), *ref = calloc((size_t)n, sizeof(int64_t));
+  rt_block *blocks = malloc((size_t)nb * sizeof(rt_block));
+  for (uint32_t rep = 0; rep < 20; rep++) {
+    fill_log_weights(logw, n, 100 + rep);
+    for (int64_t k = 0; k < nb; k++) rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, &blocks[k]);
+    rt_weights s = rt_combine_blocks(blocks, nb);
+    rt_rng g;
+    rt_rng_init(&g, 5, 0, rep, RT_DOMAIN_RESAMPLE);
+    rt_offspring o;
+    rt_offspring_init(&o, scheme, n, s.total, &g);
+    int ends_meet = 1;
+    for (int64_t k = nb - 1; k >= 0; k--) {
+      double end = rt_offspring_block(&o, e, rt_block_lo(k), rt_block_hi(k, n), blocks[k].start, blocks[k].scale, counts);
+      ends_meet &= end == (k + 1 < nb ? blocks[k + 1].start : s.total);
+    }
+    CHECK(ends_meet, "%s: each block ends where the next starts", scheme_name[scheme]);
+    rt_give_leftover(e, blocks, n, rt_offspring_leftover(&o, s.total), counts);
+    /* The reference: cumulative weights in points, the N points, merged. */
+    for (int64_t k = 0; k < nb; k++) {
+      double local = 0.0;
+      for (int64_t i = rt_block_lo(k); i < rt_block_hi(k, n); i++) {
+        local += e[i];
+        cum[i] = (blocks[k].start + blocks[k].scale * local) * o.per_unit;
+      }
+    }
+    rt_rng pg = g;
+    for (int64_t j = 0; j < n; j++)
+      points[j] = (double)j + (scheme == SIRENRT_STRATIFIED ? rt_uniform(&pg) : o.u);
+    memset(ref, 0, (size_t)n * sizeof(int64_t));
+    int64_t j = 0, last = 0;
+    for (int64_t i = 0; i < n; i++) {
+      while (j < n && points[j] < cum[i]) ref[i]++, j++;
+      if (e[i] > 0.0 && blocks[i / RT_RESAMPLE_BLOCK].scale > 0.0) last = i;
+    }
+    ref[last] += n - j;
+    int64_t total = 0, differ = 0, far = 0;
+    for (int64_t i = 0; i < n; i++) {
+      total += counts[i];
+      differ += counts[i] != ref[i];
+      double nw = e[i] * blocks[i / RT_RESAMPLE_BLOCK].scale / s.total * (double)n;
+      far += scheme == SIRENRT_SYSTEMATIC && (counts[i] < floor(nw) - 1 || counts[i] > ceil(nw) + 1);
+    }
+    CHECK(total == n, "%s: counts sum to %lld", scheme_name[scheme], (long long)total);
+    CHECK(differ == 0, "%s: %lld counts differ from the direct merge", scheme_name[scheme], (long long)differ);
+    CHECK(far == 0, "%s: %lld counts far from N w", scheme_name[scheme], (long long)far);
+  }
+  free(logw);
+  free(e);
+  free(cum);
+  free(points);
+  free(counts);
+  free(ref);
+  free(blocks);
 }
 
 static void test_unbiased(int32_t scheme) {
@@ -93,6 +218,9 @@ static void test_extremes(void) {
 
 int main(void) {
   test_normalise_and_ess();
+  test_blocked_normalisation();
+  test_offspring_blocks(SIRENRT_SYSTEMATIC);
+  test_offspring_blocks(SIRENRT_STRATIFIED);
   for (int32_t s = 0; s <= SIRENRT_RESIDUAL; s++) test_unbiased(s);
   test_extremes();
   return check_report("test_resample");

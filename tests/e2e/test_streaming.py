@@ -102,11 +102,12 @@ def test_a_program_that_is_not_streamable_runs_in_batch_only():
         f.step(np.array([1.0]))
 
 
-@pytest.mark.parametrize("threads", [2, 3])
+@pytest.mark.parametrize("threads", [2, 3, 4, 7])
 def test_threads_change_nothing(model, rows, threads):
-    # Enough particles that every thread gets a share (the runtime keeps small populations on one).
-    one = model.filter(particles=7001, seed=8)
-    many = model.filter(particles=7001, seed=8, threads=threads)
+    # Enough particles that every thread count runs on the pool (the runtime keeps fewer than 2048 a
+    # thread on one) and the barrier has several blocks of 4096 to split between them.
+    one = model.filter(particles=20001, seed=8)
+    many = model.filter(particles=20001, seed=8, threads=threads)
     one.run(rows)
     many.run(rows)
     assert one.estimate() == many.estimate() and one.log_evidence == many.log_evidence
