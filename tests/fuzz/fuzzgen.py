@@ -38,7 +38,7 @@ def List(a):
 ROWS = List(List(F))
 # The types a `let` binds or a function takes/returns (lists of lists only come from File.read).
 VALUE_TYPES = [F, F, F, B, U, Pair(F, F), Pair(F, B), List(F), List(B), Pair(F, List(F))]
-RESULT_TYPES = [F, F, B, U, Pair(F, F), Pair(F, B), List(F), Pair(F, List(F))]
+RESULT_TYPES = [F, F, B, U, Pair(F, F), Pair(F, B), List(F), Pair(F, List(F)), List(B), ROWS]
 
 DATA_CSV = "t,y,z\n0,0.5,1\n1,1.2,0\n2,0.8,1\n3,-0.3,0\n"
 DATA_ROWS = 4
@@ -142,7 +142,7 @@ class Gen:
             vt = self.pick(VALUE_TYPES)
             value = self.expr(vt, env, d)
             pat, binds = self.pattern(vt)
-            return f"let {pat} = {value} in\n{self.expr(ty, {**env, **binds}, d, True)}"
+            return f"let {pat} = {value} in{self.comment()}\n{self.expr(ty, {**env, **binds}, d, True)}"
         if form == "draw":
             vt = self.pick([F, F, B])
             name = self.fresh()
@@ -237,6 +237,12 @@ class Gen:
         if form == "row":
             return 'List.hd(File.read("data.csv"))'
         raise AssertionError(form)
+
+    def comment(self) -> str:
+        if self.chance(8):
+            return self.pick(["  # a comment", " (* a block comment *)", " (* a\nblock (* comment *)", " #",
+                              " (*) *)", " # (* not a block comment"])
+        return ""
 
     def nonempty_list(self, elem_ty, env, d) -> str:
         """A list of ``elem_ty``, usually not empty (List.hd/tl of [] is a run-time error)."""
@@ -644,7 +650,8 @@ def big_programs(draw, most: int = 50):
     resample points, a long sum, list, tuple, comment, name or number literal... Returns
     ``(kind, size, program)``."""
     kind = draw(st.sampled_from(STRESS_KINDS))
-    n = draw(st.integers(1, most))
+    scales = [s for s in (10, 100, 1000, 5000, 20000) if s < most] + [most]
+    n = draw(st.integers(1, draw(st.sampled_from(scales))))
     return kind, n, _big(kind, n)
 
 

@@ -6,6 +6,7 @@ its answer.
   particle holds the same values with the same weight, so the answer is exact: the estimate
   with and without the insertions must be identical, for any seed, particle count, resampler
   and ESS threshold.
+* The number of threads does not change the answer of any generated well-typed program.
 * On a conjugate Gaussian model the answer is random; with and without ``resample()`` at
   various places, the mean over a fixed set of seeds must agree with the exact posterior mean
   within Monte Carlo error.
@@ -75,3 +76,25 @@ def test_resampling_keeps_the_posterior_mean(worker, case_dir, resample_after, u
     # errors of the mean over the seeds (fixed seeds: the same numbers on every run).
     tolerance = 5 * EXACT_SD / (particles / 3 * len(seeds)) ** 0.5
     assert abs(statistics.fmean(estimates) - EXACT_MEAN) < tolerance, (estimates, program)
+
+
+@settings(FUZZ, max_examples=30)
+@given(program=fuzzgen.programs(ill=False, max_depth=4), particles=st.sampled_from([1, 5, 40]),
+       seed=st.integers(0, 3), threshold=st.sampled_from(["0", "0.5"]))
+def test_threads_do_not_change_the_answer(worker, case_dir, program, particles, seed, threshold):
+    """The answer does not depend on the number of threads (api.md): the same result and log
+    evidence, bit for bit, with 1, 2 and 3 threads."""
+    outcomes = []
+    for threads in ("1", "2", "3"):
+        fuzzrun.write_case(case_dir, program.encode(), DATA)
+        outcome = worker.run(["run", "model.si", "--json", "-p", str(particles), "--seed", str(seed),
+                              "--ess-threshold", threshold, "--threads", threads], cwd=case_dir)
+        check(outcome, program)
+        outcomes.append(outcome)
+    codes = {o.code for o in outcomes}
+    assert len(codes) == 1, (codes, [o.stderr for o in outcomes], program)
+    if codes == {0}:
+        answers = {json.dumps([json.loads(o.stdout)[k] for k in ("result", "log_evidence")]) for o in outcomes}
+        assert len(answers) == 1, f"{answers}\n{program}"
+    # (When particles fail, which one reports first may depend on the threads: only the exit
+    # status is compared.)

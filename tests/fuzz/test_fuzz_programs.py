@@ -35,7 +35,7 @@ def run(worker, folder, program: bytes, data, **options) -> fuzzrun.Outcome:
     return worker.run(argv, cwd=folder)
 
 
-@settings(FUZZ, max_examples=200)
+@settings(FUZZ, max_examples=150)
 @given(program=fuzzgen.programs(ill=False, max_depth=5), data=st.data())
 def test_well_typed_programs(worker, case_dir, program, data):
     outcome = run(worker, case_dir, program.encode(), data)
@@ -57,7 +57,7 @@ def test_ill_typed_programs(worker, case_dir, program, data):
 NON_UTF8_IN_CI = False
 
 
-@settings(FUZZ, max_examples=200)
+@settings(FUZZ, max_examples=150)
 @given(program=fuzzgen.programs(ill=False, max_depth=3).flatmap(
            lambda p: fuzzgen.mutated(p, non_utf8=NON_UTF8_IN_CI)),
        data=st.data())
