@@ -29,9 +29,14 @@ DATA = fuzzgen.DATA_CSV.encode()
 RUN_TIME = re.compile(r"must|empty list|zero weight|plan cannot be satisfied|categorical|range|ess_threshold")
 
 
-def run(worker, folder, program: bytes, data, **options) -> fuzzrun.Outcome:
+# `-o` into a folder that does not exist gives an internal error (exit 3, FileNotFoundError; an
+# open bug, issue 11): left out here, kept in benchmarks/fuzz.py.
+MISSING_DIR_IN_CI = False
+
+
+def run(worker, folder, program: bytes, data) -> fuzzrun.Outcome:
     fuzzrun.write_case(folder, program, DATA)
-    argv = data.draw(fuzzgen.command_lines("model.si", folder, **options), label="argv")
+    argv = data.draw(fuzzgen.command_lines("model.si", folder, missing_dir=MISSING_DIR_IN_CI), label="argv")
     return worker.run(argv, cwd=folder)
 
 
@@ -94,8 +99,8 @@ def test_big_programs(worker, case_dir, case):
     assert outcome.code == 0, f"{kind} x{size}: {outcome.stderr}"
 
 
-# Particle counts too large to allocate give exit 1 without a location (an open bug, issue 11):
-# left out here (huge_particles=False), kept in benchmarks/fuzz.py.
+# Particle counts too large to allocate give exit 1 without a location, 2**63 an internal error
+# (open bugs, issue 11): left out here (huge_particles=False), kept in benchmarks/fuzz.py.
 @settings(FUZZ, max_examples=40)
 @given(argv=fuzzgen.odd_command_lines(huge_particles=False))
 def test_odd_options(worker, case_dir, argv):
