@@ -20,9 +20,11 @@ rendered message; nothing here can crash the interpreter on bad input.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import shutil
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -59,6 +61,16 @@ def compile(source: str | os.PathLike, method: str = "pf", check: bool = True,
     """
     from sirenc.driver import compile_to_llvm_dialect
 
+    if isinstance(source, bytes) or not isinstance(source, (str, os.PathLike)) \
+            or isinstance(os.fspath(source), bytes):
+        raise SirenUsageError(
+            f"compile() takes the program text or a path (str or os.PathLike), not {type(source).__name__}"
+            + ("; decode bytes first, e.g. source.decode('utf-8')" if isinstance(source, bytes) else ""))
+    if not isinstance(method, str):
+        raise SirenUsageError(f"method must be a string such as 'pf', not {method!r}")
+    if output is not None:
+        from sirenc.backend.link import check_output
+        check_output(output)      # a directory, a device or a link is refused before compiling
     module, info = compile_to_llvm_dialect(source, method, check, analysis_budget=analysis_budget)
     return from_llvm_dialect(module, info, output=output)
 
@@ -75,38 +87,79 @@ def from_llvm_dialect(module: Any, info: ModelInfo,
 
 
 # dlopen caches by path (P13): a file rewritten in place must not come back as
-# the old code, so a path whose contents changed is loaded from a
-# content-named copy. realpath -> (sha1, cffi library)
-_loaded: dict[str, tuple[str, Any]] = {}
+# the old code, so a path whose contents changed is loaded from a private copy
+# (a unique name in the cache folder, removed from disk as soon as it is open).
+# realpath -> the library loaded from it most recently. A library replaced by a
+# newer one is closed once no Model or Filter of it is left.
+class _Library:
+    def __init__(self, digest: str, lib: Any, ffi: Any):
+        self.digest = digest
+        self.lib = lib
+        self._ffi = ffi           # held: dlclose may run late in interpreter shutdown
+        self.users = 0            # Models alive (a Filter keeps its Model alive)
+        self.stale = False        # replaced by a newer version of the same path
+
+    def acquire(self) -> None:
+        self.users += 1
+
+    def release(self) -> None:
+        self.users -= 1
+        if self.users == 0 and self.stale:
+            self._close()
+
+    def retire(self) -> None:
+        self.stale = True
+        if self.users == 0:
+            self._close()
+
+    def _close(self) -> None:
+        lib, self.lib = self.lib, None
+        if lib is not None:
+            self._ffi.dlclose(lib)
+
+
+_loaded: dict[str, _Library] = {}
 
 
 def load(path: str | os.PathLike) -> "Model":
     """Load a ``model.so`` built by ``sirenc -o`` or ``compile(..., output=...)``."""
     from sirenc.runtime.ffi import ffi
 
+    if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
+        raise SirenUsageError(f"load() takes a path (str or os.PathLike), not {type(path).__name__}")
     real = os.path.realpath(path)
     try:
         digest = hashlib.sha1(Path(real).read_bytes()).hexdigest()
     except OSError as e:
         raise SirenUsageError(f"cannot read model {os.fspath(path)}: {e.strerror}") from None
     known = _loaded.get(real)
-    if known is not None and known[0] == digest:
-        lib = known[1]
-    else:
-        target = real
-        if known is not None:
-            from sirenc.backend.link import cache_dir
-            target = str(cache_dir() / f"model_{digest}.so")
-            if not os.path.exists(target):
-                os.makedirs(os.path.dirname(target), exist_ok=True)
-                shutil.copyfile(real, target)
+    if known is None or known.digest != digest or known.lib is None:
+        target, copy = real, None
         try:
+            if known is not None:
+                from sirenc.backend.link import cache_dir
+                folder = cache_dir()
+                try:
+                    folder.mkdir(parents=True, exist_ok=True)
+                    fd, copy = tempfile.mkstemp(prefix=f"load_{digest[:16]}_", suffix=".so", dir=folder)
+                    os.close(fd)
+                    shutil.copyfile(real, copy)
+                except OSError as e:
+                    raise SirenUsageError(f"cannot copy {os.fspath(path)} into the cache folder "
+                                          f"{folder} to load it: {e.strerror}") from None
+                target = copy
             lib = ffi.dlopen(target)
             lib.sirenc_info  # noqa: B018 -- resolve now: is this a compiled model?
         except (OSError, AttributeError) as e:
             raise SirenUsageError(f"{os.fspath(path)} is not a loadable sirenc model: {e}") from None
-        _loaded[real] = (digest, lib)
-    return Model._from_library(lib, Path(real))
+        finally:
+            if copy is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(copy)   # open now: the mapping outlives the name
+        if known is not None:
+            known.retire()
+        known = _loaded[real] = _Library(digest, lib, ffi)
+    return Model._from_library(known, Path(real))
 
 
 # ----------------------------------------------------------------------- model
@@ -137,8 +190,9 @@ class _CodePin:
 
     _pinned: set["_CodePin"] = set()
 
-    def __init__(self, keepalive: Any):
+    def __init__(self, keepalive: Any, on_free: Callable[[], None] | None = None):
         self.keepalive = keepalive
+        self.on_free = on_free      # called once nothing uses the code any more
         self.count = 0
         self.acquire()              # the model's own reference
 
@@ -150,14 +204,19 @@ class _CodePin:
         self.count -= 1
         if self.count == 0:
             _CodePin._pinned.discard(self)
+            on_free, self.on_free = self.on_free, None
+            self.keepalive = None
+            if on_free is not None:
+                on_free()           # a JIT model's close, a library's release: frees the code
 
 
 class Model:
     """A compiled model. Create filters with ``filter()``; see ``info``."""
 
-    def __init__(self, descriptor: Any, entry: _Entry, keepalive: Any, path: Path | None):
+    def __init__(self, descriptor: Any, entry: _Entry, keepalive: Any, path: Path | None,
+                 on_free: Callable[[], None] | None = None):
         self._entry = entry
-        self._pin = _CodePin(keepalive)   # JIT engine or cffi library: owns the code
+        self._pin = _CodePin(keepalive, on_free)   # JIT model or loaded library: owns the code
         self.path = path                  # the model.so, or None for a JIT model
         self.info = _describe(descriptor)
         if self.info["abi_version"] != abi_version():
@@ -179,16 +238,18 @@ class Model:
             log_evidence=rt.sirenrt_filter_log_evidence, ess=rt.sirenrt_filter_ess,
             error=lambda f: rt.sirenrt_last_error() if f == ffi.NULL else rt.sirenrt_filter_error(f),
         )
-        return cls(descriptor, entry, jit, None)
+        return cls(descriptor, entry, jit, None, on_free=jit.close)
 
     @classmethod
-    def _from_library(cls, lib: Any, path: Path) -> "Model":
+    def _from_library(cls, library: _Library, path: Path) -> "Model":
+        lib = library.lib
         entry = _Entry(
             new=lib.sirenc_new, free=lib.sirenc_free, run=lib.sirenc_run, step=lib.sirenc_step,
             estimate=lib.sirenc_estimate, log_evidence=lib.sirenc_log_evidence,
             ess=lib.sirenc_ess, error=lib.sirenc_error,
         )
-        return cls(lib.sirenc_info(), entry, lib, path)
+        library.acquire()   # released by the model's pin (also if __init__ refuses the model)
+        return cls(lib.sirenc_info(), entry, library, path, on_free=library.release)
 
     def filter(self, particles: int = 1000, seed: int = 0, resampler: str = "systematic",
                ess_threshold: float = 0.0, threads: int = 1) -> "Filter":
@@ -196,13 +257,16 @@ class Model:
         ``threads`` threads (the answers do not depend on how many)."""
         from sirenc.runtime.ffi import ffi
 
-        if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or particles < 1:
-            raise SirenUsageError(f"particles must be a positive integer, not {particles!r}")
+        if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) \
+                or not 1 <= particles < 2**63:
+            raise SirenUsageError(f"particles must be an integer in [1, 2**63), not {particles!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
             raise SirenUsageError(f"seed must be an integer in [0, 2**64), not {seed!r}")
-        if resampler not in RESAMPLERS:
+        if not isinstance(resampler, str) or resampler not in RESAMPLERS:
             raise SirenUsageError(
                 f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
+        if isinstance(ess_threshold, bool) or not isinstance(ess_threshold, (int, float, np.integer, np.floating)):
+            raise SirenUsageError(f"ess_threshold must be a number in [0, 1], not {ess_threshold!r}")
         threshold = float(ess_threshold)
         if not 0.0 <= threshold <= 1.0:
             raise SirenUsageError(f"ess_threshold must lie in [0, 1], not {ess_threshold!r}")

@@ -154,11 +154,14 @@ def _open(args, check: bool):
 
 def cmd_compile(args) -> int:
     from sirenc import driver
+    from sirenc.backend.link import check_output, write_atomically
 
-    c = _open(args, check=not args.no_check)
     stage = args.emit or ("so" if args.output else None)
     if stage is None:
         raise SirenUsageError("nothing to do: give -o FILE or --emit=STAGE")
+    if args.output:
+        check_output(args.output)     # before compiling: a directory or a device is refused
+    c = _open(args, check=not args.no_check)
     product = driver.run_until(c, stage)
     print_warnings(c, args.warnings)
     if stage == "ast":
@@ -166,8 +169,7 @@ def cmd_compile(args) -> int:
     elif stage in ("obj", "so"):
         data = product if isinstance(product, bytes) else open(product, "rb").read()
         if args.output:
-            with open(args.output, "wb") as f:
-                f.write(data)
+            write_atomically(args.output, data, mode=0o777 if stage == "so" else 0o666)
         elif stage == "obj":
             sys.stdout.buffer.write(data)
         else:
@@ -175,8 +177,7 @@ def cmd_compile(args) -> int:
     else:
         text = product if isinstance(product, str) else str(product)
         if args.output:
-            with open(args.output, "w") as f:
-                f.write(text + "\n")
+            write_atomically(args.output, (text + "\n").encode())
         else:
             print(text)
     return 0
@@ -209,13 +210,20 @@ def runtime_plan(c) -> dict:
     return {name: "sample" for name in (c.plan.plan if c.plan is not None else {})}
 
 
-def jit_model(c):
-    """The compilation's filter, JIT-compiled into this process."""
+def jit_model(c, data: str | None = None):
+    """The compilation's filter, JIT-compiled into this process. ``data`` (``--data``) replaces
+    the program's data file (file 0): the runtime reads it as it reads ``File.read``'s files."""
     from sirenc import api, driver
 
     c.snapshots = False   # nothing prints the intermediate stages of a run
     module = driver.run_until(c, "llvm-dialect")
-    return api.from_llvm_dialect(module, driver.model_info(c, module))
+    info = driver.model_info(c, module)
+    if data is not None:
+        if not info.files:
+            raise SirenUsageError("--data replaces the file the program reads with File.read, "
+                                  "and this program reads no file")
+        info.files = [os.path.abspath(data), *info.files[1:]]
+    return api.from_llvm_dialect(module, info)
 
 
 @dataclass
@@ -241,16 +249,18 @@ def verbose_blocks(outcome: Outcome) -> list[str]:
 
 
 def cmd_run(args) -> int:
-    from sirenc.data import read_csv
+    from sirenc.data import check_readable
 
-    if args.particles < 1:
-        raise SirenUsageError("--particles must be at least 1")
+    if not 1 <= args.particles < 2**63:
+        raise SirenUsageError(f"--particles must be an integer in [1, 2**63), not {args.particles}")
+    if not 0 <= args.seed < 2**64:
+        raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
+    data = check_readable(args.data) if args.data else None
     c = _open(args, check=not args.no_check)
-    model = jit_model(c)
+    model = jit_model(c, data)
     analysis_time = None if args.no_check else c.plan.seconds
     print_warnings(c, args.warnings)
-    rows = read_csv(args.data) if args.data else None
-    outcome = run_filter(model, args.particles, args.seed, rows, resampler=args.resampler,
+    outcome = run_filter(model, args.particles, args.seed, None, resampler=args.resampler,
                          ess_threshold=args.ess_threshold, threads=args.threads)
     plan = dict(c.plan.plan) if c.plan is not None else {}
     if args.json:

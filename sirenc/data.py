@@ -1,47 +1,85 @@
-"""Reading observation rows supplied on the command line (`sirenc run --data`).
+"""Reading CSV data files from Python with the runtime's own reader.
 
-Same rules as `File.read` (SPEC 0.2): the first line is a header, fields are
-floats separated by commas, trailing blank lines are ignored. A field that
-does not parse is an error naming the file, line and column.
+``File.read`` and ``sirenc run --data`` read files through one reader, the C runtime's
+(``sirenrt_read_csv``; its grammar is in ``runtime_c/include/sirenrt.h`` and in
+docs/language.md's ``File.read`` section): UTF-8, a byte order mark skipped, lines ending in
+``\\n``, ``\\r\\n`` or ``\\r``, the header line skipped, fields as C's ``strtod`` reads ASCII
+decimals and inf/nan, trailing blank lines ignored, rows of any length. A malformed file is a
+``SirenDataError`` whose message names the file, line and column.
+
+    rows = read_rows("walk.csv")     # a list of float64 arrays, one per row (lengths may differ)
+    table = read_csv("walk.csv")     # n_rows x n_cols float64, for Filter.run; rows must agree
 """
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
-from sirenc.diagnostics import SirenDataError, SirenUsageError, Span, register_source
+from sirenc.diagnostics import SirenDataError, SirenUsageError
 
 
-def parse_csv(text: str, path: str) -> np.ndarray:
-    register_source(path, text)
-    lines = text.splitlines()
-    while lines and not lines[-1].strip():
-        lines.pop()
-    rows: list[list[float]] = []
-    for number, line in enumerate(lines[1:], start=2):
-        row, col = [], 1
-        for field in line.split(","):
-            try:
-                row.append(float(field))
-            except ValueError:
-                width = max(len(field), 1)
-                what = "an empty field" if not field.strip() else f"'{field.strip()}' is not a number"
-                raise SirenDataError(f"bad data: {what}", Span(path, number, col, number, col + width)) from None
-            col += len(field) + 1
-        if rows and len(row) != len(rows[0]):
-            raise SirenDataError(
-                f"bad data: this row has {len(row)} fields, the first row has {len(rows[0])}",
-                Span(path, number, 1, number, len(line) + 1),
-            )
-        rows.append(row)
-    width = len(rows[0]) if rows else 0
-    return np.array(rows, dtype=np.float64).reshape(len(rows), width)
+class DataFileError(SirenDataError):
+    """A malformed data file; the runtime rendered the message (``path:line:col: error: ...``)."""
+
+    def render(self) -> str:
+        return self.message if ": error: " in self.message.split("\n", 1)[0] else f"error: {self.message}"
 
 
-def read_csv(path: str) -> np.ndarray:
+def check_readable(path: str | os.PathLike) -> str:
+    """``path`` as a string, or a ``SirenUsageError`` if it is not a readable regular file."""
+    name = os.fspath(path)
+    if isinstance(name, bytes):
+        name = os.fsdecode(name)
+    if os.path.isdir(name):
+        raise SirenUsageError(f"cannot read data file '{name}': it is a directory")
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        with open(name, "rb"):
+            pass
     except OSError as e:
-        raise SirenUsageError(f"cannot read data file '{path}': {e.strerror}") from None
-    return parse_csv(text, path)
+        raise SirenUsageError(f"cannot read data file '{name}': {e.strerror}") from None
+    return name
+
+
+def read_rows(path: str | os.PathLike) -> list[np.ndarray]:
+    """The data rows of a CSV file (the header skipped), each a float64 array."""
+    from sirenc.runtime.ffi import ffi, runtime_lib
+
+    name = check_readable(path)
+    rt = runtime_lib()
+    vals = ffi.new("double **")
+    starts = ffi.new("int64_t **")
+    n_rows = ffi.new("int64_t *")
+    error = ffi.new("char **")
+    if rt.sirenrt_read_csv(os.fsencode(name), vals, starts, n_rows, error) != 0:
+        text = ffi.string(error[0]).decode("utf-8", "replace") if error[0] != ffi.NULL else \
+            f"cannot read data file '{name}'"
+        rt.sirenrt_free(error[0])
+        raise DataFileError(text)
+    try:
+        n = int(n_rows[0])
+        bounds = np.frombuffer(ffi.buffer(starts[0], (n + 1) * 8), dtype=np.int64).copy()
+        total = int(bounds[-1])
+        flat = np.frombuffer(ffi.buffer(vals[0], total * 8), dtype=np.float64).copy() if total \
+            else np.empty(0, dtype=np.float64)
+    finally:
+        rt.sirenrt_free(vals[0])
+        rt.sirenrt_free(starts[0])
+    return [flat[bounds[r]:bounds[r + 1]] for r in range(n)]
+
+
+def read_csv(path: str | os.PathLike) -> np.ndarray:
+    """The data rows as one ``n_rows x n_cols`` float64 array (``Filter.run``'s argument).
+
+    Rows of different lengths are valid data (``File.read`` and ``sirenc run --data`` take
+    them) but no array: that is a ``SirenDataError`` naming the first row that differs."""
+    rows = read_rows(path)
+    width = len(rows[0]) if rows else 0
+    for r, row in enumerate(rows):
+        if len(row) != width:
+            raise SirenDataError(
+                f"{os.fspath(path)}: data row {r + 1} has {len(row)} fields and row 1 has {width}; "
+                "rows of different lengths make no n_rows x n_cols array (File.read and "
+                "'sirenc run --data' accept them)")
+    return np.array(rows, dtype=np.float64).reshape(len(rows), width)

@@ -183,15 +183,32 @@ SIRENRT_API int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int
 
 /* ------------------------------------------------------------------------------------------------
  * Data.  Files are read lazily, once per run (not per particle), on first use; a missing file or a
- * malformed CSV (header line skipped; fields parsed as doubles, inf/nan/exponents and surrounding
- * spaces accepted; trailing blank lines ignored; empty lines/fields rejected; rows may differ in
- * length) is an error naming the path, or the data file's line and column.
+ * malformed CSV is an error naming the path, or the data file's line and column.  One CSV grammar,
+ * for File.read and for `sirenc run --data` (both read through the runtime):
+ *   - the file is UTF-8 text; a leading byte order mark (EF BB BF) is skipped;
+ *   - lines end in \n, \r\n or \r (also mixed); line 1 is a header and is skipped;
+ *   - blank lines (spaces and tabs only) at the end of the file are ignored; any other empty line,
+ *     and any empty field, is an error;
+ *   - fields are separated by commas; spaces and tabs around a field are ignored;
+ *   - a field is a number as C's strtod reads it in the "C" locale, written in ASCII only: an
+ *     optional sign, digits with an optional decimal point and exponent, or inf / infinity / nan
+ *     in any case; no hex floats, no nan(...), no '_' separators, no other scripts' digits;
+ *     a magnitude too large for a double becomes +-inf;
+ *   - rows may have different numbers of fields, each at most 8388607 ("row too wide" beyond).
+ * Errors read "path:line:col: error: ..." with the line (NUL shown as \0, other control bytes as
+ * \xNN) and a caret under the field.
  * ------------------------------------------------------------------------------------------------ */
 /* The whole file as list(list(float)); shared storage. */
 SIRENRT_API int64_t sirenrt_file(sirenrt_ctx *ctx, int32_t file_id, int32_t site);
 /* Row `index` of file 0 as a list(float); SIRENRT_NEED while a stream (step()) is open and the row has
  * not arrived yet; SIRENRT_END once it is closed and index >= number of rows. */
 SIRENRT_API int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index);
+/* Reads a CSV file by the grammar above.  0: *vals holds the values of all rows one after another,
+ * row r is (*vals)[(*row_start)[r] .. (*row_start)[r+1]), *n_rows rows; free both with sirenrt_free.
+ * Nonzero: *error is the rendered message (free it with sirenrt_free); *vals, *row_start are NULL. */
+SIRENRT_API int32_t sirenrt_read_csv(const char *path, double **vals, int64_t **row_start, int64_t *n_rows,
+                                     char **error);
+SIRENRT_API void sirenrt_free(void *p);
 
 /* ------------------------------------------------------------------------------------------------
  * Population API.  Every int32 result is 0 on success, nonzero on error (text: sirenrt_filter_error).

@@ -6,7 +6,6 @@
  * original's (SPEC §8) except that trailing blank lines are ignored. */
 #include "internal.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,43 +48,129 @@ int rt_table_append_row(rt_table *t, const double *row, int64_t n) {
 }
 
 /* ------------------------------------------------------------------ CSV ------------------------ */
+/* The one CSV reader: File.read and `sirenc run --data` (through sirenrt_read_csv) both use it.
+ * Grammar (also in sirenrt.h and docs/language.md):
+ *   the file is UTF-8; a leading byte order mark is skipped; lines end in \n, \r\n or \r;
+ *   line 1 is a header and is skipped; blank lines at the end are ignored, any other empty line or
+ *   empty field is an error; fields are separated by commas and may have spaces or tabs around
+ *   them; a field is a number as C's strtod reads it in the "C" locale, in ASCII only: digits, a
+ *   sign, a decimal point, an exponent, inf/infinity/nan in any case (no hex, no nan(...), no '_');
+ *   rows may have different numbers of fields (at most RT_MAX_ROW_LEN). */
 
-static int is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+static int is_blank(char c) { return c == ' ' || c == '\t' || c == '\v' || c == '\f'; }
 
-/* "path:line:col: error: msg" with the data line and a caret under [col, col+width). */
-static char *data_error(const char *path, int64_t lineno, const char *line, size_t len, size_t col0, size_t width,
+static size_t utf8_len(const unsigned char *s, size_t n);
+
+/* How an error shows byte i of a line: a tab as one space, NUL as \0, other control bytes and bytes
+ * that are not UTF-8 as \xNN, the rest as it is.  Returns the bytes it stands for (*out: its text,
+ * *width: its columns). */
+static size_t shown(const char *line, size_t len, size_t i, char out[8], size_t *width) {
+  unsigned char c = (unsigned char)line[i];
+  size_t k = c >= 0x80 ? utf8_len((const unsigned char *)line + i, len - i) : 1;
+  if (c == '\0') {
+    memcpy(out, "\\0", 3);
+    *width = 2;
+    return 1;
+  }
+  if ((c < 0x20 && c != '\t') || c == 0x7f || k == 0) {
+    snprintf(out, 8, "\\x%02X", c);
+    *width = 4;
+    return 1;
+  }
+  memcpy(out, c == '\t' ? " " : line + i, k);
+  out[k] = '\0';
+  *width = 1;
+  return k;
+}
+
+/* The first n bytes of the line as an error shows them; *cols: their width. */
+static char *show_line(const char *line, size_t n, size_t *cols) {
+  char *out = malloc(4 * n + 1), piece[8];
+  size_t o = 0, w, total = 0;
+  if (!out) return NULL;
+  for (size_t i = 0; i < n;) {
+    i += shown(line, n, i, piece, &w);
+    size_t k = strlen(piece);
+    memcpy(out + o, piece, k);
+    o += k;
+    total += w;
+  }
+  out[o] = '\0';
+  if (cols) *cols = total;
+  return out;
+}
+
+/* "path:line:col: error: msg" with the data line and a caret under bytes [b0, b0+nb) of the line;
+ * col counts characters (UTF-8), 1-based. */
+static char *data_error(const char *path, int64_t lineno, const char *line, size_t len, size_t b0, size_t nb,
                         const char *msg) {
-  char *text = malloc(len + 1), *caret = malloc(col0 + width + 1);
+  size_t col0 = 0, width = 0, chars = 0, before = b0 < len ? b0 : len, upto = b0 + nb < len ? b0 + nb : len;
+  char *head = show_line(line, before, &col0), *field = show_line(line, upto, &width);
+  free(head);
+  free(field);
+  width = width > col0 ? width - col0 : 1;
+  for (size_t i = 0; i < before; i++) chars += ((unsigned char)line[i] & 0xc0) != 0x80;
+  /* A long line is shown around the caret only: about 60 bytes either side of the field. */
+  size_t from = before > 60 ? before - 60 : 0, to = upto + 60 < len ? upto + 60 : len;
+  while (from > 0 && ((unsigned char)line[from] & 0xc0) == 0x80) from--;
+  while (to < len && ((unsigned char)line[to] & 0xc0) == 0x80) to++;
+  if (from > 0) {
+    size_t skipped;
+    char *cut = show_line(line, from, &skipped);
+    free(cut);
+    col0 = col0 - skipped + 3; /* "..." */
+  }
+  if (width > 200) width = 200;
+  char *shown_text = show_line(line + from, to - from, NULL), *caret = malloc(col0 + width + 1);
+  char *text = shown_text ? rt_strdup_printf("%s%s%s", from > 0 ? "..." : "", shown_text, to < len ? "..." : "") : NULL;
+  free(shown_text);
   char *out = NULL;
   if (text && caret) {
-    for (size_t i = 0; i < len; i++) text[i] = line[i] == '\t' ? ' ' : line[i];
-    text[len] = '\0';
     memset(caret, ' ', col0);
     caret[col0] = '^';
     if (width > 1) memset(caret + col0 + 1, '~', width - 1);
-    caret[col0 + (width ? width : 1)] = '\0';
-    out = rt_strdup_printf("%s:%lld:%zu: error: %s\n%s\n%s", path, (long long)lineno, col0 + 1, msg, text, caret);
+    caret[col0 + width] = '\0';
+    out = rt_strdup_printf("%s:%lld:%zu: error: %s\n%s\n%s", path, (long long)lineno, chars + 1, msg, text, caret);
   }
   free(text);
   free(caret);
   return out;
 }
 
-/* Python float() of one trimmed field, without the hex and "nan(...)" forms strtod also accepts.
- * (strtod follows LC_NUMERIC; hosts that change it from "C" would change the decimal point.) */
+/* One trimmed field as a number (grammar above); strtod only ever sees the ASCII characters of
+ * a decimal or inf/nan literal, so neither hex floats nor a locale's other digits get through. */
 static int parse_field(const char *s, size_t len, double *out) {
+  static const char allowed[] = "0123456789+-.eEiInNfFtTyYaA";
   char small[128], *buf = len < sizeof small ? small : malloc(len + 1);
   if (len == 0 || !buf) return -1;
-  memcpy(buf, s, len);
-  buf[len] = '\0';
   int ok = 1;
   for (size_t i = 0; i < len; i++)
-    if (buf[i] == 'x' || buf[i] == 'X' || buf[i] == '(') ok = 0;
+    if (s[i] == '\0' || !strchr(allowed, s[i])) ok = 0;
+  memcpy(buf, s, len);
+  buf[len] = '\0';
   char *end = buf;
   if (ok) *out = strtod(buf, &end); /* overflow to +-inf is fine, as in Python */
   ok = ok && end == buf + len;
   if (buf != small) free(buf);
   return ok ? 0 : -1;
+}
+
+/* The field as a message quotes it (escaped as in show_line), at most 40 bytes of it. */
+static void quote_field(char *dst, size_t cap, const char *s, size_t len) {
+  size_t o = 0, w;
+  char piece[8];
+  for (size_t i = 0; i < len;) {
+    if (i >= 40) {
+      snprintf(dst + o, cap - o, "...");
+      return;
+    }
+    i += shown(s, len, i, piece, &w);
+    size_t k = strlen(piece);
+    if (o + k + 4 > cap) break;
+    memcpy(dst + o, piece, k);
+    o += k;
+  }
+  dst[o] = '\0';
 }
 
 /* Parses one data line into row[]; returns the field count or -1 with *err set. */
@@ -97,19 +182,26 @@ static int64_t parse_line(const char *path, int64_t lineno, const char *line, si
     size_t start = pos;
     while (pos < len && line[pos] != ',') pos++;
     size_t a = start, b = pos; /* trim the field */
-    while (a < b && is_space(line[a])) a++;
-    while (b > a && is_space(line[b - 1])) b--;
+    while (a < b && is_blank(line[a])) a++;
+    while (b > a && is_blank(line[b - 1])) b--;
     if (a == b) {
       *err = data_error(path, lineno, line, len, a, 1, "empty field");
       return -1;
     }
-    if (grow((void **)row, cap, n + 1, sizeof(double)) || n + 1 > RT_MAX_ROW_LEN) {
-      *err = rt_strdup_printf("%s:%lld: error: row too long or out of memory", path, (long long)lineno);
+    if (n + 1 > RT_MAX_ROW_LEN) {
+      char msg[96];
+      snprintf(msg, sizeof msg, "row too wide: more than %lld fields", (long long)RT_MAX_ROW_LEN);
+      *err = data_error(path, lineno, line, len, a, b - a, msg);
+      return -1;
+    }
+    if (grow((void **)row, cap, n + 1, sizeof(double))) {
+      *err = rt_strdup_printf("%s:%lld: error: out of memory", path, (long long)lineno);
       return -1;
     }
     if (parse_field(line + a, b - a, &(*row)[n])) {
-      char msg[96];
-      snprintf(msg, sizeof msg, "cannot parse '%.*s' as a number", (int)(b - a > 40 ? 40 : b - a), line + a);
+      char msg[300], quoted[240];
+      quote_field(quoted, sizeof quoted, line + a, b - a);
+      snprintf(msg, sizeof msg, "cannot parse '%s' as a number", quoted);
       *err = data_error(path, lineno, line, len, a, b - a, msg);
       return -1;
     }
@@ -148,6 +240,31 @@ static char *slurp(const char *path, size_t *len) {
   return buf;
 }
 
+/* Length of the UTF-8 sequence at s (at most n bytes), or 0 if it is not well formed. */
+static size_t utf8_len(const unsigned char *s, size_t n) {
+  if (s[0] < 0x80) return 1;
+  size_t k = s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : s[0] >= 0xe0 ? 3 : s[0] >= 0xc2 && s[0] < 0xe0 ? 2 : 0;
+  if (k == 0 || k > n) return 0;
+  for (size_t i = 1; i < k; i++)
+    if ((s[i] & 0xc0) != 0x80) return 0;
+  if (k == 3 && ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0))) return 0;
+  if (k == 4 && ((s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))) return 0;
+  return k;
+}
+
+/* End of the line starting at pos (its terminator, or len), and where the next line starts. */
+static size_t line_end(const char *text, size_t len, size_t pos, size_t *next) {
+  while (pos < len && text[pos] != '\n' && text[pos] != '\r') pos++;
+  *next = pos < len ? pos + 1 + (text[pos] == '\r' && pos + 1 < len && text[pos + 1] == '\n') : len;
+  return pos;
+}
+
+static int is_blank_line(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!is_blank(s[i])) return 0;
+  return 1;
+}
+
 int rt_table_read_csv(rt_table *t, const char *path, char **err) {
   *err = NULL;
   size_t len;
@@ -157,30 +274,47 @@ int rt_table_read_csv(rt_table *t, const char *path, char **err) {
     return -1;
   }
   rt_table_clear(t);
-  /* Trailing blank lines are ignored: find where the last non-blank character ends. */
-  size_t end = len;
-  while (end > 0 && (is_space(text[end - 1]) || text[end - 1] == '\n')) end--;
-  double *row = NULL;
-  int64_t cap = 0, lineno = 1;
-  size_t pos = 0;
-  while (pos < len && text[pos] != '\n') pos++; /* the header line */
+  size_t pos = len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0 ? 3 : 0, body = pos;
   int status = 0;
+  /* The whole file must be UTF-8 (the header too): report the first bad byte where it is. */
+  int64_t lineno = 1;
+  for (size_t i = body, line0 = body; i < len;) {
+    size_t k = utf8_len((const unsigned char *)text + i, len - i);
+    if (k == 0) {
+      size_t next, e = line_end(text, len, line0, &next);
+      char msg[80];
+      snprintf(msg, sizeof msg, "the file is not UTF-8 text (byte 0x%02X)", (unsigned char)text[i]);
+      *err = data_error(path, lineno, text + line0, e - line0, i - line0, 1, msg);
+      free(text);
+      return -1;
+    }
+    if (text[i] == '\n' || (text[i] == '\r' && !(i + 1 < len && text[i + 1] == '\n'))) {
+      lineno++;
+      line0 = i + 1;
+    }
+    i += k;
+  }
+  /* Trailing blank lines are ignored: find where the last non-blank line ends. */
+  size_t end = len;
+  while (end > body && (is_blank(text[end - 1]) || text[end - 1] == '\n' || text[end - 1] == '\r')) end--;
+  double *row = NULL;
+  int64_t cap = 0;
+  lineno = 1;
+  size_t next;
+  line_end(text, len, pos, &next); /* the header line */
+  pos = next;
   while (pos < end) {
-    pos++; /* past '\n' */
     lineno++;
-    size_t start = pos;
-    while (pos < len && text[pos] != '\n') pos++;
-    size_t a = start, b = pos;
-    while (a < b && is_space(text[a])) a++;
-    while (b > a && is_space(text[b - 1])) b--;
-    if (a == b) {
-      *err = data_error(path, lineno, text + start, pos - start, 0, 1, "empty line");
+    size_t start = pos, stop = line_end(text, len, pos, &next);
+    pos = next;
+    if (is_blank_line(text + start, stop - start)) {
+      *err = data_error(path, lineno, text + start, stop - start, 0, 1, "empty line");
       status = -1;
       break;
     }
-    int64_t n = parse_line(path, lineno, text + start, b - start, &row, &cap, err);
+    int64_t n = parse_line(path, lineno, text + start, stop - start, &row, &cap, err);
     if (n < 0 || rt_table_append_row(t, row, n)) {
-      if (!*err) *err = rt_strdup_printf("%s:%lld: error: too much data or out of memory", path, (long long)lineno);
+      if (!*err) *err = rt_strdup_printf("%s:%lld: error: too many rows or out of memory", path, (long long)lineno);
       status = -1;
       break;
     }
@@ -190,6 +324,35 @@ int rt_table_read_csv(rt_table *t, const char *path, char **err) {
   if (status == 0) __atomic_store_n(&t->loaded, 1, __ATOMIC_RELEASE);
   return status;
 }
+
+int32_t sirenrt_read_csv(const char *path, double **vals, int64_t **row_start, int64_t *n_rows, char **error) {
+  if (error) *error = NULL;
+  if (!path || !vals || !row_start || !n_rows || !error) return rt_set_last_error("sirenrt_read_csv: bad arguments"), 1;
+  *vals = NULL;
+  *row_start = NULL;
+  *n_rows = 0;
+  rt_table t;
+  memset(&t, 0, sizeof t);
+  if (rt_table_read_csv(&t, path, error)) {
+    rt_table_free(&t);
+    if (!*error) *error = rt_strdup_printf("%s: error: out of memory", path);
+    return 1;
+  }
+  if (!t.row_start) {
+    t.row_start = calloc(1, sizeof(int64_t));
+    if (!t.row_start) {
+      rt_table_free(&t);
+      *error = rt_strdup_printf("%s: error: out of memory", path);
+      return 1;
+    }
+  }
+  *vals = t.vals;
+  *row_start = t.row_start;
+  *n_rows = t.n_rows;
+  return 0;
+}
+
+void sirenrt_free(void *p) { free(p); }
 
 /* ------------------------------------------------------------------ the ABI -------------------- */
 

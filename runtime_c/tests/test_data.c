@@ -49,7 +49,40 @@ static void test_good_files(void) {
   CHECK(rt_table_read_csv(&t, p, &err) == 0 && t.n_rows == 0, "header only: no rows");
   p = write_file("empty.csv", "");
   CHECK(rt_table_read_csv(&t, p, &err) == 0 && t.n_rows == 0, "empty file: no rows");
+  p = write_file("cr.csv", "h\r1,2\r3,4\r\r");
+  CHECK(rt_table_read_csv(&t, p, &err) == 0 && t.n_rows == 2 && at(&t, 1, 1) == 4, "CR-only line ends");
+  p = write_file("mixed.csv", "h\n1\r\n2\r3\n");
+  CHECK(rt_table_read_csv(&t, p, &err) == 0 && t.n_rows == 3 && at(&t, 2, 0) == 3, "mixed line ends");
+  p = write_file("bom.csv", "\xEF\xBB\xBFh\n5\n");
+  CHECK(rt_table_read_csv(&t, p, &err) == 0 && t.n_rows == 1 && at(&t, 0, 0) == 5, "a BOM is skipped");
+  p = write_file("bomrow.csv", "\xEF\xBB\xBF" "1,2\n5\n");
+  CHECK(rt_table_read_csv(&t, p, &err) == 0 && t.n_rows == 1, "a BOM before the header");
+  p = write_file("latin.csv", "temp\xC3\xA9rature\n5\n");
+  CHECK(rt_table_read_csv(&t, p, &err) == 0 && t.n_rows == 1, "a UTF-8 header");
+  p = write_file("big.csv", "h\n1e999,-1e999,INFINITY,NaN\n");
+  CHECK(rt_table_read_csv(&t, p, &err) == 0 && isinf(at(&t, 0, 0)) && at(&t, 0, 1) == -INFINITY &&
+            isinf(at(&t, 0, 2)) && isnan(at(&t, 0, 3)), "overflow to inf, inf/nan words");
   rt_table_free(&t);
+}
+
+static void test_read_csv_abi(void) {
+  double *vals = NULL;
+  int64_t *starts = NULL, n = -1;
+  char *err = NULL;
+  const char *p = write_file("abi.csv", "a,b\r\n1,2\r\n3\r\n");
+  CHECK(sirenrt_read_csv(p, &vals, &starts, &n, &err) == 0 && !err, "sirenrt_read_csv");
+  CHECK(n == 2 && starts[0] == 0 && starts[1] == 2 && starts[2] == 3 && vals[2] == 3, "ragged rows");
+  sirenrt_free(vals);
+  sirenrt_free(starts);
+  p = write_file("abi0.csv", "a\n");
+  CHECK(sirenrt_read_csv(p, &vals, &starts, &n, &err) == 0 && n == 0 && starts && starts[0] == 0, "no rows");
+  sirenrt_free(vals);
+  sirenrt_free(starts);
+  p = write_file("abibad.csv", "a\n1_000\n");
+  CHECK(sirenrt_read_csv(p, &vals, &starts, &n, &err) != 0 && err && !vals && !starts, "1_000 is rejected");
+  if (err) CHECK_CONTAINS(err, ":2:1: error: cannot parse '1_000' as a number");
+  sirenrt_free(err);
+  CHECK(sirenrt_read_csv(NULL, &vals, &starts, &n, &err) != 0, "no path");
 }
 
 static void expect_bad(const char *name, const char *text, const char *needle1, const char *needle2) {
@@ -80,6 +113,11 @@ static void test_bad_files(void) {
   expect_bad("hex.csv", "y\n0x10\n", "cannot parse '0x10'", ":2:1:");
   expect_bad("nanparen.csv", "y\nnan(1)\n", "cannot parse", ":2:1:");
   expect_bad("junk.csv", "y\n1.5x\n", "cannot parse '1.5x'", ":2:1:");
+  expect_bad("underscore.csv", "y\n1_000\n", "cannot parse '1_000'", ":2:1:");
+  expect_bad("arabic.csv", "y\n1,\xD9\xA3\n", "cannot parse '\xD9\xA3'", ":2:3:");
+  expect_bad("crempty.csv", "y\r1\r\r2\r", ":3:1: error: empty line", "empty line");
+  expect_bad("notutf8.csv", "y\n1\n2,\xE9\n", ":3:3: error: the file is not UTF-8 text (byte 0xE9)", "2,");
+  expect_bad("space.csv", "y\n1 2\n", "cannot parse '1 2'", ":2:1:");
   char missing[600];
   snprintf(missing, sizeof missing, "cannot read data file '%s/missing.csv': No such file or directory", dir);
   rt_table t;
@@ -88,6 +126,24 @@ static void test_bad_files(void) {
   snprintf(path, sizeof path, "%s/missing.csv", dir);
   CHECK(rt_table_read_csv(&t, path, &err) != 0 && err, "missing file");
   if (err) CHECK_CONTAINS(err, missing);
+  free(err);
+  rt_table_free(&t);
+}
+
+static void test_nul(void) {
+  char path[600];
+  snprintf(path, sizeof path, "%s/nul.csv", dir);
+  FILE *fp = fopen(path, "wb");
+  fwrite("y\n1,2\0 3\n", 1, 10, fp);
+  fclose(fp);
+  rt_table t;
+  memset(&t, 0, sizeof t);
+  char *err = NULL;
+  CHECK(rt_table_read_csv(&t, path, &err) != 0 && err, "a NUL in a field is rejected");
+  if (err) {
+    CHECK_CONTAINS(err, ":2:3: error: cannot parse '2\\0 3' as a number");
+    CHECK_CONTAINS(err, "\n1,2\\0 3\n  ^~~~~");
+  }
   free(err);
   rt_table_free(&t);
 }
@@ -113,6 +169,8 @@ int main(void) {
   }
   test_good_files();
   test_bad_files();
+  test_read_csv_abi();
+  test_nul();
   test_append_rows();
   char cmd[600];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

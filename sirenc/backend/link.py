@@ -80,6 +80,49 @@ def link_command(cc: str, obj: Path, out: Path, archives: list[Path]) -> list[st
     ]
 
 
+def check_output(output: str | os.PathLike) -> Path:
+    """The absolute path to write ``output`` at, or a ``SirenUsageError`` saying why not.
+
+    Output is written to a temporary file in the target folder and renamed over the target, so
+    the target must be missing or a regular file: a directory, a device (``/dev/null``), a pipe
+    or a symbolic link is refused before anything is written, as is a folder that does not exist.
+    """
+    if isinstance(output, bytes) or not isinstance(output, (str, os.PathLike)):
+        raise SirenUsageError(f"the output must be a path (str or os.PathLike), not {type(output).__name__}")
+    name = os.fspath(output)
+    if isinstance(name, bytes) or not name or "\0" in name:
+        raise SirenUsageError(f"the output must be a file name, not {name!r}")
+    out = Path(name).absolute()
+    if os.path.islink(out):
+        raise SirenUsageError(f"refusing to write {name}: it is a symbolic link (give the path it points to)")
+    if os.path.exists(out) and not os.path.isfile(out):
+        what = "a directory" if os.path.isdir(out) else "not a regular file (a device, a pipe or a socket)"
+        raise SirenUsageError(f"refusing to write {name}: it is {what}")
+    if name.endswith(os.sep) or (os.altsep and name.endswith(os.altsep)):
+        raise SirenUsageError(f"refusing to write {name}: it names a directory")
+    if not out.parent.is_dir():
+        raise SirenUsageError(f"cannot write {name}: the folder {out.parent} does not exist")
+    return out
+
+
+def write_atomically(output: str | os.PathLike, data: bytes, mode: int = 0o666) -> Path:
+    """Write ``data`` to ``output`` (checked by ``check_output``) through a temporary file in the
+    same folder, renamed over it; the new file gets ``mode`` less the umask."""
+    out = check_output(output)
+    partial = out.parent / f".{out.name}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
+    try:
+        fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(partial, out)
+    except OSError as e:
+        raise SirenUsageError(f"cannot write {os.fspath(output)}: {e.strerror}") from None
+    finally:
+        if os.path.lexists(partial):
+            os.unlink(partial)
+    return out
+
+
 def link_shared(obj: bytes, output: str | os.PathLike | None = None) -> Path:
     """Link ``obj`` into a shared object and return its path.
 
@@ -91,9 +134,9 @@ def link_shared(obj: bytes, output: str | os.PathLike | None = None) -> Path:
         out = cache_dir() / f"model_{content_hash(obj, archives)}.so"
         if out.is_file():
             return out
+        out.parent.mkdir(parents=True, exist_ok=True)
     else:
-        out = Path(output).absolute()
-    out.parent.mkdir(parents=True, exist_ok=True)
+        out = check_output(output)
     cc = c_compiler()
     with tempfile.TemporaryDirectory(prefix="sirenc-link-") as tmp:
         obj_path = Path(tmp) / "model.o"
@@ -108,7 +151,12 @@ def link_shared(obj: bytes, output: str | os.PathLike | None = None) -> Path:
                     f"linking {out.name} failed ({Path(cc).name} exited with status "
                     f"{proc.returncode}):\n{proc.stderr.strip()}"
                 )
-            os.replace(partial, out)
+            if output is not None:
+                check_output(output)      # still missing or a regular file: replace it
+            try:
+                os.replace(partial, out)
+            except OSError as e:
+                raise SirenUsageError(f"cannot write {out}: {e.strerror}") from None
         finally:
             if os.path.exists(partial):
                 os.unlink(partial)

@@ -200,8 +200,8 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
 
 # ------------------------------------------------------------ LLVM pipeline
 
-def _parse(mod: ir.Module) -> llvm.ModuleRef:
-    ref = llvm.parse_assembly(str(mod))
+def _parse(mod: ir.Module, context: Any = None) -> llvm.ModuleRef:
+    ref = llvm.parse_assembly(str(mod), context=context)
     ref.verify()
     return ref
 
@@ -209,12 +209,27 @@ def _parse(mod: ir.Module) -> llvm.ModuleRef:
 def _optimize(ref: llvm.ModuleRef, tm: llvm.TargetMachine) -> None:
     pto = llvm.create_pipeline_tuning_options(speed_level=2)
     pb = llvm.create_pass_builder(tm, pto)
-    pb.getModulePassManager().run(ref, pb)
+    mpm = pb.getModulePassManager()
+    try:
+        mpm.run(ref, pb)
+    finally:
+        _dispose_pass_manager(mpm)
+
+
+def _dispose_pass_manager(mpm: Any) -> None:
+    """Free a module pass manager. llvmlite 0.50's ``ModulePassManager`` never does: its
+    ``_dispose`` resolves to ``ObjectRef``'s no-op before ``NewPassManager``'s, which leaked
+    about 75 KB of LLVM memory per compiled model (issue 11)."""
+    from llvmlite.binding import ffi as llvm_ffi
+
+    if not mpm.closed:
+        llvm_ffi.lib.LLVMPY_DisposeNewModulePassManger(mpm)
+        mpm.detach()
 
 
 def _module_ref(module: Any, info: ModelInfo, tm: llvm.TargetMachine,
-                optimize: bool) -> llvm.ModuleRef:
-    ref = _parse(to_llvmlite(module, info, data_layout=str(tm.target_data)))
+                optimize: bool, context: Any = None) -> llvm.ModuleRef:
+    ref = _parse(to_llvmlite(module, info, data_layout=str(tm.target_data)), context)
     if optimize:
         _optimize(ref, tm)
     return ref
@@ -236,12 +251,29 @@ def object_bytes(module: Any, info: ModelInfo, *, native: bool = False) -> bytes
     return tm.emit_object(_module_ref(module, info, tm, optimize=True))
 
 
-@dataclass
 class JitModel:
-    """A model compiled in this process. Keep it alive while ``model_address`` is used."""
+    """A model compiled in this process. Keep it alive while ``model_address`` is used.
 
-    engine: llvm.ExecutionEngine
-    model_address: int          # address of the sirenrt_model descriptor
+    It owns its MCJIT engine and the LLVM context its module was parsed in (a fresh one per
+    model: types and constants uniqued in the global context would never be freed).  Both are
+    disposed when the model is closed or garbage collected, the engine first.
+    """
+
+    def __init__(self, engine: llvm.ExecutionEngine, model_address: int, context: Any = None):
+        self.engine = engine
+        self.model_address = model_address   # address of the sirenrt_model descriptor
+        self._context = context
+
+    def close(self) -> None:
+        engine, self.engine = getattr(self, "engine", None), None
+        if engine is not None:
+            engine.close()
+        context, self._context = getattr(self, "_context", None), None
+        if context is not None:
+            context.close()
+
+    def __del__(self) -> None:
+        self.close()
 
 
 _runtime_loaded: str | None = None
@@ -270,11 +302,13 @@ def jit_compile(module: Any, info: ModelInfo) -> JitModel:
     """Optimise and JIT-compile with MCJIT, linking against ``libsirenrt.so``."""
     _load_runtime()
     tm = _target_machine(jit=True, native=True)
-    ref = _module_ref(module, info, tm, optimize=True)
+    context = llvm.create_context()
+    ref = _module_ref(module, info, tm, optimize=True, context=context)   # ref keeps context alive
     _check_external_symbols(ref)
     engine = llvm.create_mcjit_compiler(ref, tm)   # takes ownership of ref and tm
+    jit = JitModel(engine, 0, context)
     engine.finalize_object()
-    address = engine.get_global_value_address(MODEL_SYMBOL)
-    if not address:
+    jit.model_address = engine.get_global_value_address(MODEL_SYMBOL)
+    if not jit.model_address:
         raise RuntimeError(f"JIT: no address for @{MODEL_SYMBOL}")
-    return JitModel(engine, address)
+    return jit

@@ -65,11 +65,11 @@ def test_malformed_data_given_on_the_command_line(tmp_path):
     r = subprocess.run([sys.executable, "-m", "sirenc.cli", "run", str(ERRORS.parent.parent / "examples" / "walk.si"),
                         "--data", str(rows)], capture_output=True, text=True)
     assert r.returncode == 1
-    assert r.stderr.startswith(f"{rows}:3:1: error: bad data: 'abc' is not a number")
+    assert r.stderr.startswith(f"{rows}:3:1: error: cannot parse 'abc' as a number")
     ragged = tmp_path / "ragged.csv"
     ragged.write_text("a,b\n1,2\n3\n")
     from sirenc.data import read_csv
     from sirenc.diagnostics import SirenDataError
 
-    with pytest.raises(SirenDataError, match="this row has 1 fields, the first row has 2"):
+    with pytest.raises(SirenDataError, match="row 2 has 1 fields and row 1 has 2"):
         read_csv(str(ragged))

@@ -29,6 +29,9 @@ def test_cached_link_is_named_by_content_and_reused(obj):
 
 @needs_runtime
 def test_exports_only_the_model_abi(obj, tmp_path):
+    with pytest.raises(SirenUsageError, match="the folder .*sub does not exist"):
+        link.link_shared(obj, output=tmp_path / "sub" / "toy.so")   # no folder is made (issue 11)
+    (tmp_path / "sub").mkdir()
     out = link.link_shared(obj, output=tmp_path / "sub" / "toy.so")
     assert out == tmp_path / "sub" / "toy.so" and out.is_file()
     symbols = subprocess.run(["nm", "-D", "--defined-only", str(out)], capture_output=True,
