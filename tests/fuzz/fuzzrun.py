@@ -113,8 +113,11 @@ def message_class(o: Outcome) -> str:
 class Worker:
     """A child process running sirenc.cli.main for each request; restarted after a crash or hang."""
 
-    def __init__(self, timeout: float = 30.0, env: dict | None = None, memory_limit_gb: float = 6.0):
+    def __init__(self, timeout: float = 30.0, env: dict | None = None, memory_limit_gb: float = 6.0,
+                 recycle: int = 500):
         self.timeout = timeout
+        self.recycle = recycle      # a fresh worker after this many requests (JIT-ed code piles up)
+        self.served = 0
         self.env = dict(os.environ if env is None else env)
         self.memory_limit = int(memory_limit_gb * 2**30)
         self.proc = None
@@ -161,8 +164,12 @@ class Worker:
         return code
 
     def run(self, argv: list, cwd: str | None = None) -> Outcome:
+        if self.proc is not None and self.served >= self.recycle:
+            self.close()
         if self.proc is None:
             self._start()
+            self.served = 0
+        self.served += 1
         start = time.monotonic()
         try:
             self.proc.stdin.write((json.dumps({"argv": argv, "cwd": cwd}) + "\n").encode())

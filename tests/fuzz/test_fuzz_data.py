@@ -21,11 +21,10 @@ MODEL = fuzzgen.DATA_MODEL.encode()
 DATA = fuzzgen.DATA_CSV.encode()
 
 
-# CR-only line endings (a file read as zero rows by File.read) and non-UTF-8 bytes in a file given
-# with --data (an internal error, UnicodeDecodeError) are left out here while those bugs are open
-# (issue 11); benchmarks/fuzz.py keeps them.
-CR_ONLY_IN_CI = False
-NON_UTF8_IN_CI = False
+# CR-only line endings (a file File.read read as zero rows) and non-UTF-8 bytes in a file given
+# with --data (an internal error, UnicodeDecodeError) were bugs until issue 11's fix.
+CR_ONLY_IN_CI = True
+NON_UTF8_IN_CI = True
 ENDINGS = ("\n", "\r\n") + (("\r",) if CR_ONLY_IN_CI else ())
 
 

@@ -29,9 +29,8 @@ DATA = fuzzgen.DATA_CSV.encode()
 RUN_TIME = re.compile(r"must|empty list|zero weight|plan cannot be satisfied|categorical|range|ess_threshold")
 
 
-# `-o` into a folder that does not exist gives an internal error (exit 3, FileNotFoundError; an
-# open bug, issue 11): left out here, kept in benchmarks/fuzz.py.
-MISSING_DIR_IN_CI = False
+# `-o` into a folder that does not exist (an internal error before issue 11's fix, now exit 2).
+MISSING_DIR_IN_CI = True
 
 
 def run(worker, folder, program: bytes, data) -> fuzzrun.Outcome:
@@ -56,10 +55,8 @@ def test_ill_typed_programs(worker, case_dir, program, data):
     check(run(worker, case_dir, program.encode(), data), program)
 
 
-# Non-UTF-8 bytes in a program are left out here while they give an internal error (exit 3:
-# UnicodeDecodeError when the source is read; an open bug, issue 11); benchmarks/fuzz.py
-# mutates with them.
-NON_UTF8_IN_CI = False
+# Mutations include bytes that are not UTF-8 (fixed in issue 11: a located error, not exit 3).
+NON_UTF8_IN_CI = True
 
 
 @settings(FUZZ, max_examples=150)
@@ -70,9 +67,9 @@ def test_mutated_programs(worker, case_dir, program, data):
     check(run(worker, case_dir, program, data), program)
 
 
-# More than 64 data files give exit 1 without a location ("error: model: bad data file table (at
-# most 64 files)"; an open bug, issue 11): here at most MOST_FILES; benchmarks/fuzz.py goes to 100.
-MOST_FILES = 64
+# More than 64 data files are refused with a located error (before issue 11's fix: exit 1
+# without a location).
+MOST_FILES = 100
 
 
 @settings(FUZZ, max_examples=8)
@@ -82,6 +79,9 @@ def test_programs_reading_many_files(worker, case_dir, case):
     fuzzrun.write_case(case_dir, program.encode(), DATA, extra=files)
     outcome = worker.run(["run", "model.si", "-p", "2"], cwd=case_dir)
     check(outcome, program)
+    if len(files) > 64:     # a program reads at most 64 files: a located error
+        assert outcome.code == 1, outcome.stderr
+        return
     assert outcome.code == 0, outcome.stderr
     assert f"===== Result =====\n{float(len(files) + program.count('d0.csv') - 1)!r}" in outcome.stdout
 
@@ -99,8 +99,8 @@ def test_big_programs(worker, case_dir, case):
     assert outcome.code == 0, f"{kind} x{size}: {outcome.stderr}"
 
 
-# Particle counts too large to allocate give exit 1 without a location, 2**63 an internal error
-# (open bugs, issue 11): left out here (huge_particles=False), kept in benchmarks/fuzz.py.
+# Particle counts too large to allocate give exit 1 without a location (an open bug, issue 11):
+# left out here (huge_particles=False), kept in benchmarks/fuzz.py.
 @settings(FUZZ, max_examples=40)
 @given(argv=fuzzgen.odd_command_lines(huge_particles=False))
 def test_odd_options(worker, case_dir, argv):
