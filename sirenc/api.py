@@ -36,6 +36,7 @@ from sirenc.model_info import ModelInfo
 from sirenc.runtime.abi import abi_version
 
 RESAMPLERS = {"systematic": 0, "multinomial": 1, "stratified": 2, "residual": 3}
+_MAX_POPULATION_BYTES = 1 << 40     # sirenrt_filter_new refuses n_particles * frame_size beyond this
 
 
 class CompiledModelError(SirenRuntimeError):
@@ -262,6 +263,11 @@ class Model:
             raise SirenUsageError(f"particles must be an integer in [1, 2**63), not {particles!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
             raise SirenUsageError(f"seed must be an integer in [0, 2**64), not {seed!r}")
+        frame = max(int(self.info["frame_size"]), 1)
+        if particles * frame > _MAX_POPULATION_BYTES:   # the runtime's own limit (filter.c)
+            raise SirenUsageError(
+                f"{particles} particles of {frame} bytes each exceed the runtime's limit of "
+                f"2**40 bytes of particle state; use at most {_MAX_POPULATION_BYTES // frame} particles")
         if not isinstance(resampler, str) or resampler not in RESAMPLERS:
             raise SirenUsageError(
                 f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
