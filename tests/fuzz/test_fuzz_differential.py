@@ -22,7 +22,7 @@ from hypothesis import given, settings, strategies as st
 
 import fuzzgen
 import fuzzrun
-from conftest import FUZZ, check
+from fuzzcase import FUZZ, check
 from markers import needs_runtime
 
 pytestmark = needs_runtime
