@@ -1,6 +1,7 @@
 """Thread speed-up of compiled filters, and the serial part left in the resampling barrier.
 
     python benchmarks/threads.py [--particles 1000000] [--threads 1,2] [--repeat 5] [--models walk,noise]
+                                 [--no-profile]
 
 For each model (benchmarks/models/<name>, compiled with `-m pf`, systematic resampling at every
 step) runs the filter on its data with each thread count and prints the best of --repeat wall
@@ -70,6 +71,7 @@ def main() -> None:
     p.add_argument("--threads", default="1,2")
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--models", default="walk,noise")
+    p.add_argument("--no-profile", action="store_true", help="skip the SIRENRT_PROFILE runs")
     args = p.parse_args()
     counts = [int(t) for t in args.threads.split(",")]
 
@@ -96,6 +98,8 @@ def main() -> None:
         same = all(a == answers[0] for a in answers)
         print(row + ("" if same else "   ANSWERS DIFFER"))
 
+    if args.no_profile:
+        return
     print("\nphases of one run per thread count (SIRENRT_PROFILE=1), seconds; serial = the barrier's "
           "serial part as a fraction of the whole run")
     phases = ["resume", "weigh", "offspring", "fill", "copy", "serial"]
