@@ -141,23 +141,12 @@ def link_shared(obj: bytes, output: str | os.PathLike | None = None) -> Path:
     with tempfile.TemporaryDirectory(prefix="sirenc-link-") as tmp:
         obj_path = Path(tmp) / "model.o"
         obj_path.write_bytes(obj)
-        # Link beside the target, then rename: readers never see half a file.
-        partial = str(out.parent / f".{out.name}.{os.getpid()}.{Path(tmp).name}.tmp")
-        try:
-            proc = subprocess.run(link_command(cc, obj_path, Path(partial), archives),
-                                  capture_output=True, text=True)
-            if proc.returncode != 0:
-                raise SirenUsageError(
-                    f"linking {out.name} failed ({Path(cc).name} exited with status "
-                    f"{proc.returncode}):\n{proc.stderr.strip()}"
-                )
-            if output is not None:
-                check_output(output)      # still missing or a regular file: replace it
-            try:
-                os.replace(partial, out)
-            except OSError as e:
-                raise SirenUsageError(f"cannot write {out}: {e.strerror}") from None
-        finally:
-            if os.path.exists(partial):
-                os.unlink(partial)
-    return out
+        linked = Path(tmp) / "model.so"
+        proc = subprocess.run(link_command(cc, obj_path, linked, archives), capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise SirenUsageError(
+                f"linking {out.name} failed ({Path(cc).name} exited with status "
+                f"{proc.returncode}):\n{proc.stderr.strip()}"
+            )
+        # Checked again and renamed into place from beside the target: readers never see half a file.
+        return write_atomically(out if output is None else output, linked.read_bytes(), mode=0o777)
