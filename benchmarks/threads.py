@@ -10,8 +10,9 @@ implies (s = (T/S - 1) / (T - 1) for speed-up S on T threads: 0 is a perfect spl
 
 It then runs each model once more per thread count with SIRENRT_PROFILE=1, which makes the
 runtime time the phases of the population loop and print them when the filter is freed: resuming
-particles; the resampling barrier's passes that run on every thread (weigh: exp of the log weights
-and arena collection; offspring: the counts; fill: free slots and copy sources; copy: the copies);
+particles; the resampling barrier's passes that run on every thread (weigh: exp of the log weights;
+offspring: the counts; fill: free slots and copy sources, and the survivors' lists promoted to the
+shared heap and counted; copy: the copies);
 and its serial parts (the block combines and offsets, the leftover and, for multinomial and residual
 resampling, the offspring draw).  The fraction column is that serial part over the whole run.
 

@@ -81,7 +81,7 @@ typedef struct sirenrt_site {
 
 /* A frame slot that holds a list handle whenever the particle is suspended at resume point `pc`
  * (the pc the generated code stores before returning AT_RESAMPLE or NEED_ROW).  `type` is the slot's
- * type descriptor ("Lf", "LPfLf", ...).  The arena collector starts from these slots, and from the
+ * type descriptor ("Lf", "LPfLf", ...).  Promotion to the heap starts from these slots, and from the
  * result words of finished particles; no other frame word is ever read as a handle. */
 typedef struct sirenrt_root {
   int32_t pc;
@@ -150,26 +150,33 @@ SIRENRT_API double sirenrt_std_normal(sirenrt_ctx *ctx);
 SIRENRT_API void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t site);
 
 /* ------------------------------------------------------------------------------------------------
- * Lists and the per-particle arena.
+ * Lists.
  *
- * A list value is an int64 HANDLE; SIRENRT_NIL (-1) is the empty list everywhere.
- *  - Arena handles (0 <= h < 2^32) index the particle's arena: one growable array of 64-bit words
- *    addressed by 32-bit indices, never by pointers, so copying a particle on resampling is a memcpy of
- *    the used prefix and handles stay valid in the copy.
+ * A list value is an int64 HANDLE; SIRENRT_NIL (-1) is the empty list everywhere.  Handles are opaque
+ * to generated code, which only compares them with SIRENRT_NIL and passes them to the functions below.
+ *  - Young handles (bit 60 set, a 32-bit index below it) name cells a particle built since the last
+ *    resampling barrier, in its own young arena: a bump allocator, private to the particle.
+ *  - Heap handles (a positive value with none of bits 60..63 set: the cell's address) name cells in
+ *    the population's heap.  At every barrier the young cells a frame still reaches are promoted
+ *    there and the arena starts empty; heap cells are immutable and shared, so the offspring of one
+ *    particle share its lists, and resampling copies frames, never list memory.  Heap cells are
+ *    reference counted at barriers and freed when no particle reaches them.
  *  - Shared handles (bit 62 set) denote data owned by the filter (sirenrt_file / sirenrt_stream_row),
- *    read-only and never copied into particles.  All list operations accept both kinds, also mixed
+ *    read-only and never copied into particles.  All list operations accept every kind, also mixed
  *    (a cons cell whose tail is a shared list).  Layout: bit 61 = "elements of one row" (else "list of
  *    rows from row r"), bits 55..60 file id, then row r (bits 23..54) and element k (bits 0..22) for a
  *    row, or r (bits 0..54) for a list of rows.  Limits: 64 files, 2^32 rows, 2^23 fields per row.
  *
- * Arena node layout (shared with future symbolic-expression nodes):
+ * Cell layout (young and heap alike; shared with future symbolic-expression nodes):
  *   word 0   header: bits 0..7 kind (1 = list cell; 2.. reserved for expression/RV nodes),
- *            bits 8..31 payload words p, bits 32..63 reserved for the collector (0 otherwise)
- *   word 1.. payload; a list cell's payload is [tail handle, element word 0, ..., word n-1]
- * Every node states its own size.  At resampling barriers a copying collector (collect.c) keeps only
- * what the frame still reaches: the compiler lists, per resume point, the frame slots that hold list
- * handles and their types (sirenrt_model.roots), and a list type says which element words are
- * handles; the old header's collector bits hold the forwarding index while copying.
+ *            bits 8..31 payload words p, bits 32..63 the length of the list the cell starts
+ *   word 1   aux: 0 in a young cell (a forwarding address while it is promoted); a heap cell's
+ *            reference count
+ *   word 2.. payload; a list cell's payload is [tail handle, element word 0, ..., word n-1]
+ * The compiler lists, per resume point, the frame slots that hold list handles and their types
+ * (sirenrt_model.roots), and a list type says which element words are handles: promotion starts
+ * from these slots (and from the result words of finished particles); no other frame word is ever
+ * read as a handle.  Lists are at most 2^32 - 1 elements long.
  * Element words are raw 64 bits: doubles bitcast by the caller, bools 0/1, list handles as int64.
  * ------------------------------------------------------------------------------------------------ */
 SIRENRT_API int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords); /* words uninitialised */

@@ -182,7 +182,8 @@ int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int
 
 /* ------------------------------------------------------------------ estimate() ----------------- */
 
-/* A deep copy of the population sharing the data tables, for estimate() while streaming. */
+/* A copy of the population for estimate() while streaming: it shares the data tables and the heap's
+ * cells (holding references of its own), and copies the young arenas. */
 static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   sirenrt_filter *c = calloc(1, sizeof *c);
   if (!c) return NULL;
@@ -192,6 +193,7 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->threads = 1;
   pthread_mutex_init(&c->table_lock, NULL);
   c->owns_tables = 0;
+  c->owns_heap = 0;
   c->error = NULL;
   c->est = NULL;
   c->est_valid = 0;
@@ -202,6 +204,10 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   memcpy(c->frames, f->frames, (size_t)f->n * f->model->frame_size);
   memcpy(c->state, f->state, (size_t)f->n);
   memcpy(c->logw, f->logw, (size_t)f->n * sizeof(double));
+  memcpy(c->held_set, f->held_set, (size_t)f->n * sizeof *f->held_set);
+  memcpy(c->held, f->held, (size_t)f->n * (size_t)f->max_held * sizeof(int64_t));
+  for (int64_t i = 0; i < f->n; i++)
+    if (c->held_set[i]) rt_heap_retain_held(c->held + (size_t)i * (size_t)c->max_held, c->held_set[i]->n, 1);
   for (int64_t i = 0; i < f->n; i++) {
     c->ctx[i] = f->ctx[i];
     c->ctx[i].filter = c;

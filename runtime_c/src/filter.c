@@ -35,6 +35,7 @@ static int fail_from_particle(sirenrt_filter *f, sirenrt_ctx *c) {
 }
 
 static uint8_t *frame_of(const sirenrt_filter *f, int64_t i) { return f->frames + (size_t)i * f->model->frame_size; }
+static int64_t *held_of(const sirenrt_filter *f, int64_t i) { return f->held + (size_t)i * (size_t)f->max_held; }
 
 static void rekey(sirenrt_filter *f, int64_t i) {
   rt_rng_init(&f->ctx[i].rng, f->seed, (uint64_t)i, f->epoch, RT_DOMAIN_PARTICLE);
@@ -55,13 +56,24 @@ static void rekey_ahead(sirenrt_filter *f, int64_t i, int64_t hi) {
   rt_rng_init_many(g, slot, m, f->seed, f->epoch, RT_DOMAIN_PARTICLE);
 }
 
+/* Drops every slot's held roots, which frees every heap cell this filter alone keeps (all of them,
+ * unless it is estimate()'s clone: no cell is reachable but from some slot's held roots). */
+static void release_held(sirenrt_filter *f) {
+  if (!f->held_set) return;
+  for (int64_t i = 0; i < f->n; i++)
+    if (f->held_set[i]) {
+      rt_heap_release_held(f->heap, 0, held_of(f, i), f->held_set[i]);
+      f->held_set[i] = NULL;
+    }
+}
+
 /* Every particle back at the start of the program, weights 1, streams of epoch 0. */
 static void reset_population(sirenrt_filter *f) {
   memset(f->frames, 0, (size_t)f->n * f->model->frame_size);
   f->epoch = 0;
   for (int64_t i = 0; i < f->n; i++) {
     sirenrt_ctx *c = &f->ctx[i];
-    c->arena_used = c->arena_live = 0;
+    c->arena_used = 0;
     f->logw[i] = 0.0;
     f->state[i] = RT_RUNNABLE;
     c->zero_site = -1;
@@ -71,6 +83,8 @@ static void reset_population(sirenrt_filter *f) {
     c->err_msg = NULL;
     rekey(f, i);
   }
+  release_held(f);
+  if (f->heap) rt_heap_clear(f->heap);
   f->log_evidence_done = 0.0;
   f->failed = 0;
   free(f->error);
@@ -98,8 +112,10 @@ int rt_alloc_population(sirenrt_filter *f) {
   f->free_slots = malloc(n * sizeof(int64_t));
   f->copy_source = malloc(n * sizeof(int64_t));
   f->blocks = malloc((size_t)rt_n_blocks(f->n) * sizeof(rt_block));
+  f->held = malloc(n * (size_t)(f->max_held > 0 ? f->max_held : 1) * sizeof(int64_t));
+  f->held_set = calloc(n, sizeof *f->held_set);
   if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->copy_source ||
-      !f->blocks)
+      !f->blocks || !f->held || !f->held_set)
     return -1;
   for (int64_t i = 0; i < f->n; i++) {
     f->ctx[i].filter = f;
@@ -151,6 +167,7 @@ typedef struct barrier_args {
   double total;          /* the weights' total S (normalise pass) */
   rt_offspring offspring; /* systematic and stratified offspring pass */
   int64_t n_copies;      /* copy pass */
+  int lists;             /* fill pass: hold the survivors' lists (holds_lists) */
   int failed[RT_MAX_THREADS];
 } barrier_args;
 
@@ -159,9 +176,10 @@ static void blocks_of(const barrier_args *a, int k, int threads, int64_t *lo, in
   *hi = a->n_blocks * (k + 1) / threads;
 }
 
-/* Slot dst becomes a copy of particle src.  Frames are a few words: a word loop beats a memcpy call,
- * and an empty arena (every model without lists) costs nothing to copy. */
-static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
+/* Slot dst becomes a copy of particle src.  Frames are a few words: a word loop beats a memcpy call.
+ * Lists are not copied: the source's heap cells were counted once for each of its offspring when
+ * the barrier promoted them (hold_range), so the copy only takes over the source's held roots. */
+static void copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
   uint64_t *d_words = (uint64_t *)frame_of(f, dst);
   const uint64_t *s_words = (const uint64_t *)frame_of(f, src);
   for (uint32_t k = 0; k < f->model->frame_size / 8; k++) d_words[k] = s_words[k];
@@ -171,35 +189,51 @@ static int copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
   /* The context is not touched unless there is more to copy: the weight is reset and the stream
    * rekeyed anyway, and zero_site only matters while logw is -inf. */
   if (f->state[src] == SIRENRT_NEED_ROW) d->want_row = s->want_row;
-  if (f->arenas_used) {
-    if (s->arena_used == 0)
-      d->arena_used = 0;
-    else if (rt_arena_copy(d, s))
-      return -1;
-    d->arena_live = s->arena_live;
-  }
-  return 0;
+  const rt_rootset *rs = f->held_set[src];
+  f->held_set[dst] = rs;
+  if (rs) memcpy(held_of(f, dst), held_of(f, src), (size_t)rs->n * sizeof(int64_t));
 }
 
-/* Weighs each block.  Arenas that have doubled since their last collection are collected here too
- * (amortised linear cost; models without lists skip it), so garbage is neither kept nor copied by
- * the resampling. */
 static void weigh_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
-  for (int64_t b = lo; b < hi; b++) {
-    int64_t first = rt_block_lo(b), end = rt_block_hi(b, f->n);
-    rt_weigh_block(f->logw, first, end, f->w, &f->blocks[b]);
-    for (int64_t i = first; f->arenas_used && i < end; i++) {
-      sirenrt_ctx *c = &f->ctx[i];
-      if ((f->collect_always || c->arena_used > 2 * c->arena_live + 1024) &&
-          rt_collect(c, frame_of(f, i), f->state[i] == SIRENRT_FINISHED, f->model))
-        a->failed[k] = 1;
-    }
+  for (int64_t b = lo; b < hi; b++)
+    rt_weigh_block(f->logw, rt_block_lo(b), rt_block_hi(b, f->n), f->w, &f->blocks[b]);
+}
+
+/* The list slots of particle i's frame now: its result's when finished, else those of its pc. */
+static const rt_rootset *roots_now(const sirenrt_filter *f, int64_t i) {
+  static const rt_rootset none = {0, NULL};
+  if (f->state[i] == SIRENRT_FINISHED) return &f->result_roots;
+  int32_t pc;
+  memcpy(&pc, frame_of(f, i), sizeof pc);
+  return pc >= 0 && pc < f->n_rootsets ? &f->rootsets[pc] : &none;
+}
+
+/* The memory side of the barrier for slots [first, end) (heap.c): every particle's young cells that
+ * its frame reaches move to the heap, counted once per offspring (`counts`, or 1 each when NULL: no
+ * resampling), and its roots of the last barrier are dropped. */
+static void hold_block(sirenrt_filter *f, int k, int64_t first, int64_t end, const int64_t *counts, int *failed) {
+  for (int64_t i = first; i < end; i++) {
+    int64_t refs = counts ? counts[i] : 1;
+    const rt_rootset *now = roots_now(f, i);
+    rt_heap_hold(f->heap, k, &f->ctx[i], frame_of(f, i), now, refs, held_of(f, i), f->held_set[i], failed);
+    f->held_set[i] = refs > 0 ? now : NULL;
   }
 }
+
+static void hold_range(void *arg, int k, int threads) {
+  barrier_args *a = arg;
+  int64_t lo, hi;
+  blocks_of(a, k, threads, &lo, &hi);
+  for (int64_t b = lo; b < hi; b++)
+    hold_block(a->f, k, rt_block_lo(b), rt_block_hi(b, a->f->n), NULL, &a->failed[k]);
+}
+
+/* Whether the barrier has list memory to look after: held roots to update, or young cells to drop. */
+static int holds_lists(const sirenrt_filter *f) { return f->max_held > 0 || f->arenas_used; }
 
 /* A block's slots left without offspring and its extra offspring (counts of 2 or more). */
 static void tally_block(sirenrt_filter *f, int64_t b) {
@@ -242,7 +276,7 @@ static void tally_range(void *arg, int k, int threads) {
 }
 
 /* Lists each block's free slots and copy sources from its offsets (ascending, so copy j goes to the
- * j-th free slot) and resets its weights.  The free slots are gathered without branches (the counts
+ * j-th free slot), resets its weights and promotes and counts its survivors' lists.  The free slots are gathered without branches (the counts
  * are random, so a scanning loop mispredicts); once the block's last free slot is found the stores
  * go to a sink, never into the next block's stretch. */
 static void fill_range(void *arg, int k, int threads) {
@@ -263,6 +297,7 @@ static void fill_range(void *arg, int k, int threads) {
     for (int64_t i = first; i < end; i++)
       for (int64_t c = 1; c < counts[i]; c++) f->copy_source[n_copies++] = i;
     memset(f->logw + first, 0, (size_t)(end - first) * sizeof(double));
+    if (a->lists) hold_block(f, k, first, end, counts, &a->failed[k]);
   }
 }
 
@@ -272,8 +307,7 @@ static void copy_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
   int64_t lo = a->n_copies * k / threads, hi = a->n_copies * (k + 1) / threads;
-  for (int64_t j = lo; j < hi; j++)
-    if (copy_particle(f, f->free_slots[j], f->copy_source[j])) a->failed[k] = 1;
+  for (int64_t j = lo; j < hi; j++) copy_particle(f, f->free_slots[j], f->copy_source[j]);
 }
 
 static int any_failed(const barrier_args *a, int threads) {
@@ -292,9 +326,13 @@ static int barrier(sirenrt_filter *f) {
   profile_add(f, RT_PHASE_WEIGH, &t);
   rt_weights s = rt_combine_blocks(f->blocks, nb);
   if (s.log_sum == -INFINITY) return rt_zero_weight_error(f);
-  if (any_failed(&a, threads)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  a.lists = holds_lists(f);
+  f->arenas_used = 0;
   if (f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n) {
     profile_add(f, RT_PHASE_SERIAL, &t);
+    if (a.lists) run_team(f, threads, hold_range, &a);
+    profile_add(f, RT_PHASE_FILL, &t);
+    if (any_failed(&a, threads)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
     return 0;
   }
   f->log_evidence_done += s.log_sum - log((double)n);
@@ -331,9 +369,9 @@ static int barrier(sirenrt_filter *f) {
   profile_add(f, RT_PHASE_SERIAL, &t);
   run_team(f, threads, fill_range, &a);
   profile_add(f, RT_PHASE_FILL, &t);
+  if (any_failed(&a, threads)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   run_team(f, threads, copy_range, &a);
   profile_add(f, RT_PHASE_COPY, &t);
-  if (any_failed(&a, threads)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   /* Streams are rekeyed with the new epoch lazily, when a particle next runs (rt_advance): finished
    * particles never draw again, and the others are touched then anyway. */
   f->epoch++;
@@ -443,6 +481,73 @@ static int check_final_weights(sirenrt_filter *f) {
 
 /* ------------------------------------------------------------------ lifecycle ------------------ */
 
+/* Counts (slots == NULL) or lists the 'L' words of a value of type t at byte `offset`. */
+static int32_t result_lists(const char *t, uint32_t *offset, rt_root_slot *slots, const char **end) {
+  switch (*t) {
+    case 'P': {
+      const char *second;
+      int32_t n = result_lists(t + 1, offset, slots, &second);
+      return n + result_lists(second, offset, slots ? slots + n : NULL, end);
+    }
+    case 'L': {
+      if (slots) *slots = (rt_root_slot){*offset, t + 1};
+      *offset += 8;
+      rt_type_words(t + 1, end);
+      return 1;
+    }
+    case 'u':
+      *end = t + 1;
+      return 0;
+    default:
+      *offset += 8;
+      *end = t + 1;
+      return 0;
+  }
+}
+
+/* Indexes model->roots by resume point, and the result's list words; 0, or -1 (error set). */
+static int build_rootsets(sirenrt_filter *f) {
+  const sirenrt_model *m = f->model;
+  int32_t max_pc = -1;
+  for (int32_t r = 0; r < m->n_roots; r++) {
+    const sirenrt_root *root = &m->roots[r];
+    const char *end;
+    if (root->pc < 0 || root->pc > (1 << 24) || !root->type || root->type[0] != 'L' ||
+        rt_type_words(root->type, &end) != 1 || *end || root->offset % 8 || root->offset + 8 > m->frame_size) {
+      rt_set_last_error("model: bad list root %d", (int)r);
+      return -1;
+    }
+    if (root->pc > max_pc) max_pc = root->pc;
+  }
+  const char *end;
+  uint32_t offset = m->result_offset;
+  int32_t n_result = result_lists(m->result_type, &offset, NULL, &end);
+  f->n_rootsets = max_pc + 1;
+  f->rootsets = calloc((size_t)f->n_rootsets + 1, sizeof(rt_rootset));
+  f->root_slots = malloc(((size_t)m->n_roots + (size_t)n_result + 1) * sizeof(rt_root_slot));
+  if (!f->rootsets || !f->root_slots) {
+    rt_set_last_error("out of memory");
+    return -1;
+  }
+  for (int32_t r = 0; r < m->n_roots; r++) f->rootsets[m->roots[r].pc].n++;
+  rt_root_slot *next = f->root_slots;
+  for (int32_t pc = 0; pc < f->n_rootsets; pc++) {
+    f->rootsets[pc].slots = next;
+    next += f->rootsets[pc].n;
+    if (f->rootsets[pc].n > f->max_held) f->max_held = f->rootsets[pc].n;
+    f->rootsets[pc].n = 0;
+  }
+  for (int32_t r = 0; r < m->n_roots; r++) {
+    rt_rootset *rs = &f->rootsets[m->roots[r].pc];
+    rs->slots[rs->n++] = (rt_root_slot){m->roots[r].offset, m->roots[r].type + 1};
+  }
+  offset = m->result_offset;
+  f->result_roots = (rt_rootset){n_result, next};
+  result_lists(m->result_type, &offset, next, &end);
+  if (n_result > f->max_held) f->max_held = n_result;
+  return 0;
+}
+
 sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, uint64_t seed,
                                    const sirenrt_options *opts) {
   const char *end = NULL;
@@ -487,12 +592,16 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->opts = o;
   f->result_words = (uint32_t)words;
   f->owns_tables = 1;
-  /* A stress mode for tests of the collector: collect every arena at every resampling. */
-  f->collect_always = getenv("SIRENRT_COLLECT_ALWAYS") != NULL;
   /* For benchmarks/threads.py: time the population loop's phases, print them at sirenrt_filter_free. */
   f->profile = getenv("SIRENRT_PROFILE") != NULL;
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
-  if (!f->tables || rt_alloc_population(f)) {
+  f->heap = rt_heap_new(o.threads);
+  f->owns_heap = 1;
+  if (build_rootsets(f)) {
+    sirenrt_filter_free(f);
+    return NULL;
+  }
+  if (!f->tables || !f->heap || rt_alloc_population(f)) {
     sirenrt_filter_free(f);
     return rt_set_last_error("out of memory for %lld particles", (long long)n_particles), NULL;
   }
@@ -508,6 +617,14 @@ void sirenrt_filter_free(sirenrt_filter *f) {
       rt_arena_free(&f->ctx[i]);
       if (f->ctx[i].err_msg) rt_free_message(f->ctx[i].err_msg);
     }
+  }
+  release_held(f);
+  if (f->owns_heap) rt_heap_free(f->heap);
+  free(f->held);
+  free(f->held_set);
+  if (f->owns_heap) {
+    free(f->rootsets);
+    free(f->root_slots);
   }
   if (f->owns_tables && f->tables)
     for (int32_t k = 0; k < f->model->n_files; k++) rt_table_free(&f->tables[k]);
@@ -615,7 +732,7 @@ const char *sirenrt_filter_error(const sirenrt_filter *f) {
 
 int64_t sirenrt_filter_memory_words(const sirenrt_filter *f) {
   if (!f) return -1;
-  int64_t total = 0;
+  int64_t total = rt_heap_live_words(f->heap);
   for (int64_t i = 0; i < f->n; i++) total += f->ctx[i].arena_used;
   return total;
 }

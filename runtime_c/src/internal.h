@@ -213,8 +213,7 @@ struct __attribute__((aligned(64))) sirenrt_ctx {
   struct sirenrt_filter *filter; /* data, stream state and the site table; NULL in sample_many */
   /* second cache line */
   uint64_t *arena;
-  uint32_t arena_used, arena_cap;
-  uint32_t arena_live; /* words in use after the last collection */
+  uint32_t arena_used, arena_cap; /* the young arena: cells built since the last barrier */
   int32_t zero_site;   /* site of the observation that made logw -inf (-1: none) */
   int32_t zeroed;      /* logw became -inf during the current resume */
   int32_t err_site;
@@ -232,17 +231,58 @@ char *rt_render_site(const sirenrt_model *m, int32_t site, const char *kind, con
 char *rt_strdup_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void rt_free_message(char *msg); /* frees an err_msg (one may be a static out-of-memory text) */
 
-/* values.c */
+/* values.c, heap.c: list handles and cells.
+ * A handle is SIRENRT_NIL (-1), a shared data handle (RT_SHARED_BIT), a young cell (RT_YOUNG_BIT | index
+ * into the particle's arena) or a heap cell (its address: a positive value with none of bits 60..63).
+ * A cell, young or heap, is [header, aux, tail, element words...]: the header holds the kind (bits
+ * 0..7), the payload words (tail and elements, bits 8..31) and the length of the list it starts (bits
+ * 32..63); aux is 0 in a young cell until promotion makes it the forwarding address, and a heap cell's
+ * reference count. */
+#define RT_YOUNG_BIT ((int64_t)1 << 60)
+#define RT_TAG_BITS ((int64_t)(UINT64_C(0xF) << 60))
+enum { RT_KIND_LIST = 1 };
+#define RT_HEADER(kind, payload, len) ((uint64_t)(kind) | (uint64_t)(payload) << 8 | (uint64_t)(len) << 32)
+#define RT_HEADER_KIND(h) ((uint32_t)((h) & 0xFF))
+#define RT_HEADER_PAYLOAD(h) ((uint32_t)(((h) >> 8) & 0xFFFFFF))
+#define RT_HEADER_LEN(h) ((uint32_t)((h) >> 32))
+#define RT_CELL_WORDS(h) (2 + RT_HEADER_PAYLOAD(h))
+#define RT_MAX_LIST_LEN UINT32_MAX
+static inline int rt_is_young(int64_t h) { return h >= 0 && (h & RT_TAG_BITS) == RT_YOUNG_BIT; }
+static inline int rt_is_heap(int64_t h) { return h > 0 && (h & RT_TAG_BITS) == 0; }
+static inline uint32_t rt_young_index(int64_t h) { return (uint32_t)h; }
+static inline uint64_t *rt_heap_cell(int64_t h) { return (uint64_t *)(uintptr_t)h; }
+
 void rt_arena_free(sirenrt_ctx *ctx);
 int rt_arena_copy(sirenrt_ctx *dst, const sirenrt_ctx *src); /* 0 ok, -1 out of memory */
-/* collect.c: copies what the frame reaches (the result words if finished, else the roots at its pc)
- * into a fresh arena.  0 or -1 (OOM). */
-int rt_collect(sirenrt_ctx *ctx, uint8_t *frame, int finished, const sirenrt_model *m);
 /* Splits a non-empty list: copies the head's `nwords` element words into out and its tail into *tail.
  * Returns 0, or -1 after recording an error (empty list, invalid handle). */
 int rt_list_uncons(sirenrt_ctx *ctx, int64_t list, uint64_t *out, int32_t nwords, int64_t *tail, int32_t site);
 /* Copies up to cap float elements of a list into out; returns the length (may exceed cap), -1 on error. */
 int64_t rt_list_floats(sirenrt_ctx *ctx, int64_t list, double *out, int64_t cap, int32_t site);
+
+/* The list slots of a frame at one resume point (or of a finished particle's result words). */
+typedef struct rt_root_slot {
+  uint32_t offset;  /* byte offset in the frame */
+  const char *elem; /* element type descriptor */
+} rt_root_slot;
+typedef struct rt_rootset {
+  int32_t n;
+  rt_root_slot *slots;
+} rt_rootset;
+
+typedef struct rt_heap rt_heap;
+rt_heap *rt_heap_new(int threads); /* per-thread free lists for threads 0..threads-1; NULL: OOM */
+void rt_heap_clear(rt_heap *h);    /* returns the free lists' memory: call once no cell is live */
+void rt_heap_free(rt_heap *h);
+int64_t rt_heap_live_words(const rt_heap *h);
+/* One slot at a barrier, on thread k: promotes the young cells its roots `now` reach (rewriting the
+ * frame), counts each root `refs` times (the slot's offspring; 0 for a slot that dies), then drops the
+ * references `held` (the roots `before` at the last barrier; NULL: none) and, when refs > 0, stores
+ * the new roots in held.  Resets the young arena.  Sets *failed when out of memory. */
+void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t refs,
+                  int64_t *held, const rt_rootset *before, int *failed);
+void rt_heap_retain_held(const int64_t *held, int32_t n, int64_t refs);
+void rt_heap_release_held(rt_heap *heap, int k, const int64_t *held, const rt_rootset *rs);
 
 /* ---------------------------------------------------------------- filter --------------------- */
 enum { RT_MODE_IDLE = 0, RT_MODE_RAN = 1, RT_MODE_STREAMING = 2 };
@@ -273,12 +313,21 @@ struct sirenrt_filter {
   int64_t *counts;     /* scratch: offspring counts */
   struct rt_block *blocks; /* scratch: the barrier's blocks (rt_n_blocks(n) of them) */
   int profile;         /* SIRENRT_PROFILE set: time the loop's phases, print them when freed */
-  double profile_s[6]; /* seconds resuming; in the barrier's passes (weigh and collect, offspring, fill,
+  double profile_s[6]; /* seconds resuming; in the barrier's passes (weigh, offspring, fill and hold lists,
                         * copy), and in its serial parts */
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
   int64_t *copy_source; /* scratch: the particle copied into free_slots[j] at a resampling */
-  int collect_always;  /* SIRENRT_COLLECT_ALWAYS set: collect at every resampling (tests) */
-  int arenas_used;     /* some particle has allocated list cells (so collection may pay) */
+  int arenas_used;     /* some particle has built list cells since the last barrier */
+  rt_heap *heap;       /* the population's list cells; estimate()'s clone borrows them and the
+                        * rootsets, with references of its own to what it holds */
+  int32_t owns_heap;
+  rt_rootset *rootsets; /* by resume point: the frame's list slots there (empty past n_rootsets) */
+  int32_t n_rootsets;
+  rt_rootset result_roots; /* the list slots among a finished particle's result words */
+  rt_root_slot *root_slots; /* storage of all the rootsets' slots */
+  int32_t max_held;    /* largest rootset */
+  int64_t *held;       /* n * max_held: the roots each slot held at the last barrier (heap.c) */
+  const rt_rootset **held_set; /* n: the rootset of held[slot], NULL when it holds nothing */
   int threads;         /* particles are resumed by this many threads (pool when > 1) */
   struct rt_pool *pool;
   pthread_mutex_t table_lock; /* data files are read lazily, by whichever particle needs one first */

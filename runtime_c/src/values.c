@@ -1,17 +1,16 @@
-/* values.c — the per-particle arena and Siren's immutable lists.
+/* values.c — Siren's immutable lists: the young arena cells are built in, and every list operation.
  *
- * The arena is one growable array of 64-bit words; nodes are addressed by 32-bit indices (see the
- * layout in sirenrt.h), so a particle is copied with one memcpy and handles stay valid in the copy.
- * Lists are cons cells [header, tail, element words...]; data read from files are "shared" lists
- * owned by the filter (tagged handles), so every operation here accepts both kinds. */
+ * A particle builds cells in its young arena, one growable array of 64-bit words addressed by index
+ * (a bump allocator: no header walk, no free); at the next barrier the cells its frame still reaches
+ * move to the population's heap and the arena starts empty again (heap.c).  Data read from files are
+ * "shared" lists owned by the filter (tagged handles).  Every operation here accepts all three kinds,
+ * also mixed (a young cell whose tail is a heap list whose tail is a row of a file).  Each cell holds
+ * the length of the list it starts, so List.len is one read. */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { KIND_LIST = 1 };
-#define HEADER_KIND(h) ((uint32_t)((h) & 0xFF))
-#define HEADER_WORDS(h) ((uint32_t)(((h) >> 8) & 0xFFFFFF))
 #define MAX_CELL_WORDS 0xFFFFFE /* payload = tail + elements must fit 24 bits */
 
 void rt_arena_free(sirenrt_ctx *ctx) {
@@ -41,7 +40,7 @@ static int64_t arena_alloc(sirenrt_ctx *ctx, uint32_t words, int32_t site) {
   }
   int64_t at = ctx->arena_used;
   ctx->arena_used = (uint32_t)need;
-  /* else the barrier need not look for garbage; any particle's thread may say so */
+  /* else the barrier need not reset arenas; any particle's thread may say so */
   if (ctx->filter) __atomic_store_n(&ctx->filter->arenas_used, 1, __ATOMIC_RELAXED);
   return at;
 }
@@ -58,12 +57,22 @@ int rt_arena_copy(sirenrt_ctx *dst, const sirenrt_ctx *src) {
   return 0;
 }
 
-/* The cell an arena handle names, or NULL when it is not a list cell of this arena. */
-static uint64_t *arena_cell(const sirenrt_ctx *ctx, int64_t h) {
-  if (h < 0 || (uint64_t)h + 2 > ctx->arena_used) return NULL;
-  uint64_t *cell = ctx->arena + h;
-  if (HEADER_KIND(cell[0]) != KIND_LIST || (uint64_t)h + 1 + HEADER_WORDS(cell[0]) > ctx->arena_used) return NULL;
-  return cell;
+/* The cell a young or heap handle names, or NULL when it is neither a cell of this particle's arena
+ * nor a live heap cell.  (A heap handle is an address: what can be checked is its alignment and the
+ * cell's kind, which a freed cell no longer has.) */
+static const uint64_t *cell_of(const sirenrt_ctx *ctx, int64_t h) {
+  const uint64_t *cell;
+  if (rt_is_young(h)) {
+    uint32_t i = rt_young_index(h);
+    if ((uint64_t)i + 3 > ctx->arena_used) return NULL;
+    cell = ctx->arena + i;
+    if ((uint64_t)i + RT_CELL_WORDS(cell[0]) > ctx->arena_used) return NULL;
+  } else if (rt_is_heap(h) && (h & 7) == 0) {
+    cell = rt_heap_cell(h);
+  } else {
+    return NULL;
+  }
+  return RT_HEADER_KIND(cell[0]) == RT_KIND_LIST ? cell : NULL;
 }
 
 /* The table behind a shared handle, with its row/element position checked; NULL if invalid. */
@@ -106,10 +115,10 @@ int rt_list_uncons(sirenrt_ctx *ctx, int64_t list, uint64_t *out, int32_t nwords
     }
     return 0;
   }
-  const uint64_t *cell = arena_cell(ctx, list);
-  if (!cell || (uint32_t)nwords + 1 > HEADER_WORDS(cell[0])) return bad_handle(ctx, list, site);
-  if (nwords > 0) memcpy(out, cell + 2, (size_t)nwords * sizeof(uint64_t));
-  *tail = (int64_t)cell[1];
+  const uint64_t *cell = cell_of(ctx, list);
+  if (!cell || (uint32_t)nwords + 1 > RT_HEADER_PAYLOAD(cell[0])) return bad_handle(ctx, list, site);
+  if (nwords > 0) memcpy(out, cell + 3, (size_t)nwords * sizeof(uint64_t));
+  *tail = (int64_t)cell[2];
   return 0;
 }
 
@@ -126,25 +135,51 @@ int64_t rt_list_floats(sirenrt_ctx *ctx, int64_t list, double *out, int64_t cap,
 
 /* ------------------------------------------------------------------ the ABI -------------------- */
 
+/* The length of list h, or -1 (error recorded) when h is not a list. */
+static int64_t list_length(sirenrt_ctx *ctx, int64_t h, int32_t site) {
+  if (h == SIRENRT_NIL) return 0;
+  if (h & RT_SHARED_BIT) {
+    const rt_table *t = shared_table(ctx, h);
+    if (!t) return bad_handle(ctx, h, site);
+    if (h & RT_ROW_BIT) return rt_row_len(t, rt_shared_row_r(h)) - rt_shared_row_k(h);
+    return t->n_rows - rt_shared_rows_r(h);
+  }
+  const uint64_t *cell = cell_of(ctx, h);
+  if (!cell) return bad_handle(ctx, h, site);
+  return RT_HEADER_LEN(cell[0]);
+}
+
 int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
   if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) {
     rt_fail(ctx, -1, "internal error: list cell of %d words", (int)nwords);
     return SIRENRT_NIL;
   }
-  int64_t at = arena_alloc(ctx, (uint32_t)nwords + 2, -1);
+  int64_t len = list_length(ctx, tail, -1);
+  if (len < 0) return SIRENRT_NIL;
+  if (len >= RT_MAX_LIST_LEN) {
+    rt_fail(ctx, -1, "list longer than %lld elements", (long long)RT_MAX_LIST_LEN);
+    return SIRENRT_NIL;
+  }
+  int64_t at = arena_alloc(ctx, (uint32_t)nwords + 3, -1);
   if (at < 0) return SIRENRT_NIL;
-  ctx->arena[at] = KIND_LIST | ((uint64_t)(nwords + 1) << 8);
-  ctx->arena[at + 1] = (uint64_t)tail;
-  return at;
+  ctx->arena[at] = RT_HEADER(RT_KIND_LIST, nwords + 1, len + 1);
+  ctx->arena[at + 1] = 0;
+  ctx->arena[at + 2] = (uint64_t)tail;
+  return RT_YOUNG_BIT | at;
+}
+
+/* Cells are immutable once built: only a young cell, just made by cons, may be written. */
+static uint64_t *young_cell(sirenrt_ctx *ctx, int64_t h) {
+  return rt_is_young(h) ? (uint64_t *)cell_of(ctx, h) : NULL;
 }
 
 void sirenrt_list_set(sirenrt_ctx *ctx, int64_t cell_handle, int32_t i, int64_t word) {
-  uint64_t *cell = (cell_handle & RT_SHARED_BIT) ? NULL : arena_cell(ctx, cell_handle);
-  if (!cell || i < 0 || (uint32_t)i + 1 >= HEADER_WORDS(cell[0])) {
+  uint64_t *cell = young_cell(ctx, cell_handle);
+  if (!cell || i < 0 || (uint32_t)i + 1 >= RT_HEADER_PAYLOAD(cell[0])) {
     if (!ctx->err_msg) bad_handle(ctx, cell_handle, -1); /* NIL after a failed cons: keep that error */
     return;
   }
-  cell[2 + i] = (uint64_t)word;
+  cell[3 + i] = (uint64_t)word;
 }
 
 int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site) {
@@ -154,9 +189,9 @@ int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site
     return SIRENRT_NIL;
   }
   if (!(list & RT_SHARED_BIT)) {
-    const uint64_t *cell = arena_cell(ctx, list);
-    if (!cell || i < 0 || (uint32_t)i + 1 >= HEADER_WORDS(cell[0])) return bad_handle(ctx, list, site), SIRENRT_NIL;
-    return (int64_t)cell[2 + i];
+    const uint64_t *cell = cell_of(ctx, list);
+    if (!cell || i < 0 || (uint32_t)i + 1 >= RT_HEADER_PAYLOAD(cell[0])) return bad_handle(ctx, list, site), SIRENRT_NIL;
+    return (int64_t)cell[3 + i];
   }
   if (i != 0) return bad_handle(ctx, list, site), SIRENRT_NIL;
   uint64_t w;
@@ -176,21 +211,8 @@ int64_t sirenrt_list_tl(sirenrt_ctx *ctx, int64_t list, int32_t site) {
 }
 
 double sirenrt_list_len(sirenrt_ctx *ctx, int64_t list) {
-  int64_t n = 0;
-  while (list != SIRENRT_NIL) {
-    if (list & RT_SHARED_BIT) { /* shared suffix: constant time */
-      const rt_table *t = shared_table(ctx, list);
-      if (!t) return bad_handle(ctx, list, -1), NAN;
-      if (list & RT_ROW_BIT)
-        n += rt_row_len(t, rt_shared_row_r(list)) - rt_shared_row_k(list);
-      else
-        n += t->n_rows - rt_shared_rows_r(list);
-      break;
-    }
-    if (rt_list_uncons(ctx, list, NULL, 0, &list, -1)) return NAN;
-    n++;
-  }
-  return (double)n;
+  int64_t n = list_length(ctx, list, -1);
+  return n < 0 ? NAN : (double)n;
 }
 
 int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords) {
@@ -206,7 +228,7 @@ int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords) {
     if (rt_list_uncons(ctx, list, words, nwords, &list, -1)) break;
     int64_t cell = sirenrt_list_cons(ctx, acc, nwords);
     if (cell == SIRENRT_NIL) break;
-    if (nwords > 0) memcpy(ctx->arena + cell + 2, words, (size_t)nwords * sizeof(uint64_t));
+    if (nwords > 0) memcpy(ctx->arena + rt_young_index(cell) + 3, words, (size_t)nwords * sizeof(uint64_t));
     acc = cell;
   }
   if (words != small) free(words);
@@ -229,7 +251,7 @@ int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site) {
     double v = lo + (double)i;
     int64_t cell = sirenrt_list_cons(ctx, acc, 1);
     if (cell == SIRENRT_NIL) return SIRENRT_NIL;
-    memcpy(ctx->arena + cell + 2, &v, sizeof v);
+    memcpy(ctx->arena + rt_young_index(cell) + 3, &v, sizeof v);
     acc = cell;
   }
   return acc;

@@ -82,6 +82,9 @@ done:
   return SIRENRT_FINISHED;
 }
 
+/* The frame slot that holds a list at each resume point: xs, while waiting for a row and at resample. */
+static const sirenrt_root rw_roots[] = {{1, offsetof(rw_frame, xs), "Lf"}, {2, offsetof(rw_frame, xs), "Lf"}};
+
 static const sirenrt_model rw_model = {
     .abi_version = SIRENRT_ABI_VERSION,
     .name = "rw",
@@ -97,6 +100,8 @@ static const sirenrt_model rw_model = {
     .files = rw_files,
     .n_sites = 4,
     .sites = rw_sites,
+    .n_roots = 2,
+    .roots = rw_roots,
 };
 
 /* ---- a model whose every particle dies: observe(uniform_int(0, 1), 5) ---- */

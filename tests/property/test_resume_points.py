@@ -11,7 +11,6 @@ kept in the frame across suspensions, loop state, re-entry through the pc.
 from __future__ import annotations
 
 import math
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -133,13 +132,9 @@ def program(draw):
 def test_compiled_program_computes_the_direct_value(case):
     source, expected = case
     model = sirenc.compile(source, method="pf")
-    # Collect every arena at every resampling, so a root the compiler forgot to
-    # report would lose a live list and change the answer.
-    os.environ["SIRENRT_COLLECT_ALWAYS"] = "1"
-    try:
-        f = model.filter(particles=3, seed=0)
-    finally:
-        del os.environ["SIRENRT_COLLECT_ALWAYS"]
+    # Every resampling barrier empties the young arenas, keeping only what the reported
+    # roots reach: a root the compiler forgot to report would lose a live list.
+    f = model.filter(particles=3, seed=0)
     f.run()
     got = f.estimate()
     assert math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9) or (np.isnan(got) and np.isnan(expected)), source

@@ -1,0 +1,281 @@
+/* heap.c — list cells shared by the whole population, and the young arenas they are promoted from.
+ *
+ * Lists are immutable, so whatever several particles have in common after resampling can be one
+ * copy: a particle builds cells in its own young arena (values.c: a bump allocator, addressed by
+ * index, private to the particle), and at every resampling barrier the cells its frame still reaches
+ * are PROMOTED into this heap, where they stay put and are named by their address.  Offspring of one
+ * parent then share the parent's cells: a resampling copies the frame (a few words) and adds
+ * references, never list memory, so the barrier's cost does not grow with the steps run, and a
+ * trajectory-keeping model holds the ancestral tree of its particles, not N separate histories.
+ *
+ * Heap cells are reference counted, lazily: references from one heap cell to another are counted
+ * when the referring cell is promoted; references from frames are counted only at barriers, as the
+ * particle's HELD roots (the list slots of its frame when the barrier ended, filter.c).  Between
+ * barriers a particle can reach only cells reachable from its held roots or from its young arena, so
+ * nothing it can read is freed; at the next barrier each slot first counts its new roots (once per
+ * offspring) and then drops its old held ones, in that order per slot, which keeps every count at
+ * least the number of references that will survive the barrier, whatever order the slots (and
+ * threads) take.  A cell whose count reaches zero is freed with whatever it alone kept alive.
+ *
+ * Young cells that are not reachable at a barrier are never touched: the arena is simply reset.
+ * Counts are updated with atomics (slots sharing a cell may be on different threads); cells come from
+ * per-thread free lists by size, refilled from big chunks, so the barrier's passes never take a lock.
+ * Under AddressSanitizer every cell is its own malloc, so that a cell used after it was freed is
+ * reported, not silently recycled.
+ *
+ * The mutable symbolic nodes of the symbolic algorithms are meant to live here too: a node with
+ * count 1 may be updated in place, one with more is copied first by the offspring that writes. */
+#include "internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define RT_HEAP_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RT_HEAP_MALLOC 1
+#endif
+#endif
+#ifndef RT_HEAP_MALLOC
+#define RT_HEAP_MALLOC 0
+#endif
+
+enum { SMALL_CELL_WORDS = 16,            /* cells up to this size come from free lists */
+       CHUNK_WORDS = 8192 };             /* 64 KiB per refill */
+
+typedef struct heap_local {
+  uint64_t *free[SMALL_CELL_WORDS + 1]; /* by total words; linked through word 1 */
+  uint64_t *chunk;                      /* current chunk: its word 0 links to the previous one */
+  uint32_t chunk_used;
+  int64_t live_words;                   /* allocated minus freed by this thread (may go negative) */
+  char pad[64];                         /* no false sharing between threads' counters */
+} heap_local;
+
+struct rt_heap {
+  int n_locals;
+  heap_local *locals;
+};
+
+rt_heap *rt_heap_new(int threads) {
+  rt_heap *h = calloc(1, sizeof *h);
+  if (!h) return NULL;
+  h->n_locals = threads > 0 ? threads : 1;
+  h->locals = calloc((size_t)h->n_locals, sizeof(heap_local));
+  if (!h->locals) {
+    free(h);
+    return NULL;
+  }
+  return h;
+}
+
+/* Frees every chunk (and, under ASan, nothing else is left: see rt_heap_clear's callers). */
+static void free_chunks(heap_local *L) {
+  uint64_t *c = L->chunk;
+  while (c) {
+    uint64_t *prev = (uint64_t *)(uintptr_t)c[0];
+    free(c);
+    c = prev;
+  }
+  memset(L, 0, sizeof *L);
+}
+
+void rt_heap_clear(rt_heap *h) {
+  for (int k = 0; k < h->n_locals; k++) free_chunks(&h->locals[k]);
+}
+
+void rt_heap_free(rt_heap *h) {
+  if (!h) return;
+  rt_heap_clear(h);
+  free(h->locals);
+  free(h);
+}
+
+int64_t rt_heap_live_words(const rt_heap *h) {
+  int64_t total = 0;
+  for (int k = 0; k < h->n_locals; k++) total += h->locals[k].live_words;
+  return total;
+}
+
+static uint64_t *heap_alloc(heap_local *L, uint32_t words) {
+  L->live_words += words;
+  if (RT_HEAP_MALLOC || words > SMALL_CELL_WORDS) return malloc((size_t)words * sizeof(uint64_t));
+  uint64_t *cell = L->free[words];
+  if (cell) {
+    L->free[words] = (uint64_t *)(uintptr_t)cell[1];
+    return cell;
+  }
+  if (!L->chunk || L->chunk_used + words > CHUNK_WORDS) {
+    uint64_t *c = malloc(CHUNK_WORDS * sizeof(uint64_t));
+    if (!c) return NULL;
+    c[0] = (uint64_t)(uintptr_t)L->chunk;
+    L->chunk = c;
+    L->chunk_used = 1;
+  }
+  cell = L->chunk + L->chunk_used;
+  L->chunk_used += words;
+  return cell;
+}
+
+static void heap_release_cell(heap_local *L, uint64_t *cell) {
+  uint32_t words = RT_CELL_WORDS(cell[0]);
+  L->live_words -= words;
+  if (RT_HEAP_MALLOC || words > SMALL_CELL_WORDS) {
+    free(cell);
+    return;
+  }
+  cell[0] = 0; /* no longer a list cell: a stale handle to it is refused, not read */
+  cell[1] = (uint64_t)(uintptr_t)L->free[words];
+  L->free[words] = cell;
+}
+
+static void retain(int64_t h, int64_t refs) {
+  if (rt_is_heap(h)) __atomic_add_fetch(&rt_heap_cell(h)[1], (uint64_t)refs, __ATOMIC_RELAXED);
+}
+
+/* ------------------------------------------------------------------ promotion ------------------ */
+
+typedef struct promoter {
+  heap_local *L;
+  sirenrt_ctx *ctx; /* whose young arena */
+  int failed;
+} promoter;
+
+static const char *skip_type(const char *t) {
+  switch (*t) {
+    case 'P': return skip_type(skip_type(t + 1));
+    case 'L': return skip_type(t + 1);
+    default: return t + 1;
+  }
+}
+
+static int64_t promote_list(promoter *p, int64_t h, const char *elem);
+
+/* Promotes what the handle words of an element of type t (at `words`) refer to, rewriting them; each
+ * rewritten word holds one counted reference.  Returns the element's words; *end = the end of t. */
+static uint32_t promote_element(promoter *p, uint64_t *words, const char *t, const char **end) {
+  switch (*t) {
+    case 'P': {
+      const char *second;
+      uint32_t n = promote_element(p, words, t + 1, &second);
+      return n + promote_element(p, words + n, second, end);
+    }
+    case 'L':
+      *end = skip_type(t + 1);
+      words[0] = (uint64_t)promote_list(p, (int64_t)words[0], t + 1);
+      return 1;
+    case 'u':
+      *end = t + 1;
+      return 0;
+    default: /* f, b */
+      *end = t + 1;
+      return 1;
+  }
+}
+
+/* The heap handle of list h, holding one more counted reference for the caller.  Young cells are
+ * moved (once: a moved cell's aux word forwards to its heap copy), spines iteratively, nested lists
+ * recursively by type depth; heap, shared and nil lists are returned as they are. */
+static int64_t promote_list(promoter *p, int64_t h, const char *elem) {
+  int64_t head = h;
+  uint64_t *link = NULL; /* tail word of the last cell moved, still naming a young cell */
+  while (rt_is_young(h)) {
+    uint64_t *young = p->ctx->arena + rt_young_index(h);
+    int64_t moved = (int64_t)young[1];
+    int forwarded = moved != 0;
+    if (forwarded) {
+      retain(moved, 1);
+    } else {
+      uint32_t words = RT_CELL_WORDS(young[0]);
+      uint64_t *cell = heap_alloc(p->L, words);
+      if (!cell) {
+        p->failed = 1;
+        moved = SIRENRT_NIL; /* the frame is abandoned: the filter fails */
+        forwarded = 1;
+      } else {
+        memcpy(cell, young, (size_t)words * sizeof(uint64_t));
+        cell[1] = 1;
+        moved = (int64_t)(uintptr_t)cell;
+        young[1] = (uint64_t)moved;
+      }
+    }
+    if (link) *link = (uint64_t)moved;
+    else head = moved;
+    if (forwarded) return head; /* the rest of this spine is promoted and counted already */
+    uint64_t *cell = rt_heap_cell(moved);
+    const char *end;
+    promote_element(p, cell + 3, elem, &end);
+    link = cell + 2;
+    h = (int64_t)*link;
+  }
+  retain(h, 1); /* the last moved cell's reference to its tail, or else the caller's */
+  return head;
+}
+
+/* ------------------------------------------------------------------ release -------------------- */
+
+static void release_list(heap_local *L, int64_t h, const char *elem);
+
+static uint32_t release_element(heap_local *L, const uint64_t *words, const char *t, const char **end) {
+  switch (*t) {
+    case 'P': {
+      const char *second;
+      uint32_t n = release_element(L, words, t + 1, &second);
+      return n + release_element(L, words + n, second, end);
+    }
+    case 'L':
+      *end = skip_type(t + 1);
+      release_list(L, (int64_t)words[0], t + 1);
+      return 1;
+    case 'u':
+      *end = t + 1;
+      return 0;
+    default:
+      *end = t + 1;
+      return 1;
+  }
+}
+
+/* Drops one reference to heap list h; frees the cells it alone kept, spines iteratively. */
+static void release_list(heap_local *L, int64_t h, const char *elem) {
+  while (rt_is_heap(h)) {
+    uint64_t *cell = rt_heap_cell(h);
+    if (__atomic_sub_fetch(&cell[1], 1, __ATOMIC_ACQ_REL) != 0) return;
+    const char *end;
+    if (*elem == 'L' || *elem == 'P') release_element(L, cell + 3, elem, &end);
+    h = (int64_t)cell[2];
+    heap_release_cell(L, cell);
+  }
+}
+
+/* ------------------------------------------------------------------ a slot at a barrier --------- */
+
+void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t refs,
+                  int64_t *held, const rt_rootset *before, int *failed) {
+  heap_local *L = &heap->locals[k];
+  promoter p = {L, ctx, 0};
+  /* A root that still holds what it held at the last barrier, in a particle with one offspring, would
+   * get +1 and -1: the common case, so it is skipped both ways. */
+  int same = refs == 1 && before == now;
+  for (int32_t j = 0; refs > 0 && j < now->n; j++) {
+    uint64_t *slot = (uint64_t *)(frame + now->slots[j].offset);
+    if (same && (int64_t)*slot == held[j]) continue;
+    int64_t h = promote_list(&p, (int64_t)*slot, now->slots[j].elem);
+    if (refs > 1) retain(h, refs - 1);
+    *slot = (uint64_t)h;
+  }
+  for (int32_t j = 0; before && j < before->n; j++)
+    if (!(same && (int64_t)*(uint64_t *)(frame + now->slots[j].offset) == held[j]))
+      release_list(L, held[j], before->slots[j].elem);
+  for (int32_t j = 0; refs > 0 && j < now->n; j++) held[j] = (int64_t)*(uint64_t *)(frame + now->slots[j].offset);
+  ctx->arena_used = 0;
+  if (p.failed) *failed = 1;
+}
+
+void rt_heap_retain_held(const int64_t *held, int32_t n, int64_t refs) {
+  for (int32_t j = 0; j < n; j++) retain(held[j], refs);
+}
+
+void rt_heap_release_held(rt_heap *heap, int k, const int64_t *held, const rt_rootset *rs) {
+  for (int32_t j = 0; j < rs->n; j++) release_list(&heap->locals[k], held[j], rs->slots[j].elem);
+}

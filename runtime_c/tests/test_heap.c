@@ -1,0 +1,244 @@
+/* test_heap.c — the population's shared list heap (heap.c): after every barrier the heap holds exactly
+ * the cells some particle can reach (the surviving ancestry: far fewer than N copies of the history),
+ * answers do not depend on the thread count, estimate() mid-stream gives back what it took, and a long
+ * run with nested lists, dropped suffixes and garbage resamples cleanly.  Under ASan (how CI builds
+ * these tests) every heap cell is its own malloc, so a cell used after it was freed, or never freed,
+ * is reported. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+
+#include "check.h"
+#include "internal.h"
+
+static double w2d(int64_t w) {
+  double d;
+  memcpy(&d, &w, sizeof d);
+  return d;
+}
+static int64_t d2w(double d) {
+  int64_t w;
+  memcpy(&w, &d, sizeof w);
+  return w;
+}
+
+/* trail.si: keeps its whole trajectory as a list of (x, [x, y]), drops its two newest entries every
+ * 100th step, and builds a throw-away list every step.
+ *   fold(fun (xs, row) -> let y = List.hd(row) in let x <- gaussian(prev, 1.) in
+ *        observe(gaussian(x, 0.5), y); let _ = List.range(0., 5.) in resample();
+ *        let xs = cons((x, [x, y]), xs) in if t mod 100 = 99 then List.tl(List.tl(xs)) else xs) */
+static const sirenrt_site trail_sites[] = {{"trail.si", 1, 1, 2, "fold"}};
+static const char *const trail_files[] = {"/nonexistent/trail.csv"};
+
+typedef struct trail_frame {
+  int32_t pc, pad;
+  double x;
+  int64_t t;
+  int64_t xs;
+  double result_x;
+  int64_t result_xs;
+} trail_frame;
+
+#define TRAIL_ELEM "PfLf"
+
+static int32_t trail_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
+  trail_frame *f = (trail_frame *)frame;
+  switch (f->pc) {
+    case 0: f->x = 0.0; f->t = 0; f->xs = SIRENRT_NIL; break;
+    case 1: break;
+    case 2: {
+      int64_t inner = sirenrt_list_cons(ctx, SIRENRT_NIL, 1);
+      sirenrt_list_set(ctx, inner, 0, d2w(f->x + 1.0));
+      int64_t pair_x = sirenrt_list_cons(ctx, inner, 1);
+      sirenrt_list_set(ctx, pair_x, 0, d2w(f->x));
+      int64_t cell = sirenrt_list_cons(ctx, f->xs, 2);
+      sirenrt_list_set(ctx, cell, 0, d2w(f->x));
+      sirenrt_list_set(ctx, cell, 1, pair_x);
+      f->xs = cell;
+      if (f->t % 100 == 99) f->xs = sirenrt_list_tl(ctx, sirenrt_list_tl(ctx, f->xs, 0), 0);
+      f->t++;
+      break;
+    }
+    default: return -1;
+  }
+  int64_t row = sirenrt_stream_row(ctx, f->t);
+  if (row == SIRENRT_NEED) {
+    f->pc = 1;
+    return SIRENRT_NEED_ROW;
+  }
+  if (row == SIRENRT_END) {
+    f->result_x = f->x;
+    f->result_xs = f->xs;
+    return SIRENRT_FINISHED;
+  }
+  double y = w2d(sirenrt_list_get(ctx, row, 0, 0));
+  f->x = sirenrt_sample_gaussian(ctx, f->x, 1.0, 0);
+  sirenrt_observe_gaussian(ctx, f->x, 0.5, y, 0);
+  (void)sirenrt_list_range(ctx, 0.0, 5.0, 0); /* garbage */
+  f->pc = 2;
+  return SIRENRT_AT_RESAMPLE;
+}
+
+static const sirenrt_root trail_roots[] = {{1, offsetof(trail_frame, xs), "L" TRAIL_ELEM},
+                                           {2, offsetof(trail_frame, xs), "L" TRAIL_ELEM}};
+
+static const sirenrt_model trail_model = {
+    .abi_version = SIRENRT_ABI_VERSION, .name = "trail", .method = "smc", .plan = "x: sample",
+    .result_type = "PfL" TRAIL_ELEM, .frame_size = sizeof(trail_frame),
+    .result_offset = offsetof(trail_frame, result_x), .resume = trail_resume, .streamable = 1,
+    .not_streamable_reason = "", .n_files = 1, .files = trail_files, .n_sites = 1, .sites = trail_sites,
+    .n_roots = 2, .roots = trail_roots,
+};
+
+/* ---- the cells reachable from every slot's held roots, each counted once -------------------- */
+typedef struct cell_set {
+  uint64_t **slots;
+  size_t cap, n;
+  int64_t words;
+} cell_set;
+
+static int set_add(cell_set *s, uint64_t *cell) { /* 1 when new */
+  if (2 * (s->n + 1) > s->cap) {
+    cell_set bigger = {calloc(s->cap ? 2 * s->cap : 1024, sizeof(uint64_t *)), s->cap ? 2 * s->cap : 1024, 0, s->words};
+    for (size_t i = 0; i < s->cap; i++)
+      if (s->slots[i]) set_add(&bigger, s->slots[i]);
+    free(s->slots);
+    *s = bigger;
+  }
+  size_t i = ((uintptr_t)cell >> 5) * 0x9E3779B97F4A7C15ull % s->cap;
+  while (s->slots[i]) {
+    if (s->slots[i] == cell) return 0;
+    i = (i + 1) % s->cap;
+  }
+  s->slots[i] = cell;
+  s->n++;
+  return 1;
+}
+
+static void reach_list(cell_set *s, int64_t h, const char *elem) {
+  while (rt_is_heap(h)) {
+    uint64_t *cell = rt_heap_cell(h);
+    if (!set_add(s, cell)) return;
+    s->words += RT_CELL_WORDS(cell[0]);
+    if (elem[0] == 'P' && elem[2] == 'L') reach_list(s, (int64_t)cell[4], "f"); /* (x, [x, y]) */
+    h = (int64_t)cell[2];
+  }
+}
+
+/* Heap cells reachable from the population's held roots; also checks that no young cell is held. */
+static int64_t reachable_words(const sirenrt_filter *f, int64_t *cells) {
+  cell_set s = {0};
+  for (int64_t i = 0; i < f->n; i++) {
+    const rt_rootset *rs = f->held_set[i];
+    for (int32_t j = 0; rs && j < rs->n; j++) {
+      int64_t h = f->held[(size_t)i * (size_t)f->max_held + (size_t)j];
+      CHECK(!rt_is_young(h), "slot %lld holds a young cell after a barrier", (long long)i);
+      reach_list(&s, h, rs->slots[j].elem);
+    }
+  }
+  free(s.slots);
+  *cells = (int64_t)s.n;
+  return s.words;
+}
+
+/* A population this small would not start a pool: run the passes on the threads anyway. */
+static void force_pool(sirenrt_filter *f, int threads) {
+  if (threads > 1 && !f->pool) f->pool = rt_pool_new(threads);
+}
+
+/* After each barrier the heap holds what the particles reach and nothing else, and that is the
+ * ancestral tree, not N trajectories.  Jacob, Murray & Rubenthaler (2015) bound the expected tree
+ * by T + c N log N; here c = 10 is generous (measured: about 4). */
+static void test_memory_follows_ancestry(int32_t threads) {
+  enum { N = 1000, STEPS = 1000 };
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads};
+  sirenrt_filter *f = sirenrt_filter_new(&trail_model, N, 11, &o);
+  CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+  if (!f) return;
+  force_pool(f, threads);
+  rt_rng g;
+  rt_rng_init(&g, 99, 0, 0, RT_DOMAIN_USER);
+  double y = 0.0;
+  for (int t = 1; t <= STEPS; t++) {
+    y += rt_normal(&g);
+    if (sirenrt_filter_step(f, &y, 1)) {
+      CHECK(0, "step %d: %s", t, sirenrt_filter_error(f));
+      break;
+    }
+    if (t % 250 != 0) continue;
+    int64_t cells, words = reachable_words(f, &cells);
+    CHECK(rt_heap_live_words(f->heap) == words, "step %d, %d threads: heap holds %lld words, particles reach %lld",
+          t, (int)threads, (long long)rt_heap_live_words(f->heap), (long long)words);
+    /* Each step adds an outer cell and a two-cell inner list per surviving lineage. */
+    double bound = 3.0 * (t + 10.0 * N * log((double)N));
+    printf("# step %d, %d threads: %lld cells reachable (N*t = %lld)\n", t, (int)threads, (long long)cells,
+           (long long)N * t);
+    CHECK(cells <= bound && cells < N * (int64_t)t / 4, "step %d: %lld cells reachable, bound %.0f, N*t = %lld", t,
+          (long long)cells, bound, (long long)N * t);
+  }
+  sirenrt_filter_free(f);
+}
+
+/* estimate() mid-stream runs a clone that shares the heap: afterwards the live filter's heap is what
+ * its particles reach, exactly as before, and the stream goes on as if it had not been asked. */
+static void test_estimate_clone_gives_back(void) {
+  enum { N = 300, STEPS = 200 };
+  sirenrt_filter *a = sirenrt_filter_new(&trail_model, N, 3, NULL), *b = sirenrt_filter_new(&trail_model, N, 3, NULL);
+  CHECK(a && b, "filter_new");
+  if (!a || !b) return;
+  enum { CAP = 4 * STEPS + 8 }; /* x, the length, then (x, 2, x, x + 1) per entry */
+  double ea[CAP], eb[CAP];
+  int64_t na = 0, nb = 0;
+  for (int t = 0; t < STEPS; t++) {
+    double y = sin(0.1 * t);
+    CHECK(!sirenrt_filter_step(a, &y, 1) && !sirenrt_filter_step(b, &y, 1), "step %d", t);
+    if (t % 50 == 49) {
+      int64_t before = rt_heap_live_words(a->heap);
+      CHECK(sirenrt_filter_estimate(a, ea, CAP, &na) == 0, "estimate: %s", sirenrt_filter_error(a));
+      CHECK(rt_heap_live_words(a->heap) == before, "step %d: estimate() left %lld words behind", t,
+            (long long)(rt_heap_live_words(a->heap) - before));
+    }
+  }
+  CHECK(sirenrt_filter_estimate(a, ea, CAP, &na) == 0 && sirenrt_filter_estimate(b, eb, CAP, &nb) == 0,
+        "final estimates");
+  CHECK(na == nb && memcmp(ea, eb, (size_t)na * sizeof(double)) == 0, "estimates in between changed the stream");
+  sirenrt_filter_free(a);
+  sirenrt_filter_free(b);
+}
+
+/* 10^4 resampling barriers over a population carrying lists 10^4 long, with nested lists, dropped
+ * suffixes and garbage, under every resampler and an ESS threshold (barriers that keep the population),
+ * on 1 and 2 threads: the answers agree bit for bit, and ASan sees no invalid access or leak. */
+static void test_long_run(int32_t scheme, double ess_threshold) {
+  enum { N = 64, STEPS = 10000 };
+  static double ys[STEPS];
+  for (int t = 0; t < STEPS; t++) ys[t] = 0.01 * t + sin(0.05 * t);
+  enum { CAP = 4 * STEPS + 8 };
+  static double est[2][CAP];
+  int64_t n[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    sirenrt_options o = {scheme, ess_threshold, k + 1};
+    sirenrt_filter *f = sirenrt_filter_new(&trail_model, N, 8, &o);
+    CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+    if (!f) return;
+    force_pool(f, k + 1);
+    CHECK(sirenrt_filter_run(f, ys, STEPS, 1) == 0, "run: %s", sirenrt_filter_error(f));
+    CHECK(sirenrt_filter_estimate(f, est[k], CAP, &n[k]) == 0, "estimate: %s", sirenrt_filter_error(f));
+    /* run() again starts from nothing: the previous run's cells are all given back */
+    CHECK(sirenrt_filter_run(f, ys, 10, 1) == 0, "second run: %s", sirenrt_filter_error(f));
+    sirenrt_filter_free(f);
+  }
+  CHECK(n[0] == n[1] && memcmp(est[0], est[1], (size_t)n[0] * sizeof(double)) == 0,
+        "scheme %d, ess %g: 1 and 2 threads differ", scheme, ess_threshold);
+}
+
+int main(void) {
+  test_memory_follows_ancestry(1);
+  test_memory_follows_ancestry(2);
+  test_estimate_clone_gives_back();
+  test_long_run(SIRENRT_SYSTEMATIC, 0.0);
+  test_long_run(SIRENRT_MULTINOMIAL, 0.0);
+  test_long_run(SIRENRT_RESIDUAL, 0.5);
+  test_long_run(SIRENRT_STRATIFIED, 0.8);
+  return check_report("test_heap");
+}
