@@ -67,7 +67,9 @@ def measure(python: str, model_si: Path, n: int, repeat: int) -> dict:
     out = subprocess.run([python, "-c", CHILD, str(model_si), str(n), str(repeat)], capture_output=True,
                          text=True, cwd=model_si.parent)
     if out.returncode != 0:
-        return {"error": (out.stderr.strip().splitlines() or ["failed"])[-1]}
+        why = (out.stderr.strip().splitlines() or [f"exit status {out.returncode}"])[-1]
+        print(f"# {model_si.parent.name} with {python}: {why}", file=sys.stderr)
+        return {"error": why}
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 

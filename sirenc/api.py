@@ -73,7 +73,12 @@ def compile(source: str | os.PathLike, method: str = "pf", check: bool = True,
         from sirenc.backend.link import check_output
         check_output(output)      # a directory, a device or a link is refused before compiling
     module, info = compile_to_llvm_dialect(source, method, check, analysis_budget=analysis_budget)
-    return from_llvm_dialect(module, info, output=output)
+    model = from_llvm_dialect(module, info, output=output)
+    if model.path is None:   # what pickling a JIT model needs to make it again
+        text = os.fspath(source)
+        is_path = "\n" not in text and (text.endswith(".si") or os.path.exists(text))
+        model._origin = (os.path.abspath(text) if is_path else text, method, check, analysis_budget)
+    return model
 
 
 def from_llvm_dialect(module: Any, info: ModelInfo,
@@ -177,6 +182,11 @@ class _Entry:
     log_evidence: Callable[[Any], float]
     ess: Callable[[Any], float]
     error: Callable[[Any], Any]          # error(NULL) = the thread's last error
+    particles: Callable[..., int]
+    size: Callable[[Any], int]
+    history: Callable[..., int]
+    save: Callable[..., int]
+    load: Callable[[Any, int, int], Any]
 
 
 class _CodePin:
@@ -211,8 +221,17 @@ class _CodePin:
                 on_free()           # a JIT model's close, a library's release: frees the code
 
 
+def _newer_entry(lib: Any, name: str) -> Callable[..., Any]:
+    try:
+        return getattr(lib, name)
+    except AttributeError:
+        raise SirenUsageError(f"this model.so was built by an older sirenc without {name}; recompile it") from None
+
+
 class Model:
     """A compiled model. Create filters with ``filter()``; see ``info``."""
+
+    _origin: tuple | None = None   # (source path or text, method, check, budget) of a JIT model
 
     def __init__(self, descriptor: Any, entry: _Entry, keepalive: Any, path: Path | None,
                  on_free: Callable[[], None] | None = None):
@@ -238,6 +257,9 @@ class Model:
             step=rt.sirenrt_filter_step, estimate=rt.sirenrt_filter_estimate,
             log_evidence=rt.sirenrt_filter_log_evidence, ess=rt.sirenrt_filter_ess,
             error=lambda f: rt.sirenrt_last_error() if f == ffi.NULL else rt.sirenrt_filter_error(f),
+            particles=rt.sirenrt_filter_particles, size=rt.sirenrt_filter_size,
+            history=rt.sirenrt_filter_history, save=rt.sirenrt_filter_save,
+            load=lambda buf, n, threads: rt.sirenrt_filter_load(descriptor, buf, n, threads),
         )
         return cls(descriptor, entry, jit, None, on_free=jit.close)
 
@@ -248,6 +270,11 @@ class Model:
             new=lib.sirenc_new, free=lib.sirenc_free, run=lib.sirenc_run, step=lib.sirenc_step,
             estimate=lib.sirenc_estimate, log_evidence=lib.sirenc_log_evidence,
             ess=lib.sirenc_ess, error=lib.sirenc_error,
+            particles=lambda *a: _newer_entry(lib, "sirenc_particles")(*a),
+            size=lambda *a: _newer_entry(lib, "sirenc_size")(*a),
+            history=lambda *a: _newer_entry(lib, "sirenc_history")(*a),
+            save=lambda *a: _newer_entry(lib, "sirenc_save")(*a),
+            load=lambda *a: _newer_entry(lib, "sirenc_load")(*a),
         )
         library.acquire()   # released by the model's pin (also if __init__ refuses the model)
         return cls(lib.sirenc_info(), entry, library, path, on_free=library.release)
@@ -283,9 +310,24 @@ class Model:
         raw = self._entry.new(int(particles), int(seed), opts)
         if raw == ffi.NULL:
             raise CompiledModelError(_text(self._entry.error(ffi.NULL)) or "cannot create the filter")
+        return self._adopt(raw)
+
+    def _adopt(self, raw: Any) -> "Filter":
+        """A Filter owning the runtime filter ``raw`` (which keeps the model's code loaded)."""
+        from sirenc.runtime.ffi import ffi
+
         self._pin.acquire()
         handle = ffi.gc(raw, lambda p, free=self._entry.free, pin=self._pin: (free(p), pin.release()))
         return Filter(self, handle)
+
+    def __reduce__(self):
+        # A model pickles as the way to make it again: its model.so, or its program.
+        if self.path is not None:
+            return (load, (str(self.path),))
+        if self._origin is None:
+            raise SirenUsageError("this model cannot be pickled: it was not made by sirenc.compile or sirenc.load")
+        source, method, check, budget = self._origin
+        return (compile, (source, method, check, None, budget))
 
     def __del__(self) -> None:
         pin = getattr(self, "_pin", None)
@@ -377,6 +419,128 @@ class Filter:
     @property
     def ess(self) -> float:
         return float(self.model._entry.ess(self._f))
+
+    # ------------------------------------------------------------ summaries
+
+    def particles(self, flat: bool = False) -> tuple[Any, np.ndarray]:
+        """Every particle's own result and its normalised weight: ``(values, weights)``, where
+        ``values[i]`` is shaped like ``estimate()``'s answer. With ``flat=True``, ``values`` is
+        ``(flat, offsets)``: particle i's values, flattened as the C ABI flattens the estimate,
+        are ``flat[offsets[i]:offsets[i+1]]``. While streaming, as for ``estimate()``."""
+        from sirenc.runtime.ffi import ffi
+
+        n = int(self.model._entry.size(self._f))
+        offsets, weights = np.empty(n + 1, dtype=np.int64), np.empty(n, dtype=np.float64)
+        n_values, cap = ffi.new("int64_t *"), max(self._estimate_cap, 16) * n
+        while True:
+            values = np.empty(cap, dtype=np.float64)
+            status = self.model._entry.particles(
+                self._f, ffi.from_buffer("double[]", values, require_writable=True), cap, n_values,
+                ffi.from_buffer("int64_t[]", offsets, require_writable=True),
+                ffi.from_buffer("double[]", weights, require_writable=True))
+            if status == 2 and n_values[0] > cap:
+                cap = int(n_values[0])
+                continue
+            self._check(status)
+            values = values[: n_values[0]]
+            break
+        if flat:
+            return (values, offsets), weights
+        desc = self.model.info["result_type"]
+        return [unflatten(desc, values[offsets[i]: offsets[i + 1]]) for i in range(n)], weights
+
+    def summary(self, quantiles: Any = (0.05, 0.5, 0.95)) -> Any:
+        """The posterior of the result: shaped like ``estimate()``'s answer, with a
+        ``sirenc.Summary`` (``mean``, ``variance``, ``sd``, ``quantiles`` {level: value},
+        ``particles``) for every float or bool; a list's element k summarises the particles
+        whose list is longer than k. While streaming, for the rows given so far."""
+        from sirenc.summary import summarize
+
+        levels = tuple(float(q) for q in np.atleast_1d(np.asarray(quantiles, dtype=np.float64)))
+        if not all(0.0 <= q <= 1.0 for q in levels):
+            raise SirenUsageError(f"quantile levels must lie in [0, 1], not {quantiles!r}")
+        (flat, offsets), weights = self.particles(flat=True)
+        return summarize(self.model.info["result_type"], flat, offsets, weights, levels)
+
+    def history(self, frame: bool = False) -> Any:
+        """One entry per resample() since the last ``run()`` or fresh stream: a dict of NumPy
+        arrays ``ess`` (of the weights before resampling), ``resampled`` (False where an ESS
+        threshold kept the population), ``log_evidence`` (after it), ``log_evidence_increment``
+        and, while streaming, ``rows`` (the rows given so far; -1 for ``run()``).
+        ``frame=True`` gives a pandas DataFrame."""
+        from sirenc.runtime.ffi import ffi
+
+        n = ffi.new("int64_t *")
+        self._check(self.model._entry.history(self._f, ffi.NULL, ffi.NULL, ffi.NULL, ffi.NULL, 0, n) % 2)
+        k = int(n[0])
+        ess, logz = np.empty(k), np.empty(k)
+        resampled, rows = np.empty(k, dtype=np.int32), np.empty(k, dtype=np.int64)
+        self._check(self.model._entry.history(
+            self._f, ffi.from_buffer("double[]", ess, require_writable=True),
+            ffi.from_buffer("double[]", logz, require_writable=True),
+            ffi.from_buffer("int32_t[]", resampled, require_writable=True),
+            ffi.from_buffer("int64_t[]", rows, require_writable=True), k, n))
+        table = {"ess": ess, "resampled": resampled.astype(bool), "log_evidence": logz,
+                 "log_evidence_increment": np.diff(logz, prepend=0.0), "rows": rows}
+        if not frame:
+            return table
+        try:
+            import pandas
+        except ImportError:
+            raise SirenUsageError("history(frame=True) needs pandas: pip install pandas") from None
+        return pandas.DataFrame(table)
+
+    # ------------------------------------------------------------ checkpoints
+
+    def to_bytes(self) -> bytes:
+        """The whole filter as bytes for ``Filter.load``: options, the data rows read so far,
+        every particle's weight, random stream and state."""
+        from sirenc.runtime.ffi import ffi, runtime_lib
+
+        buf, n = ffi.new("uint8_t **"), ffi.new("int64_t *")
+        self._check(self.model._entry.save(self._f, buf, n))
+        try:
+            return bytes(ffi.buffer(buf[0], n[0]))
+        finally:
+            runtime_lib().sirenrt_buffer_free(buf[0])
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the filter to ``path`` (atomically: a reader never sees half a checkpoint)."""
+        from sirenc.backend.link import write_atomically
+
+        write_atomically(path, self.to_bytes())
+
+    @classmethod
+    def load(cls, model: Model, checkpoint: bytes | str | os.PathLike, threads: int = 1) -> "Filter":
+        """The filter saved in ``checkpoint`` (bytes, or a file written by ``save``) for ``model``,
+        which must be the model it was saved from. It goes on exactly as the saved filter would
+        have, bit for bit, on any number of ``threads``."""
+        from sirenc.runtime.ffi import ffi
+
+        if not isinstance(model, Model):
+            raise SirenUsageError(f"Filter.load needs the Model the filter was saved from, not {type(model).__name__}")
+        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
+            raise SirenUsageError(f"threads must be an integer in [1, 256], not {threads!r}")
+        if isinstance(checkpoint, (bytes, bytearray, memoryview)):
+            data = bytes(checkpoint)
+        elif isinstance(checkpoint, (str, os.PathLike)):
+            try:
+                data = Path(checkpoint).read_bytes()
+            except OSError as e:
+                raise SirenUsageError(f"cannot read checkpoint {os.fspath(checkpoint)}: {e.strerror}") from None
+        else:
+            raise SirenUsageError(f"Filter.load takes bytes or a path, not {type(checkpoint).__name__}")
+        raw = model._entry.load(ffi.from_buffer("uint8_t[]", data), len(data), int(threads))
+        if raw == ffi.NULL:
+            raise SirenUsageError(_text(model._entry.error(ffi.NULL)) or "cannot load the filter")
+        return model._adopt(raw)
+
+    def __reduce__(self):
+        return (_restore_filter, (self.model, self.to_bytes()))
+
+
+def _restore_filter(model: Model, data: bytes) -> Filter:
+    return Filter.load(model, data)
 
 
 def _as_float64(data: Any, ndim: int, what: str) -> np.ndarray:

@@ -237,6 +237,20 @@ SIRENRT_API int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, in
  * While streaming, estimates a clone of the population run to completion on the closed stream; the
  * live filter is not disturbed.  Returns 2 with *n_out = needed when cap is too small. */
 SIRENRT_API int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out);
+/* Every particle's own result, flattened as the estimate is (a list: its length, then its elements),
+ * one after another: particle i's values are values[offsets[i] .. offsets[i+1]) and its normalised
+ * weight weights[i] (offsets: sirenrt_filter_size(f) + 1 entries, weights: sirenrt_filter_size(f)).
+ * While streaming, those of the clone estimate() runs.  Returns 2 with *n_values set when cap is too
+ * small (offsets and weights are then written already). */
+SIRENRT_API int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values,
+                                             int64_t *offsets, double *weights);
+SIRENRT_API int64_t sirenrt_filter_size(const sirenrt_filter *f); /* number of particles */
+/* One row per resample() barrier since the last run() or fresh stream: the ESS of the weights before
+ * resampling, the log evidence after the barrier, whether it resampled (an ESS threshold may keep the
+ * population), and while streaming the number of rows given so far (else -1).  Any column pointer may
+ * be NULL.  Returns 2 with *n set when cap is too small. */
+SIRENRT_API int32_t sirenrt_filter_history(const sirenrt_filter *f, double *ess, double *log_evidence,
+                                           int32_t *resampled, int64_t *rows, int64_t cap, int64_t *n);
 /* Sum over resampling epochs of log mean weight, plus the current partial epoch. */
 SIRENRT_API double sirenrt_filter_log_evidence(const sirenrt_filter *f);
 /* Effective sample size 1 / sum w_i^2 of the weights accumulated since the last resampling. */
@@ -245,6 +259,16 @@ SIRENRT_API const char *sirenrt_filter_error(const sirenrt_filter *f);
 /* Arena words in use over all particles (lists; a diagnostic for memory growth). */
 SIRENRT_API int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);   /* "" when none */
 SIRENRT_API const char *sirenrt_last_error(void);                        /* thread-local; for NULL returns etc. */
+/* Checkpoints.  sirenrt_filter_save writes the whole filter (options, data rows so far, every
+ * particle's weight, stream, frame and lists) into a malloc'd buffer (*buf, *len; free it with
+ * sirenrt_buffer_free); a failed filter cannot be saved.  sirenrt_filter_load restores one for model
+ * m in this or another process, on `threads` threads (answers do not depend on them): it continues
+ * exactly as the saved filter would have, bit for bit.  Bytes of another model, runtime ABI or byte
+ * order, or truncated or damaged ones, are refused: NULL, and sirenrt_last_error() says which. */
+SIRENRT_API int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **buf, int64_t *len);
+SIRENRT_API sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, int64_t len,
+                                                int32_t threads);
+SIRENRT_API void sirenrt_buffer_free(uint8_t *buf);
 
 /* ------------------------------------------------------------------------------------------------
  * Test helpers.
@@ -277,6 +301,13 @@ SIRENRT_API int32_t sirenc_step(sirenrt_filter *f, const double *row, int64_t n_
 SIRENRT_API int32_t sirenc_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out);
 SIRENRT_API double sirenc_log_evidence(const sirenrt_filter *f);
 SIRENRT_API double sirenc_ess(const sirenrt_filter *f);
+SIRENRT_API int32_t sirenc_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values,
+                                     int64_t *offsets, double *weights);
+SIRENRT_API int64_t sirenc_size(const sirenrt_filter *f);
+SIRENRT_API int32_t sirenc_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled,
+                                   int64_t *rows, int64_t cap, int64_t *n);
+SIRENRT_API int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len);
+SIRENRT_API sirenrt_filter *sirenc_load(const uint8_t *buf, int64_t len, int32_t threads);
 /* The filter's last error; with f == NULL, the thread's last error (e.g. why sirenc_new failed). */
 SIRENRT_API const char *sirenc_error(const sirenrt_filter *f);
 

@@ -97,22 +97,78 @@ static int estimate_scalar(char kind, const item *items, int64_t m, size_t offse
   return emit(o, infinite ? plain / total : base + s / total);
 }
 
+/* estimate_list's per-index means for a list of floats or bools: the same arithmetic in the same
+ * order (per index, over the particles in slot order, weights renormalised, then estimate_scalar's
+ * sums), so the same bits, but one sequential walk along each particle's list instead of one pass
+ * over every particle per index, which reads the lists at random and, once they outgrow the cache,
+ * costs a miss per element.  -1: out of memory or a particle's error (on its context). */
+static int estimate_scalar_list(char kind, const item *items, int64_t m, size_t offset, const int64_t *len,
+                                int64_t longest, out_buf *o) {
+  size_t n = (size_t)(longest ? longest : 1);
+  double *total = calloc(n, sizeof(double)), *base = malloc(n * sizeof(double)), *s = calloc(n, sizeof(double));
+  double *plain = calloc(n, sizeof(double)), *sum = calloc(n, sizeof(double));
+  int64_t *cnt = calloc(n, sizeof(int64_t));
+  char *infinite = calloc(n, 1);
+  int status = -1;
+  if (!total || !base || !s || !plain || !sum || !cnt || !infinite) goto done;
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t k = 0; k < len[i]; k++) {
+      total[k] += items[i].w;
+      cnt[k]++;
+    }
+  for (int64_t k = 0; k < longest; k++) base[k] = NAN;
+  for (int64_t i = 0; i < m; i++) {
+    int64_t cursor = (int64_t)items[i].words[offset];
+    for (int64_t k = 0; k < len[i]; k++) {
+      uint64_t w;
+      if (rt_list_uncons(items[i].ctx, cursor, &w, 1, &cursor, -1)) goto done;
+      double wk = total[k] > 0.0 ? items[i].w / total[k] : 1.0 / (double)cnt[k];
+      if (!(wk > 0.0)) continue;
+      double x = kind == 'f' ? word_as_double(w) : (w != 0 ? 1.0 : 0.0);
+      if (isnan(base[k])) base[k] = x;
+      s[k] += wk * (x - base[k]);
+      plain[k] += wk * x;
+      infinite[k] |= isinf(x);
+      sum[k] += wk;
+    }
+  }
+  status = 0;
+  for (int64_t k = 0; k < longest && !status; k++)
+    status = emit(o, !(sum[k] > 0.0) ? 0.0 : infinite[k] ? plain[k] / sum[k] : base[k] + s[k] / sum[k]);
+done:
+  free(total);
+  free(base);
+  free(s);
+  free(plain);
+  free(sum);
+  free(cnt);
+  free(infinite);
+  return status;
+}
+
 static int estimate_list(const char *elem, item *items, int64_t m, size_t offset, out_buf *o, char **err) {
   const char *end;
   int64_t k = rt_type_words(elem, &end);
   int64_t *cursor = malloc((size_t)(m ? m : 1) * sizeof(int64_t));
   item *sub = malloc((size_t)(m ? m : 1) * sizeof(item));
   uint64_t *words = malloc((size_t)(m ? m : 1) * (size_t)(k ? k : 1) * sizeof(uint64_t));
+  int64_t *lengths = malloc((size_t)(m ? m : 1) * sizeof(int64_t));
   int status = -1;
-  if (!cursor || !sub || !words) goto done;
+  if (!cursor || !sub || !words || !lengths) goto done;
   int64_t longest = 0;
   for (int64_t i = 0; i < m; i++) {
     cursor[i] = (int64_t)items[i].words[offset];
     double len = sirenrt_list_len(items[i].ctx, cursor[i]);
     if (items[i].ctx->err_msg) goto particle_error;
+    lengths[i] = (int64_t)len;
     if (len > (double)longest) longest = (int64_t)len;
   }
   if (emit(o, (double)longest)) goto done;
+  if (*elem == 'f' || *elem == 'b') {
+    status = estimate_scalar_list(*elem, items, m, offset, lengths, longest, o);
+    if (status) goto particle_error;
+    goto done;
+  }
   for (int64_t pos = 0; pos < longest; pos++) {
     int64_t cnt = 0;
     double total = 0.0;
@@ -141,6 +197,7 @@ done:
   free(cursor);
   free(sub);
   free(words);
+  free(lengths);
   return status;
 }
 
@@ -180,6 +237,25 @@ int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int
   return 0;
 }
 
+int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_t *offsets) {
+  out_buf o = {NULL, 0, 0};
+  char *err = NULL;
+  for (int64_t i = 0; i < f->n; i++) {
+    /* One particle of weight 1: its "estimate" is its value, exactly (estimate_scalar adds nothing). */
+    item one = {&f->ctx[i], (const uint64_t *)(f->frames + (size_t)i * f->model->frame_size + f->model->result_offset),
+                1.0};
+    offsets[i] = o.n;
+    if (estimate_value(f->model->result_type, &one, 1, 0, &o, &err)) {
+      free(o.v);
+      return rt_filter_fail(f, err ? err : rt_strdup_printf("error: out of memory"));
+    }
+  }
+  offsets[f->n] = o.n;
+  *out = o.v;
+  *n_out = o.n;
+  return 0;
+}
+
 /* ------------------------------------------------------------------ estimate() ----------------- */
 
 /* A copy of the population for estimate() while streaming: it shares the data tables and the heap's
@@ -197,6 +273,8 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->error = NULL;
   c->est = NULL;
   c->est_valid = 0;
+  c->history = NULL; /* the clone's barriers are not the live filter's history */
+  c->n_history = c->cap_history = 0;
   if (rt_alloc_population(c)) {
     sirenrt_filter_free(c);
     return NULL;
@@ -239,6 +317,62 @@ static int estimate_finished(sirenrt_filter *f, sirenrt_filter *target) {
   return 0;
 }
 
+/* A finished population to read results from: f itself, or a clone of it run to the end of the rows
+ * given so far (*clone, freed by the caller).  NULL with the error on f. */
+static sirenrt_filter *finished_population(sirenrt_filter *f, sirenrt_filter **clone) {
+  *clone = NULL;
+  if (all_finished(f)) return f;
+  sirenrt_filter *c = clone_population(f);
+  if (!c) return rt_filter_fail(f, rt_strdup_printf("error: out of memory")), NULL;
+  c->stream_open = 0;
+  if (rt_advance(c)) { /* report it, but the live filter itself is fine */
+    free(f->error);
+    f->error = c->error;
+    c->error = NULL;
+    sirenrt_filter_free(c);
+    return NULL;
+  }
+  *clone = c;
+  return c;
+}
+
+int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                                 double *weights) {
+  if (!f) return rt_set_last_error("sirenrt_filter_particles: no filter"), 1;
+  if (f->failed) return 1;
+  if (f->mode == RT_MODE_IDLE) {
+    free(f->error);
+    f->error = rt_strdup_printf("error: no particles to read yet: call run() or step() first");
+    return 1;
+  }
+  if (!offsets || !weights) {
+    free(f->error);
+    f->error = rt_strdup_printf("error: sirenrt_filter_particles: offsets and weights are required");
+    return 1;
+  }
+  sirenrt_filter *clone, *p = finished_population(f, &clone);
+  if (!p) return 1;
+  double *flat = NULL;
+  int64_t n_flat = 0;
+  int status = 0;
+  if (rt_normalise(p->logw, p->n, weights) == -INFINITY)
+    status = rt_zero_weight_error(p);
+  else if (rt_flatten_particles(p, &flat, &n_flat, offsets))
+    status = 1;
+  if (status && p != f) { /* the clone's error is the answer's */
+    free(f->error);
+    f->error = p->error;
+    p->error = NULL;
+  }
+  sirenrt_filter_free(clone);
+  if (status) return 1;
+  if (n_values) *n_values = n_flat;
+  if (cap < n_flat || (n_flat > 0 && !values)) status = 2;
+  else if (n_flat) memcpy(values, flat, (size_t)n_flat * sizeof(double));
+  free(flat);
+  return status;
+}
+
 int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out) {
   if (!f) return rt_set_last_error("sirenrt_filter_estimate: no filter"), 1;
   if (f->failed) return 1;
@@ -248,21 +382,15 @@ int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int
     return 1;
   }
   if (!f->est_valid) {
-    if (all_finished(f)) {
-      if (estimate_finished(f, f)) return 1;
-    } else {
-      sirenrt_filter *c = clone_population(f);
-      if (!c) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
-      c->stream_open = 0;
-      int status = rt_advance(c) || estimate_finished(c, f);
-      if (status) { /* report it, but the live filter itself is fine */
-        free(f->error);
-        f->error = c->error;
-        c->error = NULL;
-      }
-      sirenrt_filter_free(c);
-      if (status) return 1;
+    sirenrt_filter *clone, *p = finished_population(f, &clone);
+    int status = !p || estimate_finished(p, f);
+    if (status && p && p != f) { /* the clone's error is the answer's; the live filter is fine */
+      free(f->error);
+      f->error = p->error;
+      p->error = NULL;
     }
+    sirenrt_filter_free(clone);
+    if (status) return 1;
   }
   if (n_out) *n_out = f->est_n;
   if (cap < f->est_n || (f->est_n > 0 && !out)) return 2;

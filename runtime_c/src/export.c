@@ -27,4 +27,22 @@ double sirenc_log_evidence(const sirenrt_filter *f) { return sirenrt_filter_log_
 
 double sirenc_ess(const sirenrt_filter *f) { return sirenrt_filter_ess(f); }
 
+int32_t sirenc_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                         double *weights) {
+  return sirenrt_filter_particles(f, values, cap, n_values, offsets, weights);
+}
+
+int64_t sirenc_size(const sirenrt_filter *f) { return sirenrt_filter_size(f); }
+
+int32_t sirenc_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled, int64_t *rows,
+                       int64_t cap, int64_t *n) {
+  return sirenrt_filter_history(f, ess, log_evidence, resampled, rows, cap, n);
+}
+
+int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len) { return sirenrt_filter_save(f, buf, len); }
+
+sirenrt_filter *sirenc_load(const uint8_t *buf, int64_t len, int32_t threads) {
+  return sirenrt_filter_load(&sirenc_model, buf, len, threads);
+}
+
 const char *sirenc_error(const sirenrt_filter *f) { return f ? sirenrt_filter_error(f) : sirenrt_last_error(); }

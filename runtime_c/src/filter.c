@@ -35,7 +35,6 @@ static int fail_from_particle(sirenrt_filter *f, sirenrt_ctx *c) {
 }
 
 static uint8_t *frame_of(const sirenrt_filter *f, int64_t i) { return f->frames + (size_t)i * f->model->frame_size; }
-static int64_t *held_of(const sirenrt_filter *f, int64_t i) { return f->held + (size_t)i * (size_t)f->max_held; }
 
 static void rekey(sirenrt_filter *f, int64_t i) {
   rt_rng_init(&f->ctx[i].rng, f->seed, (uint64_t)i, f->epoch, RT_DOMAIN_PARTICLE);
@@ -62,7 +61,7 @@ static void release_held(sirenrt_filter *f) {
   if (!f->held_set) return;
   for (int64_t i = 0; i < f->n; i++)
     if (f->held_set[i]) {
-      rt_heap_release_held(f->heap, 0, held_of(f, i), f->held_set[i]);
+      rt_heap_release_held(f->heap, 0, rt_held_of(f, i), f->held_set[i]);
       f->held_set[i] = NULL;
     }
 }
@@ -86,6 +85,7 @@ static void reset_population(sirenrt_filter *f) {
   release_held(f);
   if (f->heap) rt_heap_clear(f->heap);
   f->log_evidence_done = 0.0;
+  f->n_history = 0;
   f->failed = 0;
   free(f->error);
   f->error = NULL;
@@ -191,7 +191,7 @@ static void copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
   if (f->state[src] == SIRENRT_NEED_ROW) d->want_row = s->want_row;
   const rt_rootset *rs = f->held_set[src];
   f->held_set[dst] = rs;
-  if (rs) memcpy(held_of(f, dst), held_of(f, src), (size_t)rs->n * sizeof(int64_t));
+  if (rs) memcpy(rt_held_of(f, dst), rt_held_of(f, src), (size_t)rs->n * sizeof(int64_t));
 }
 
 static void weigh_range(void *arg, int k, int threads) {
@@ -204,7 +204,7 @@ static void weigh_range(void *arg, int k, int threads) {
 }
 
 /* The list slots of particle i's frame now: its result's when finished, else those of its pc. */
-static const rt_rootset *roots_now(const sirenrt_filter *f, int64_t i) {
+const rt_rootset *rt_roots_now(const sirenrt_filter *f, int64_t i) {
   static const rt_rootset none = {0, NULL};
   if (f->state[i] == SIRENRT_FINISHED) return &f->result_roots;
   int32_t pc;
@@ -218,10 +218,17 @@ static const rt_rootset *roots_now(const sirenrt_filter *f, int64_t i) {
 static void hold_block(sirenrt_filter *f, int k, int64_t first, int64_t end, const int64_t *counts, int *failed) {
   for (int64_t i = first; i < end; i++) {
     int64_t refs = counts ? counts[i] : 1;
-    const rt_rootset *now = roots_now(f, i);
-    rt_heap_hold(f->heap, k, &f->ctx[i], frame_of(f, i), now, refs, held_of(f, i), f->held_set[i], failed);
+    const rt_rootset *now = rt_roots_now(f, i);
+    rt_heap_hold(f->heap, k, &f->ctx[i], frame_of(f, i), now, refs, rt_held_of(f, i), f->held_set[i], failed);
     f->held_set[i] = refs > 0 ? now : NULL;
   }
+}
+
+int rt_hold_all(sirenrt_filter *f) {
+  int failed = 0;
+  hold_block(f, 0, 0, f->n, NULL, &failed);
+  f->arenas_used = 0;
+  return failed ? -1 : 0;
 }
 
 static void hold_range(void *arg, int k, int threads) {
@@ -316,6 +323,21 @@ static int any_failed(const barrier_args *a, int threads) {
   return 0;
 }
 
+/* Appends the barrier to the run's history; 0, or -1 out of memory. */
+static int record_history(sirenrt_filter *f, rt_weights s, int resampled) {
+  if (f->n_history == f->cap_history) {
+    int64_t cap = f->cap_history ? 2 * f->cap_history : 64;
+    rt_history_row *h = realloc(f->history, (size_t)cap * sizeof *h);
+    if (!h) return -1;
+    f->history = h;
+    f->cap_history = cap;
+  }
+  int64_t rows = f->stream_open && f->model->n_files > 0 ? f->tables[0].n_rows : -1;
+  f->history[f->n_history++] =
+      (rt_history_row){s.ess, f->log_evidence_done + s.log_sum - log((double)f->n), rows, resampled};
+  return 0;
+}
+
 /* A resample() barrier: check the weights, resample when due, release the waiting particles. */
 static int barrier(sirenrt_filter *f) {
   int64_t n = f->n, nb = rt_n_blocks(n);
@@ -326,9 +348,11 @@ static int barrier(sirenrt_filter *f) {
   profile_add(f, RT_PHASE_WEIGH, &t);
   rt_weights s = rt_combine_blocks(f->blocks, nb);
   if (s.log_sum == -INFINITY) return rt_zero_weight_error(f);
+  int resample = !(f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n);
+  if (record_history(f, s, resample)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   a.lists = holds_lists(f);
   f->arenas_used = 0;
-  if (f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n) {
+  if (!resample) {
     profile_add(f, RT_PHASE_SERIAL, &t);
     if (a.lists) run_team(f, threads, hold_range, &a);
     profile_add(f, RT_PHASE_FILL, &t);
@@ -644,6 +668,7 @@ void sirenrt_filter_free(sirenrt_filter *f) {
             f->profile_s[RT_PHASE_FILL], f->profile_s[RT_PHASE_COPY], f->profile_s[RT_PHASE_SERIAL]);
   free(f->error);
   free(f->est);
+  free(f->history);
   rt_pool_free(f->pool);
   pthread_mutex_destroy(&f->table_lock);
   free(f);
@@ -723,6 +748,23 @@ double sirenrt_filter_ess(const sirenrt_filter *f) {
     s2 += w * w;
   }
   return s1 * s1 / s2;
+}
+
+int64_t sirenrt_filter_size(const sirenrt_filter *f) { return f ? f->n : -1; }
+
+int32_t sirenrt_filter_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled,
+                               int64_t *rows, int64_t cap, int64_t *n) {
+  if (!f) return rt_set_last_error("sirenrt_filter_history: no filter"), 1;
+  if (n) *n = f->n_history;
+  if (cap < f->n_history) return 2;
+  for (int64_t k = 0; k < f->n_history; k++) {
+    const rt_history_row *h = &f->history[k];
+    if (ess) ess[k] = h->ess;
+    if (log_evidence) log_evidence[k] = h->log_evidence;
+    if (resampled) resampled[k] = h->resampled;
+    if (rows) rows[k] = h->rows;
+  }
+  return 0;
 }
 
 const char *sirenrt_filter_error(const sirenrt_filter *f) {

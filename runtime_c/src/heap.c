@@ -133,6 +133,16 @@ static void retain(int64_t h, int64_t refs) {
   if (rt_is_heap(h)) __atomic_add_fetch(&rt_heap_cell(h)[1], (uint64_t)refs, __ATOMIC_RELAXED);
 }
 
+void rt_heap_retain(int64_t h, int64_t refs) { retain(h, refs); }
+
+int64_t rt_heap_new_cell(rt_heap *heap, int k, uint32_t payload, uint32_t len) {
+  uint64_t *cell = heap_alloc(&heap->locals[k], 2 + payload);
+  if (!cell) return SIRENRT_NIL;
+  cell[0] = RT_HEADER(RT_KIND_LIST, payload, len);
+  cell[1] = 0;
+  return (int64_t)(uintptr_t)cell;
+}
+
 /* ------------------------------------------------------------------ promotion ------------------ */
 
 typedef struct promoter {

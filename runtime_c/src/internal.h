@@ -282,6 +282,10 @@ int64_t rt_heap_live_words(const rt_heap *h);
 void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t refs,
                   int64_t *held, const rt_rootset *before, int *failed);
 void rt_heap_retain_held(const int64_t *held, int32_t n, int64_t refs);
+void rt_heap_retain(int64_t h, int64_t refs); /* no-op unless h is a heap handle */
+/* A new heap list cell of `payload` words (tail, elements: uninitialised) and length `len`, with no
+ * reference counted yet; SIRENRT_NIL when out of memory.  For checkpoint.c. */
+int64_t rt_heap_new_cell(rt_heap *heap, int k, uint32_t payload, uint32_t len);
 void rt_heap_release_held(rt_heap *heap, int k, const int64_t *held, const rt_rootset *rs);
 
 /* ---------------------------------------------------------------- filter --------------------- */
@@ -331,10 +335,20 @@ struct sirenrt_filter {
   int threads;         /* particles are resumed by this many threads (pool when > 1) */
   struct rt_pool *pool;
   pthread_mutex_t table_lock; /* data files are read lazily, by whichever particle needs one first */
+  struct rt_history_row *history; /* one row per resample() barrier of this run (sirenrt_filter_history) */
+  int64_t n_history, cap_history;
   double *est;         /* cached estimate (est_valid) */
   int64_t est_n;
   int32_t est_valid;
 };
+
+/* A resample() barrier as sirenrt_filter_history reports it. */
+typedef struct rt_history_row {
+  double ess;          /* of the weights before resampling */
+  double log_evidence; /* the filter's log evidence after the barrier */
+  int64_t rows;        /* rows of the stream given so far (streaming), else -1 */
+  int32_t resampled;
+} rt_history_row;
 
 /* filter.c */
 int rt_filter_fail(sirenrt_filter *f, char *msg); /* takes ownership of msg; returns 1 */
@@ -349,6 +363,11 @@ void rt_pool_free(rt_pool *pool);
 int rt_alloc_population(sirenrt_filter *f);
 int rt_advance(sirenrt_filter *f);                /* the population loop: 0, or 1 with f failed */
 int rt_zero_weight_error(sirenrt_filter *f);      /* fails f with "all particles have zero weight" */
+/* What a barrier that keeps the population does to lists: every particle's young cells that its
+ * frame reaches move to the heap and its roots become its held roots.  0, or -1 out of memory. */
+int rt_hold_all(sirenrt_filter *f);
+const rt_rootset *rt_roots_now(const sirenrt_filter *f, int64_t i);
+static inline int64_t *rt_held_of(const sirenrt_filter *f, int64_t i) { return f->held + (size_t)i * (size_t)f->max_held; }
 /* data.c: loads table `id` from disk once per run; 0 ok, else error recorded on ctx. */
 int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site);
 
@@ -414,5 +433,8 @@ void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, i
 int64_t rt_type_words(const char *desc, const char **end);
 /* Weighted estimate of the population's results into a malloc'd buffer. 0 ok, else error on f. */
 int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int64_t *n_out);
+/* Each particle's own result, flattened as the estimate is, one after another: particle i's words are
+ * (*out)[offsets[i] .. offsets[i+1]).  0 ok, else error on f. */
+int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_t *offsets);
 
 #endif /* SIRENRT_INTERNAL_H */

@@ -255,6 +255,46 @@ static void test_threads_give_the_same_answer(int32_t scheme, double ess_thresho
   }
 }
 
+/* Each particle's own result, flattened: [x, n, x_1..x_n] (n = T for every particle here); the
+ * weighted mean of the particles' x is the estimate's; one history row per resample(). */
+static void test_particles_and_history(void) {
+  enum { N = 300 };
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.5, 1};
+  sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 12, &o);
+  CHECK(f != NULL, "filter_new");
+  if (!f) return;
+  double est[T + 2];
+  int64_t n_est = 0, n_values = 0, offsets[N + 1];
+  double weights[N];
+  CHECK(sirenrt_filter_particles(f, NULL, 0, &n_values, offsets, weights) != 0, "particles before run refused");
+  CHECK(run_rw(f, T, est, T + 2, &n_est) == 0, "run");
+  CHECK(sirenrt_filter_size(f) == N, "size");
+  CHECK(sirenrt_filter_particles(f, NULL, 0, &n_values, offsets, weights) == 2 && n_values == N * (T + 2),
+        "cap 0 asks for %lld values", (long long)n_values);
+  double *values = malloc((size_t)n_values * sizeof(double));
+  CHECK(values && sirenrt_filter_particles(f, values, n_values, &n_values, offsets, weights) == 0, "particles");
+  double mean = 0.0, total = 0.0;
+  for (int64_t i = 0; values && i < N; i++) {
+    CHECK(offsets[i] == i * (T + 2) && values[offsets[i] + 1] == T, "particle %lld's slice", (long long)i);
+    CHECK(values[offsets[i] + T + 1] == values[offsets[i]], "its last state is its x");
+    mean += weights[i] * values[offsets[i]];
+    total += weights[i];
+  }
+  CHECK_NEAR(total, 1.0, 1e-12, "weights are normalised");
+  CHECK_NEAR(mean, est[0], 1e-12 * (1 + fabs(est[0])), "the weighted particles give the estimate");
+  free(values);
+  double ess[T], logz[T];
+  int32_t resampled[T];
+  int64_t rows[T], n = 0;
+  CHECK(sirenrt_filter_history(f, NULL, NULL, NULL, NULL, 0, &n) == 2 && n == T, "%lld history rows", (long long)n);
+  CHECK(sirenrt_filter_history(f, ess, logz, resampled, rows, T, &n) == 0, "history");
+  for (int k = 0; k < T; k++) {
+    CHECK(resampled[k] == (ess[k] < 0.5 * N) && rows[k] == -1, "row %d", k);
+  }
+  CHECK_NEAR(logz[T - 1], sirenrt_filter_log_evidence(f), 1e-9, "the last row's log evidence is the filter's");
+  sirenrt_filter_free(f);
+}
+
 static void test_bad_thread_count(void) {
   sirenrt_options bad = {SIRENRT_SYSTEMATIC, 0.0, -2};
   CHECK(sirenrt_filter_new(&rw_model, 9001, 5, &bad) == NULL, "negative thread count refused");
@@ -266,6 +306,7 @@ int main(void) {
     test_threads_give_the_same_answer(scheme, 0.0);
   test_threads_give_the_same_answer(SIRENRT_SYSTEMATIC, 0.5);
   test_bad_thread_count();
+  test_particles_and_history();
   test_kalman(SIRENRT_SYSTEMATIC, 0.0);
   test_kalman(SIRENRT_MULTINOMIAL, 0.0);
   test_kalman(SIRENRT_STRATIFIED, 0.0);

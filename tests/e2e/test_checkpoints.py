@@ -1,0 +1,124 @@
+"""Checkpoints: a filter saved mid-stream and restored (here or in a new process) goes on
+exactly as one that never stopped; pickling works; foreign, truncated and damaged
+checkpoints are refused with a message saying which."""
+
+from __future__ import annotations
+
+import pickle
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import sirenc
+from sirenc.diagnostics import SirenUsageError
+from markers import needs_runtime, needs_tools
+
+pytestmark = needs_runtime
+
+# A trajectory (shared lists across barriers), a sampled parameter and an ESS threshold.
+SOURCE = """
+val step = fun (row, (xs, s)) ->
+  let y = List.hd(row) in
+  let x <- gaussian(List.hd(xs) + s, 1.) in
+  let () = observe(gaussian(x, 0.5), y) in
+  let () = resample() in
+  (cons(x, xs), s)
+in
+let s <- gaussian(0., 0.1) in
+let (xs, s) = fold(step, File.read("d.csv"), ([0.], s)) in
+(List.rev(xs), s)
+"""
+ROWS = np.random.default_rng(5).normal(size=(80, 1)).cumsum(axis=0)
+
+
+@pytest.fixture
+def model(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "d.csv").write_text("y\n0\n")
+    (tmp_path / "m.si").write_text(SOURCE)
+    return sirenc.compile(str(tmp_path / "m.si"), method="pf")
+
+
+def fingerprint(f):
+    xs, s = f.estimate()
+    return [float(v).hex() for v in xs] + [float(s).hex(), float(f.log_evidence).hex(), float(f.ess).hex()]
+
+
+def stream(f, rows):
+    for r in rows:
+        f.step(r)
+    return f
+
+
+def test_resumed_in_a_new_process_is_bit_identical(model, tmp_path):
+    whole = stream(model.filter(particles=300, seed=9, ess_threshold=0.5), ROWS)
+    half = stream(model.filter(particles=300, seed=9, ess_threshold=0.5), ROWS[:40])
+    half.save(tmp_path / "half.ckpt")
+    np.save(tmp_path / "rest.npy", ROWS[40:])
+    script = textwrap.dedent(f"""
+        import json, numpy as np, sirenc
+        model = sirenc.compile({str(tmp_path / "m.si")!r}, method="pf")
+        f = sirenc.Filter.load(model, {str(tmp_path / "half.ckpt")!r}, threads=2)
+        for r in np.load({str(tmp_path / "rest.npy")!r}):
+            f.step(r)
+        xs, s = f.estimate()
+        print(json.dumps([float(v).hex() for v in xs] + [float(s).hex(), float(f.log_evidence).hex(),
+                                                         float(f.ess).hex()]))
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    import json
+    assert json.loads(out.stdout) == fingerprint(whole)
+
+
+def test_pickle_round_trip_and_saving_leaves_the_filter_alone(model):
+    whole = stream(model.filter(particles=200, seed=1), ROWS)
+    f = stream(model.filter(particles=200, seed=1), ROWS[:30])
+    copy = pickle.loads(pickle.dumps(f))
+    assert fingerprint(stream(copy, ROWS[30:])) == fingerprint(whole)
+    assert fingerprint(stream(f, ROWS[30:])) == fingerprint(whole)
+
+
+def test_a_finished_run_restores_its_answer(model):
+    f = model.filter(particles=100, seed=2).run(ROWS)
+    g = sirenc.Filter.load(model, f.to_bytes())
+    assert fingerprint(g) == fingerprint(f)
+
+
+def test_foreign_truncated_and_damaged_checkpoints_are_refused(model, tmp_path):
+    data = stream(model.filter(particles=50, seed=0), ROWS[:10]).to_bytes()
+    other = sirenc.compile(SOURCE.replace("0.5", "0.25"), method="pf")
+    with pytest.raises(SirenUsageError, match="another model"):
+        sirenc.Filter.load(other, data)
+    with pytest.raises(SirenUsageError, match="truncated|damaged"):
+        sirenc.Filter.load(model, data[: len(data) // 2])
+    damaged = bytearray(data)
+    damaged[len(data) // 3] ^= 0x40
+    with pytest.raises(SirenUsageError, match="damaged"):
+        sirenc.Filter.load(model, bytes(damaged))
+    with pytest.raises(SirenUsageError, match="not a sirenc checkpoint"):
+        sirenc.Filter.load(model, b"#!/bin/sh\necho hello\n" * 4)
+    with pytest.raises(SirenUsageError, match="cannot read checkpoint"):
+        sirenc.Filter.load(model, tmp_path / "missing.ckpt")
+    with pytest.raises(SirenUsageError, match="bytes or a path"):
+        sirenc.Filter.load(model, 42)
+
+
+def test_a_failed_filter_cannot_be_saved(model):
+    bad = sirenc.compile("let x <- gaussian(0., -1.) in x", method="pf").filter(particles=5)
+    with pytest.raises(sirenc.SirenRuntimeError):
+        bad.run()
+    with pytest.raises(sirenc.SirenRuntimeError, match="failed cannot be saved"):
+        bad.to_bytes()
+
+
+@needs_tools("cc")
+def test_a_model_so_saves_and_loads_through_its_own_exports(model, tmp_path):
+    so = sirenc.compile(str(tmp_path / "m.si"), method="pf", output=tmp_path / "m.so")
+    whole = stream(so.filter(particles=100, seed=4), ROWS)
+    f = stream(so.filter(particles=100, seed=4), ROWS[:20])
+    g = pickle.loads(pickle.dumps(f))      # reloads m.so by its path
+    assert fingerprint(stream(g, ROWS[20:])) == fingerprint(whole)
