@@ -157,14 +157,6 @@ typedef struct saver {
   int failed;
 } saver;
 
-static const char *skip_type(const char *t) {
-  switch (*t) {
-    case 'P': return skip_type(skip_type(t + 1));
-    case 'L': return skip_type(t + 1);
-    default: return t + 1;
-  }
-}
-
 static int32_t type_id(saver *s, const char *elem) {
   for (int32_t i = 0; i < s->n_types; i++)
     if (s->types[i] == elem) return i;
@@ -184,27 +176,7 @@ static int32_t type_id(saver *s, const char *elem) {
 
 static int64_t save_list(saver *s, int64_t h, const char *elem);
 
-/* Saves the lists an element of type t refers to; writes the element's words to `out` encoded. */
-static uint32_t encode_element(saver *s, const uint64_t *words, uint64_t *out, const char *t, const char **end) {
-  switch (*t) {
-    case 'P': {
-      const char *second;
-      uint32_t n = encode_element(s, words, out, t + 1, &second);
-      return n + encode_element(s, words + n, out + n, second, end);
-    }
-    case 'L':
-      *end = skip_type(t + 1);
-      out[0] = (uint64_t)save_list(s, (int64_t)words[0], t + 1);
-      return 1;
-    case 'u':
-      *end = t + 1;
-      return 0;
-    default:
-      *end = t + 1;
-      out[0] = words[0];
-      return 1;
-  }
-}
+static void save_word(void *s, uint64_t *word, const char *elem) { *word = (uint64_t)save_list(s, (int64_t)*word, elem); }
 
 /* In the file a cell is named RT_YOUNG_BIT | its id; nil and data rows keep their handles. */
 static int64_t save_list(saver *s, int64_t h, const char *elem) {
@@ -238,8 +210,10 @@ static int64_t save_list(saver *s, int64_t h, const char *elem) {
       s->failed = 1;
       break;
     }
-    const char *end;
-    if (payload > 1) encode_element(s, cell + 3, words, elem, &end);
+    if (payload > 1) {
+      memcpy(words, cell + 3, (size_t)(payload - 1) * sizeof(uint64_t));
+      rt_each_list(words, elem, save_word, s);
+    }
     put_i32(&s->cells, type);
     put_u32(&s->cells, payload);
     put_u32(&s->cells, RT_HEADER_LEN(cell[0]));
@@ -256,11 +230,7 @@ int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **out, int64_t *out_len) 
   if (!f || !out || !out_len) return rt_set_last_error("sirenrt_filter_save: no filter or output"), 1;
   *out = NULL;
   *out_len = 0;
-  if (f->failed) {
-    free(f->error);
-    f->error = rt_strdup_printf("error: a filter that failed cannot be saved: run() restarts it");
-    return 1;
-  }
+  if (f->failed) return rt_filter_refuse(f, rt_strdup_printf("error: a filter that failed cannot be saved: run() restarts it"));
   if (rt_hold_all(f)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   const sirenrt_model *m = f->model;
   writer w = {0};
@@ -313,7 +283,7 @@ int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **out, int64_t *out_len) 
   free(frame);
   put_i32(&w, s.n_types);
   for (int32_t t = 0; t < s.n_types; t++) {
-    size_t len = (size_t)(skip_type(s.types[t]) - s.types[t]);
+    size_t len = (size_t)(rt_skip_type(s.types[t]) - s.types[t]);
     put_i32(&w, (int32_t)len);
     put(&w, s.types[t], len);
   }
@@ -330,9 +300,7 @@ int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **out, int64_t *out_len) 
   free(frames.buf);
   if (failed) {
     free(w.buf);
-    free(f->error);
-    f->error = rt_strdup_printf("error: out of memory while saving the filter");
-    return 1;
+    return rt_filter_refuse(f, rt_strdup_printf("error: out of memory while saving the filter"));
   }
   *out = w.buf;
   *out_len = (int64_t)w.len;
@@ -370,24 +338,9 @@ static int64_t decode_list(loader *l, int64_t h) {
   return SIRENRT_NIL;
 }
 
-static uint32_t decode_element(loader *l, uint64_t *words, const char *t, const char **end) {
-  switch (*t) {
-    case 'P': {
-      const char *second;
-      uint32_t n = decode_element(l, words, t + 1, &second);
-      return n + decode_element(l, words + n, second, end);
-    }
-    case 'L':
-      *end = skip_type(t + 1);
-      words[0] = (uint64_t)decode_list(l, (int64_t)words[0]);
-      return 1;
-    case 'u':
-      *end = t + 1;
-      return 0;
-    default:
-      *end = t + 1;
-      return 1;
-  }
+static void decode_word(void *l, uint64_t *word, const char *elem) {
+  (void)elem; /* a cell id names the cell whatever its type */
+  *word = (uint64_t)decode_list(l, (int64_t)*word);
 }
 
 static int valid_type(const char *t, const char **end) {
@@ -442,7 +395,7 @@ static int read_cells(loader *l) {
     if (words != small) free(words);
     if (got) break;
     cell[2] = (uint64_t)decode_list(l, tail);
-    decode_element(l, cell + 3, l->types[type], &end);
+    rt_each_list(cell + 3, l->types[type], decode_word, l);
     int64_t tail_len = cell[2] == (uint64_t)SIRENRT_NIL ? 0 : -1;
     if (rt_is_heap((int64_t)cell[2])) tail_len = RT_HEADER_LEN(rt_heap_cell((int64_t)cell[2])[0]);
     if (tail_len >= 0 && tail_len + 1 != len) r->bad = "the checkpoint is damaged (a list length)";

@@ -326,8 +326,7 @@ static sirenrt_filter *finished_population(sirenrt_filter *f, sirenrt_filter **c
   if (!c) return rt_filter_fail(f, rt_strdup_printf("error: out of memory")), NULL;
   c->stream_open = 0;
   if (rt_advance(c)) { /* report it, but the live filter itself is fine */
-    free(f->error);
-    f->error = c->error;
+    rt_filter_refuse(f, c->error);
     c->error = NULL;
     sirenrt_filter_free(c);
     return NULL;
@@ -340,16 +339,10 @@ int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap,
                                  double *weights) {
   if (!f) return rt_set_last_error("sirenrt_filter_particles: no filter"), 1;
   if (f->failed) return 1;
-  if (f->mode == RT_MODE_IDLE) {
-    free(f->error);
-    f->error = rt_strdup_printf("error: no particles to read yet: call run() or step() first");
-    return 1;
-  }
-  if (!offsets || !weights) {
-    free(f->error);
-    f->error = rt_strdup_printf("error: sirenrt_filter_particles: offsets and weights are required");
-    return 1;
-  }
+  if (f->mode == RT_MODE_IDLE)
+    return rt_filter_refuse(f, rt_strdup_printf("error: no particles to read yet: call run() or step() first"));
+  if (!offsets || !weights)
+    return rt_filter_refuse(f, rt_strdup_printf("error: sirenrt_filter_particles: offsets and weights are required"));
   sirenrt_filter *clone, *p = finished_population(f, &clone);
   if (!p) return 1;
   double *flat = NULL;
@@ -360,8 +353,7 @@ int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap,
   else if (rt_flatten_particles(p, &flat, &n_flat, offsets))
     status = 1;
   if (status && p != f) { /* the clone's error is the answer's */
-    free(f->error);
-    f->error = p->error;
+    rt_filter_refuse(f, p->error);
     p->error = NULL;
   }
   sirenrt_filter_free(clone);
@@ -376,17 +368,13 @@ int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap,
 int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out) {
   if (!f) return rt_set_last_error("sirenrt_filter_estimate: no filter"), 1;
   if (f->failed) return 1;
-  if (f->mode == RT_MODE_IDLE) {
-    free(f->error);
-    f->error = rt_strdup_printf("error: nothing to estimate yet: call run() or step() first");
-    return 1;
-  }
+  if (f->mode == RT_MODE_IDLE)
+    return rt_filter_refuse(f, rt_strdup_printf("error: nothing to estimate yet: call run() or step() first"));
   if (!f->est_valid) {
     sirenrt_filter *clone, *p = finished_population(f, &clone);
     int status = !p || estimate_finished(p, f);
     if (status && p && p != f) { /* the clone's error is the answer's; the live filter is fine */
-      free(f->error);
-      f->error = p->error;
+      rt_filter_refuse(f, p->error);
       p->error = NULL;
     }
     sirenrt_filter_free(clone);

@@ -25,6 +25,12 @@ int rt_filter_fail(sirenrt_filter *f, char *msg) {
   return 1;
 }
 
+int rt_filter_refuse(sirenrt_filter *f, char *msg) {
+  free(f->error);
+  f->error = msg ? msg : rt_strdup_printf("error: out of memory");
+  return 1;
+}
+
 /* Turns a particle's recorded error into the filter's rendered error. */
 static int fail_from_particle(sirenrt_filter *f, sirenrt_ctx *c) {
   char *msg = c->err_site == RT_SITE_RENDERED ? rt_strdup_printf("%s", c->err_msg)

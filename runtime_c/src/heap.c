@@ -151,36 +151,27 @@ typedef struct promoter {
   int failed;
 } promoter;
 
-static const char *skip_type(const char *t) {
+static const char *each_list(uint64_t *words, const char *t, rt_list_word_fn *fn, void *arg, uint32_t *n) {
   switch (*t) {
-    case 'P': return skip_type(skip_type(t + 1));
-    case 'L': return skip_type(t + 1);
-    default: return t + 1;
+    case 'P': return each_list(words, each_list(words, t + 1, fn, arg, n), fn, arg, n);
+    case 'L':
+      fn(arg, words + (*n)++, t + 1);
+      return rt_skip_type(t + 1);
+    case 'u': return t + 1;
+    default: (*n)++; return t + 1;
   }
+}
+
+uint32_t rt_each_list(uint64_t *words, const char *t, rt_list_word_fn *fn, void *arg) {
+  uint32_t n = 0;
+  each_list(words, t, fn, arg, &n);
+  return n;
 }
 
 static int64_t promote_list(promoter *p, int64_t h, const char *elem);
 
-/* Promotes what the handle words of an element of type t (at `words`) refer to, rewriting them; each
- * rewritten word holds one counted reference.  Returns the element's words; *end = the end of t. */
-static uint32_t promote_element(promoter *p, uint64_t *words, const char *t, const char **end) {
-  switch (*t) {
-    case 'P': {
-      const char *second;
-      uint32_t n = promote_element(p, words, t + 1, &second);
-      return n + promote_element(p, words + n, second, end);
-    }
-    case 'L':
-      *end = skip_type(t + 1);
-      words[0] = (uint64_t)promote_list(p, (int64_t)words[0], t + 1);
-      return 1;
-    case 'u':
-      *end = t + 1;
-      return 0;
-    default: /* f, b */
-      *end = t + 1;
-      return 1;
-  }
+static void promote_word(void *p, uint64_t *word, const char *elem) {
+  *word = (uint64_t)promote_list(p, (int64_t)*word, elem);
 }
 
 /* The heap handle of list h, holding one more counted reference for the caller.  Young cells are
@@ -213,8 +204,7 @@ static int64_t promote_list(promoter *p, int64_t h, const char *elem) {
     else head = moved;
     if (forwarded) return head; /* the rest of this spine is promoted and counted already */
     uint64_t *cell = rt_heap_cell(moved);
-    const char *end;
-    promote_element(p, cell + 3, elem, &end);
+    rt_each_list(cell + 3, elem, promote_word, p);
     link = cell + 2;
     h = (int64_t)*link;
   }
@@ -226,33 +216,14 @@ static int64_t promote_list(promoter *p, int64_t h, const char *elem) {
 
 static void release_list(heap_local *L, int64_t h, const char *elem);
 
-static uint32_t release_element(heap_local *L, const uint64_t *words, const char *t, const char **end) {
-  switch (*t) {
-    case 'P': {
-      const char *second;
-      uint32_t n = release_element(L, words, t + 1, &second);
-      return n + release_element(L, words + n, second, end);
-    }
-    case 'L':
-      *end = skip_type(t + 1);
-      release_list(L, (int64_t)words[0], t + 1);
-      return 1;
-    case 'u':
-      *end = t + 1;
-      return 0;
-    default:
-      *end = t + 1;
-      return 1;
-  }
-}
+static void release_word(void *L, uint64_t *word, const char *elem) { release_list(L, (int64_t)*word, elem); }
 
 /* Drops one reference to heap list h; frees the cells it alone kept, spines iteratively. */
 static void release_list(heap_local *L, int64_t h, const char *elem) {
   while (rt_is_heap(h)) {
     uint64_t *cell = rt_heap_cell(h);
     if (__atomic_sub_fetch(&cell[1], 1, __ATOMIC_ACQ_REL) != 0) return;
-    const char *end;
-    if (*elem == 'L' || *elem == 'P') release_element(L, cell + 3, elem, &end);
+    if (*elem == 'L' || *elem == 'P') rt_each_list(cell + 3, elem, release_word, L);
     h = (int64_t)cell[2];
     heap_release_cell(L, cell);
   }

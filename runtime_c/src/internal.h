@@ -282,6 +282,10 @@ int64_t rt_heap_live_words(const rt_heap *h);
 void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t refs,
                   int64_t *held, const rt_rootset *before, int *failed);
 void rt_heap_retain_held(const int64_t *held, int32_t n, int64_t refs);
+/* Calls fn(arg, word, elem) for every list handle word of a value of type t stored at `words` (elem: that
+ * list's element type), in order; returns the number of words of t. */
+typedef void rt_list_word_fn(void *arg, uint64_t *word, const char *elem);
+uint32_t rt_each_list(uint64_t *words, const char *t, rt_list_word_fn *fn, void *arg);
 void rt_heap_retain(int64_t h, int64_t refs); /* no-op unless h is a heap handle */
 /* A new heap list cell of `payload` words (tail, elements: uninitialised) and length `len`, with no
  * reference counted yet; SIRENRT_NIL when out of memory.  For checkpoint.c. */
@@ -352,6 +356,7 @@ typedef struct rt_history_row {
 
 /* filter.c */
 int rt_filter_fail(sirenrt_filter *f, char *msg); /* takes ownership of msg; returns 1 */
+int rt_filter_refuse(sirenrt_filter *f, char *msg); /* the same, for a call refused: f does not fail */
 /* pool.c: a team of threads running fn(arg, k, threads) for k = 0..threads-1 (k = 0 on the caller). */
 typedef struct rt_pool rt_pool;
 rt_pool *rt_pool_new(int threads); /* threads >= 2; NULL on failure */
@@ -431,6 +436,11 @@ void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, i
 /* estimate.c */
 /* Number of words of a result type descriptor, or -1 if malformed (*end = first char after it). */
 int64_t rt_type_words(const char *desc, const char **end);
+static inline const char *rt_skip_type(const char *desc) {
+  const char *end;
+  rt_type_words(desc, &end);
+  return end;
+}
 /* Weighted estimate of the population's results into a malloc'd buffer. 0 ok, else error on f. */
 int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int64_t *n_out);
 /* Each particle's own result, flattened as the estimate is, one after another: particle i's words are

@@ -12,16 +12,6 @@
 #include "check.h"
 #include "internal.h"
 
-static double w2d(int64_t w) {
-  double d;
-  memcpy(&d, &w, sizeof d);
-  return d;
-}
-static int64_t d2w(double d) {
-  int64_t w;
-  memcpy(&w, &d, sizeof w);
-  return w;
-}
 
 /* trail.si: keeps its whole trajectory as a list of (x, [x, y]), drops its two newest entries every
  * 100th step, and builds a throw-away list every step.
@@ -50,11 +40,11 @@ static int32_t trail_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight
     case 1: break;
     case 2: {
       int64_t inner = sirenrt_list_cons(ctx, SIRENRT_NIL, 1);
-      sirenrt_list_set(ctx, inner, 0, d2w(f->x + 1.0));
+      sirenrt_list_set(ctx, inner, 0, double_to_bits(f->x + 1.0));
       int64_t pair_x = sirenrt_list_cons(ctx, inner, 1);
-      sirenrt_list_set(ctx, pair_x, 0, d2w(f->x));
+      sirenrt_list_set(ctx, pair_x, 0, double_to_bits(f->x));
       int64_t cell = sirenrt_list_cons(ctx, f->xs, 2);
-      sirenrt_list_set(ctx, cell, 0, d2w(f->x));
+      sirenrt_list_set(ctx, cell, 0, double_to_bits(f->x));
       sirenrt_list_set(ctx, cell, 1, pair_x);
       f->xs = cell;
       if (f->t % 100 == 99) f->xs = sirenrt_list_tl(ctx, sirenrt_list_tl(ctx, f->xs, 0), 0);
@@ -73,7 +63,7 @@ static int32_t trail_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight
     f->result_xs = f->xs;
     return SIRENRT_FINISHED;
   }
-  double y = w2d(sirenrt_list_get(ctx, row, 0, 0));
+  double y = bits_to_double(sirenrt_list_get(ctx, row, 0, 0));
   f->x = sirenrt_sample_gaussian(ctx, f->x, 1.0, 0);
   sirenrt_observe_gaussian(ctx, f->x, 0.5, y, 0);
   (void)sirenrt_list_range(ctx, 0.0, 5.0, 0); /* garbage */
