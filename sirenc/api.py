@@ -184,6 +184,7 @@ class _Entry:
     error: Callable[[Any], Any]          # error(NULL) = the thread's last error
     particles: Callable[..., int]
     size: Callable[[Any], int]
+    set_file: Callable[[Any, int, Any], int]
     history: Callable[..., int]
     save: Callable[..., int]
     load: Callable[[Any, int, int], Any]
@@ -258,6 +259,7 @@ class Model:
             log_evidence=rt.sirenrt_filter_log_evidence, ess=rt.sirenrt_filter_ess,
             error=lambda f: rt.sirenrt_last_error() if f == ffi.NULL else rt.sirenrt_filter_error(f),
             particles=rt.sirenrt_filter_particles, size=rt.sirenrt_filter_size,
+            set_file=rt.sirenrt_filter_set_file,
             history=rt.sirenrt_filter_history, save=rt.sirenrt_filter_save,
             load=lambda buf, n, threads: rt.sirenrt_filter_load(descriptor, buf, n, threads),
         )
@@ -272,6 +274,7 @@ class Model:
             ess=lib.sirenc_ess, error=lib.sirenc_error,
             particles=lambda *a: _newer_entry(lib, "sirenc_particles")(*a),
             size=lambda *a: _newer_entry(lib, "sirenc_size")(*a),
+            set_file=lambda *a: _newer_entry(lib, "sirenc_set_file")(*a),
             history=lambda *a: _newer_entry(lib, "sirenc_history")(*a),
             save=lambda *a: _newer_entry(lib, "sirenc_save")(*a),
             load=lambda *a: _newer_entry(lib, "sirenc_load")(*a),
@@ -384,6 +387,33 @@ class Filter:
         arr = _as_float64(rows, 2, "rows")
         buf = ffi.from_buffer("double[]", arr)
         self._check(self.model._entry.run(self._f, buf, arr.shape[0], arr.shape[1]))
+        return self
+
+    def use_file(self, file: int | str | os.PathLike, path: str | os.PathLike) -> "Filter":
+        """Read one of the program's data files from ``path`` instead of where it was when the
+        model was compiled, from the next time the filter reads it (every ``run`` and fresh
+        stream reads its files anew). ``file`` is its index in ``model.info["files"]``, or the
+        path the program was compiled with (also just its file name, when that is unambiguous)."""
+        from sirenc.runtime.ffi import ffi
+
+        files = self.model.info["files"]
+        if isinstance(file, (int, np.integer)) and not isinstance(file, bool):
+            index = int(file)
+        elif isinstance(file, (str, os.PathLike)):
+            name = os.fspath(file)
+            matches = [i for i, p in enumerate(files) if p == os.path.abspath(name)] or \
+                      [i for i, p in enumerate(files) if os.path.basename(p) == name]
+            if len(matches) != 1:
+                raise SirenUsageError(f"the program reads no data file {name!r}" if not matches else
+                                      f"{name!r} names several of the program's data files; give its index")
+            index = matches[0]
+        else:
+            raise SirenUsageError(f"use_file takes a file index or path, not {type(file).__name__}")
+        if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+            raise SirenUsageError(f"use_file needs a path (str or os.PathLike), not {type(path).__name__}")
+        if not 0 <= index < len(files):
+            raise SirenUsageError(f"the program reads {len(files)} data file(s); there is no file {index}")
+        self._check(self.model._entry.set_file(self._f, index, os.path.abspath(path).encode()))
         return self
 
     def step(self, row: Any) -> "Filter":

@@ -237,6 +237,10 @@ SIRENRT_API int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, in
  * While streaming, estimates a clone of the population run to completion on the closed stream; the
  * live filter is not disturbed.  Returns 2 with *n_out = needed when cap is too small. */
 SIRENRT_API int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out);
+/* Reads data file `file_id` (an index into model->files) from `path` instead of the path compiled into
+ * the model, from the next time the filter reads it: every run() and fresh stream reads its files
+ * anew (file 0's rows may also be given to run() and step() directly). */
+SIRENRT_API int32_t sirenrt_filter_set_file(sirenrt_filter *f, int32_t file_id, const char *path);
 /* Every particle's own result, flattened as the estimate is (a list: its length, then its elements),
  * one after another: particle i's values are values[offsets[i] .. offsets[i+1]) and its normalised
  * weight weights[i] (offsets: sirenrt_filter_size(f) + 1 entries, weights: sirenrt_filter_size(f)).
@@ -304,6 +308,7 @@ SIRENRT_API double sirenc_ess(const sirenrt_filter *f);
 SIRENRT_API int32_t sirenc_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values,
                                      int64_t *offsets, double *weights);
 SIRENRT_API int64_t sirenc_size(const sirenrt_filter *f);
+SIRENRT_API int32_t sirenc_set_file(sirenrt_filter *f, int32_t file_id, const char *path);
 SIRENRT_API int32_t sirenc_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled,
                                    int64_t *rows, int64_t cap, int64_t *n);
 SIRENRT_API int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len);

@@ -359,7 +359,7 @@ void sirenrt_free(void *p) { free(p); }
 static int load_table(sirenrt_ctx *ctx, rt_table *t, int32_t id, int32_t site) {
   sirenrt_filter *f = ctx->filter;
   if (t->loaded) return 0; /* another particle read it while this one waited for the lock */
-  const char *path = f->model->files[id];
+  const char *path = rt_file_path(f, id);
   char *err = NULL;
   if (rt_table_read_csv(t, path, &err) == 0) return 0;
   if (err && strncmp(err, "cannot read", 11) == 0) {

@@ -34,6 +34,10 @@ int32_t sirenc_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t
 
 int64_t sirenc_size(const sirenrt_filter *f) { return sirenrt_filter_size(f); }
 
+int32_t sirenc_set_file(sirenrt_filter *f, int32_t file_id, const char *path) {
+  return sirenrt_filter_set_file(f, file_id, path);
+}
+
 int32_t sirenc_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled, int64_t *rows,
                        int64_t cap, int64_t *n) {
   return sirenrt_filter_history(f, ess, log_evidence, resampled, rows, cap, n);

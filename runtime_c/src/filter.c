@@ -658,6 +658,9 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   }
   if (f->owns_tables && f->tables)
     for (int32_t k = 0; k < f->model->n_files; k++) rt_table_free(&f->tables[k]);
+  if (f->owns_tables && f->paths)
+    for (int32_t k = 0; k < f->model->n_files; k++) free(f->paths[k]);
+  if (f->owns_tables) free(f->paths);
   if (f->owns_tables) free(f->tables);
   free(f->frames);
   free(f->ctx);
@@ -757,6 +760,21 @@ double sirenrt_filter_ess(const sirenrt_filter *f) {
 }
 
 int64_t sirenrt_filter_size(const sirenrt_filter *f) { return f ? f->n : -1; }
+
+int32_t sirenrt_filter_set_file(sirenrt_filter *f, int32_t file_id, const char *path) {
+  if (!f) return rt_set_last_error("sirenrt_filter_set_file: no filter"), 1;
+  if (file_id < 0 || file_id >= f->model->n_files)
+    return rt_filter_refuse(f, rt_strdup_printf("error: set_file: the program reads %d data file%s, there is no file %d",
+                                                (int)f->model->n_files, f->model->n_files == 1 ? "" : "s", (int)file_id));
+  if (!path || !*path) return rt_filter_refuse(f, rt_strdup_printf("error: set_file: no path"));
+  if (!f->paths && !(f->paths = calloc((size_t)f->model->n_files, sizeof(char *))))
+    return rt_filter_refuse(f, NULL);
+  char *copy = rt_strdup_printf("%s", path);
+  if (!copy) return rt_filter_refuse(f, NULL);
+  free(f->paths[file_id]);
+  f->paths[file_id] = copy;
+  return 0;
+}
 
 int32_t sirenrt_filter_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled,
                                int64_t *rows, int64_t cap, int64_t *n) {

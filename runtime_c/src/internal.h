@@ -307,6 +307,8 @@ struct sirenrt_filter {
   int32_t mode;
   int32_t stream_open;
   rt_table *tables;    /* model->n_files tables; borrowed by estimate()'s clone */
+  char **paths;        /* model->n_files paths set by sirenrt_filter_set_file (NULL: the model's); borrowed
+                        * with the tables */
   int32_t owns_tables;
   double log_evidence_done; /* sum of log mean weights over finished epochs */
   int32_t failed;
@@ -373,6 +375,10 @@ int rt_zero_weight_error(sirenrt_filter *f);      /* fails f with "all particles
 int rt_hold_all(sirenrt_filter *f);
 const rt_rootset *rt_roots_now(const sirenrt_filter *f, int64_t i);
 static inline int64_t *rt_held_of(const sirenrt_filter *f, int64_t i) { return f->held + (size_t)i * (size_t)f->max_held; }
+/* The path data file `id` is read from: the one set by sirenrt_filter_set_file, else the model's. */
+static inline const char *rt_file_path(const sirenrt_filter *f, int32_t id) {
+  return f->paths && f->paths[id] ? f->paths[id] : f->model->files[id];
+}
 /* data.c: loads table `id` from disk once per run; 0 ok, else error recorded on ctx. */
 int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site);
 
