@@ -260,8 +260,8 @@ SIRENRT_API double sirenrt_filter_log_evidence(const sirenrt_filter *f);
 /* Effective sample size 1 / sum w_i^2 of the weights accumulated since the last resampling. */
 SIRENRT_API double sirenrt_filter_ess(const sirenrt_filter *f);
 SIRENRT_API const char *sirenrt_filter_error(const sirenrt_filter *f);
-/* Arena words in use over all particles (lists; a diagnostic for memory growth). */
-SIRENRT_API int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);   /* "" when none */
+/* Words of list cells held: the particles' young arenas and the shared heap (a diagnostic). */
+SIRENRT_API int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);
 SIRENRT_API const char *sirenrt_last_error(void);                        /* thread-local; for NULL returns etc. */
 /* Checkpoints.  sirenrt_filter_save writes the whole filter (options, data rows so far, every
  * particle's weight, stream, frame and lists) into a malloc'd buffer (*buf, *len; free it with
