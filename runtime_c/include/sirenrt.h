@@ -259,7 +259,7 @@ SIRENRT_API int32_t sirenrt_filter_history(const sirenrt_filter *f, double *ess,
 SIRENRT_API double sirenrt_filter_log_evidence(const sirenrt_filter *f);
 /* Effective sample size 1 / sum w_i^2 of the weights accumulated since the last resampling. */
 SIRENRT_API double sirenrt_filter_ess(const sirenrt_filter *f);
-SIRENRT_API const char *sirenrt_filter_error(const sirenrt_filter *f);
+SIRENRT_API const char *sirenrt_filter_error(const sirenrt_filter *f); /* "" when none */
 /* Words of list cells held: the particles' young arenas and the shared heap (a diagnostic). */
 SIRENRT_API int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);
 SIRENRT_API const char *sirenrt_last_error(void);                        /* thread-local; for NULL returns etc. */
