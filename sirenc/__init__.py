@@ -11,6 +11,8 @@ The API lives in ``sirenc.api`` and is imported on first use, so that
 
 from __future__ import annotations
 
+from importlib import metadata as _metadata
+
 from sirenc.diagnostics import (
     SirenDataError,
     SirenError,
@@ -22,9 +24,14 @@ from sirenc.diagnostics import (
     SirenUsageError,
 )
 
+try:
+    __version__ = _metadata.version("sirenc")   # pyproject.toml's version: the one source of truth
+except _metadata.PackageNotFoundError:          # a source tree on sys.path, never installed
+    __version__ = "0+unknown"
+
 _LAZY = ["compile", "load", "Model", "Filter"]
 __all__ = [
-    *_LAZY, "SirenError", "SirenSyntaxError", "SirenNameError", "SirenTypeError", "SirenPlanError",
+    "__version__", *_LAZY, "SirenError", "SirenSyntaxError", "SirenNameError", "SirenTypeError", "SirenPlanError",
     "SirenDataError", "SirenRuntimeError", "SirenUsageError",
 ]
 

@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
+from sirenc.driver import DEFAULT_METHOD
 from sirenc.model_info import ModelInfo
 from sirenc.runtime.abi import abi_version
 
@@ -51,7 +52,7 @@ class CompiledModelError(SirenRuntimeError):
 
 # ----------------------------------------------------------------- entry points
 
-def compile(source: str | os.PathLike, method: str = "pf", check: bool = True,
+def compile(source: str | os.PathLike, method: str = DEFAULT_METHOD, check: bool = True,
             output: str | os.PathLike | None = None, analysis_budget: int | None = None) -> "Model":
     """Compile a Siren program (a path or the program text).
 
@@ -337,7 +338,15 @@ class Filter:
         from sirenc.runtime.ffi import ffi
 
         if rows is None:
-            self._check(self.model._entry.run(self._f, ffi.NULL, 0, 0))
+            try:
+                self._check(self.model._entry.run(self._f, ffi.NULL, 0, 0))
+            except CompiledModelError as e:
+                if "of an empty list" in e.message:     # a CSV row with a column missing?
+                    from sirenc.data import short_row_note
+                    note = short_row_note(self.model.info["files"])
+                    if note:
+                        raise CompiledModelError(f"{e.message}\n{note}") from None
+                raise
             return self
         arr = _as_float64(rows, 2, "rows")
         buf = ffi.from_buffer("double[]", arr)

@@ -2,7 +2,10 @@
 
     sirenc model.si -o model.so [-m pf] [--emit=STAGE]   compile
     sirenc run model.si [-m pf] [-p 1000] [--seed S] [-v] compile (JIT) and run
-    sirenc check model.si [-m ssi|ds|bp]                 check the inference plan
+    sirenc check model.si [-m pf|ssi|ds|bp]              check the inference plan
+    sirenc --version
+
+Every command defaults to ``-m pf`` (driver.DEFAULT_METHOD), the method that compiles today.
 
 `sirenc run` prints the original's report (SPEC 18) and nothing else, so the
 original's benchmark harness reads it; `-v` adds the log evidence and the ESS
@@ -36,13 +39,14 @@ DEFAULT_WARNINGS = frozenset()
 WARNING_CHOICES = ("unused", "all", "none")
 
 
-def _common(p: argparse.ArgumentParser, default_method: str) -> None:
-    from sirenc.driver import METHODS
+def _common(p: argparse.ArgumentParser) -> None:
+    from sirenc.driver import DEFAULT_METHOD, METHODS
     from sirenc.passes.plan_analysis import DEFAULT_BUDGET
 
     p.add_argument("file", help="the Siren program (.si)")
-    p.add_argument("-m", "--method", choices=METHODS, default=default_method,
-                   help=f"inference algorithm (default {default_method}); pf = plain particle filter")
+    p.add_argument("-m", "--method", choices=METHODS, default=DEFAULT_METHOD,
+                   help=f"inference algorithm (default {DEFAULT_METHOD}, the one that compiles today); "
+                   "pf = plain particle filter")
     p.add_argument("--max-rvs", type=int, default=4, metavar="K",
                    help="plan analysis widening threshold (default 4)")
     p.add_argument("--analysis-budget", type=int, metavar="N",
@@ -66,7 +70,8 @@ def _compile_parser() -> argparse.ArgumentParser:
         description="Compile a Siren program to a native particle filter. "
         "Other commands: 'sirenc run --help', 'sirenc check --help'.",
     )
-    _common(p, "pf")
+    _common(p)
+    p.add_argument("--version", action="version", version=f"sirenc {version()}")
     p.add_argument("-o", "--output", metavar="FILE", help="write the compiled filter (model.so)")
     p.add_argument("--emit", choices=ORDER, metavar="STAGE",
                    help=f"stop after STAGE and print it: {', '.join(ORDER)}")
@@ -76,7 +81,7 @@ def _compile_parser() -> argparse.ArgumentParser:
 
 def _run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sirenc run", description="Compile (in-process JIT) and run a Siren program.")
-    _common(p, "pf")
+    _common(p)
     p.add_argument("-p", "--particles", type=int, default=1000, help="number of particles (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--data", metavar="FILE", help="CSV rows (header line first) replacing the data the program reads")
@@ -96,9 +101,17 @@ def _run_parser() -> argparse.ArgumentParser:
 
 def _check_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sirenc check", description="Check a program's inference plan.")
-    _common(p, "ssi")
+    _common(p)
     p.add_argument("--json", action="store_true", help="print the inferred plan as JSON")
     return p
+
+
+def version() -> str:
+    from sirenc import __version__
+    return __version__
+
+
+BINARY_STAGES = ("obj",)     # products that are bytes, not text
 
 
 def format_value(value, top: bool = True) -> str:
@@ -161,6 +174,9 @@ def cmd_compile(args) -> int:
         raise SirenUsageError("nothing to do: give -o FILE or --emit=STAGE")
     if args.output:
         check_output(args.output)     # before compiling: a directory or a device is refused
+    elif stage in BINARY_STAGES and sys.stdout.isatty():
+        raise SirenUsageError(f"--emit={stage} writes binary data, and standard output is a terminal; "
+                              f"give -o FILE (or redirect: > model.o)")
     c = _open(args, check=not args.no_check)
     product = driver.run_until(c, stage)
     print_warnings(c, args.warnings)
