@@ -11,8 +11,6 @@ The API lives in ``sirenc.api`` and is imported on first use, so that
 
 from __future__ import annotations
 
-from importlib import metadata as _metadata
-
 from sirenc.diagnostics import (
     SirenDataError,
     SirenError,
@@ -24,11 +22,6 @@ from sirenc.diagnostics import (
     SirenUsageError,
 )
 
-try:
-    __version__ = _metadata.version("sirenc")   # pyproject.toml's version: the one source of truth
-except _metadata.PackageNotFoundError:          # a source tree on sys.path, never installed
-    __version__ = "0+unknown"
-
 _LAZY = ["compile", "load", "Model", "Filter"]
 __all__ = [
     "__version__", *_LAZY, "SirenError", "SirenSyntaxError", "SirenNameError", "SirenTypeError", "SirenPlanError",
@@ -37,6 +30,14 @@ __all__ = [
 
 
 def __getattr__(name: str):
+    if name == "__version__":     # pyproject.toml's version, read on first use (importlib.metadata is slow)
+        from importlib import metadata
+        try:
+            version = metadata.version("sirenc")
+        except metadata.PackageNotFoundError:     # a source tree on sys.path, never installed
+            version = "0+unknown"
+        globals()["__version__"] = version
+        return version
     if name in _LAZY:
         from sirenc import api
         return getattr(api, name)

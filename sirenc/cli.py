@@ -41,7 +41,7 @@ WARNING_CHOICES = ("unused", "all", "none")
 
 def _common(p: argparse.ArgumentParser) -> None:
     from sirenc.driver import DEFAULT_METHOD, METHODS
-    from sirenc.passes.plan_analysis import DEFAULT_BUDGET
+    from sirenc.passes.analysis_budget import DEFAULT_BUDGET
 
     p.add_argument("file", help="the Siren program (.si)")
     p.add_argument("-m", "--method", choices=METHODS, default=DEFAULT_METHOD,
@@ -96,6 +96,9 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="also print the log evidence and the ESS (before the runtime plan)")
     p.add_argument("--no-check", action="store_true",
                    help="skip the inference-plan analysis (no Inferred Inference Plan block)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="compile afresh (JIT) instead of loading the compiled program from the "
+                   "compile cache ($SIRENC_CACHE_DIR, else $XDG_CACHE_HOME/sirenc or ~/.cache/sirenc)")
     return p
 
 
@@ -152,9 +155,14 @@ def shown_warnings(warnings, chosen=()) -> list:
     return shown
 
 
-def print_warnings(c, chosen=()) -> None:
+def program_warnings(c) -> list:
+    """The ``(message, span)`` warnings of compilation ``c``'s front end."""
     typed = c.products.get("ast")
-    for message, span in shown_warnings(getattr(getattr(typed, "program", None), "warnings", []), chosen):
+    return list(getattr(getattr(typed, "program", None), "warnings", []))
+
+
+def print_warnings(c, chosen=(), warnings=None) -> None:
+    for message, span in shown_warnings(program_warnings(c) if warnings is None else warnings, chosen):
         print(render_at("warning", message, span), file=sys.stderr)
 
 
@@ -221,9 +229,10 @@ def plan_lines(plan: dict) -> list[str]:
     return [f"{name}: {encoding}" for name, encoding in plan.items()] or [""]
 
 
-def runtime_plan(c) -> dict:
-    # Under pf every random variable is drawn where it is bound.
-    return {name: "sample" for name in (c.plan.plan if c.plan is not None else {})}
+def runtime_plan(plan: dict) -> dict:
+    """How the variables of the checked ``plan`` were represented: under pf every random variable
+    is drawn where it is bound."""
+    return {name: "sample" for name in plan}
 
 
 def jit_model(c, data: str | None = None):
@@ -235,10 +244,7 @@ def jit_model(c, data: str | None = None):
     module = driver.run_until(c, "llvm-dialect")
     info = driver.model_info(c, module)
     if data is not None:
-        if not info.files:
-            raise SirenUsageError("--data replaces the file the program reads with File.read, "
-                                  "and this program reads no file")
-        info.files = [os.path.abspath(data), *info.files[1:]]
+        info.replace_data(data)
     return api.from_llvm_dialect(module, info)
 
 
@@ -273,16 +279,16 @@ def cmd_run(args) -> int:
         raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
     data = check_readable(args.data) if args.data else None
     c = _open(args, check=not args.no_check)
-    model = jit_model(c, data)
-    analysis_time = None if args.no_check else c.plan.seconds
-    print_warnings(c, args.warnings)
+    model, facts = compiled_for_run(c, data, use_cache=not args.no_cache)
+    analysis_time = facts.analysis_time
+    print_warnings(c, args.warnings, facts.warnings)
     outcome = run_filter(model, args.particles, args.seed, None, resampler=args.resampler,
                          ess_threshold=args.ess_threshold, threads=args.threads)
-    plan = dict(c.plan.plan) if c.plan is not None else {}
+    plan = dict(facts.plan or {})
     if args.json:
         print(json.dumps({
             "method": args.method, "particles": args.particles, "seed": args.seed,
-            "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(c),
+            "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(plan),
             "log_evidence": outcome.log_evidence, "ess": outcome.ess, "time_s": outcome.evaluation_time,
             "analysis_time_s": analysis_time,
         }))
@@ -295,9 +301,27 @@ def cmd_run(args) -> int:
     out += block("Result", [format_value(outcome.result)])
     if args.verbose:
         out += verbose_blocks(outcome)
-    out += block("Runtime Inference Plan", plan_lines(runtime_plan(c)))
+    out += block("Runtime Inference Plan", plan_lines(runtime_plan(plan)))
     print("\n".join(out))
     return 0
+
+
+def compiled_for_run(c, data: str | None, use_cache: bool = True):
+    """``(Model, CachedFacts)`` for ``sirenc run``: from the compile cache (sirenc/compile_cache.py)
+    when it can be used, else JIT-compiled into this process."""
+    from sirenc import compile_cache
+    from sirenc.diagnostics import register_source
+
+    if use_cache and compile_cache.available():
+        key = compile_cache.entry_key(c, data)
+        hit = compile_cache.lookup(key)
+        if hit is not None:
+            register_source(c.path, c.text)      # the warnings quote the program's lines
+            return hit
+        return compile_cache.store(key, c, data, program_warnings)
+    model = jit_model(c, data)
+    return model, compile_cache.CachedFacts(dict(c.plan.plan) if c.plan is not None else None,
+                                            c.plan.seconds if c.check else None, program_warnings(c))
 
 
 COMMANDS = {"run": (_run_parser, cmd_run), "check": (_check_parser, cmd_check)}
