@@ -178,6 +178,7 @@ class _Entry:
     log_evidence: Callable[[Any], float]
     ess: Callable[[Any], float]
     error: Callable[[Any], Any]          # error(NULL) = the thread's last error
+    set_progress: Callable[..., None] | None   # None: a model.so built before progress reporting
 
 
 class _CodePin:
@@ -239,6 +240,7 @@ class Model:
             step=rt.sirenrt_filter_step, estimate=rt.sirenrt_filter_estimate,
             log_evidence=rt.sirenrt_filter_log_evidence, ess=rt.sirenrt_filter_ess,
             error=lambda f: rt.sirenrt_last_error() if f == ffi.NULL else rt.sirenrt_filter_error(f),
+            set_progress=getattr(rt, "sirenrt_filter_set_progress", None),
         )
         return cls(descriptor, entry, jit, None, on_free=jit.close)
 
@@ -249,6 +251,7 @@ class Model:
             new=lib.sirenc_new, free=lib.sirenc_free, run=lib.sirenc_run, step=lib.sirenc_step,
             estimate=lib.sirenc_estimate, log_evidence=lib.sirenc_log_evidence,
             ess=lib.sirenc_ess, error=lib.sirenc_error,
+            set_progress=getattr(lib, "sirenc_set_progress", None),
         )
         library.acquire()   # released by the model's pin (also if __init__ refuses the model)
         return cls(lib.sirenc_info(), entry, library, path, on_free=library.release)
@@ -332,26 +335,72 @@ class Filter:
             raise CompiledModelError(_text(self.model._entry.error(self._f))
                                      or f"the runtime failed with status {status}")
 
-    def run(self, rows: Any = None) -> "Filter":
+    def run(self, rows: Any = None, progress: Any = None,
+            progress_interval: float = 0.1) -> "Filter":
         """Run the whole program. ``rows`` (n_rows x n_cols, float64) replace the
-        program's data file; without them the file named in the program is read."""
+        program's data file; without them the file named in the program is read.
+
+        ``progress=True`` draws a progress bar on standard error; a callable is
+        called with a ``sirenc.progress.Progress`` (steps done, steps expected,
+        particles, elapsed seconds, rate, ETA) at most every ``progress_interval``
+        seconds and once at the end. An exception it raises stops the run and
+        comes out of ``run``."""
+        from sirenc.progress import reporter_for
         from sirenc.runtime.ffi import ffi
 
+        reporter = reporter_for(progress)
         if rows is None:
+            buf, shape = ffi.NULL, (0, 0)
+        else:
+            arr = _as_float64(rows, 2, "rows")
+            buf, shape = ffi.from_buffer("double[]", arr), arr.shape
+        with self._progress(reporter, progress_interval):
             try:
-                self._check(self.model._entry.run(self._f, ffi.NULL, 0, 0))
+                self._check(self.model._entry.run(self._f, buf, *shape))
             except CompiledModelError as e:
-                if "of an empty list" in e.message:     # a CSV row with a column missing?
+                if reporter is not None and reporter.error is not None:
+                    # The callback's own exception. Dropped from the reporter first: its traceback
+                    # holds this frame, and a reference cycle through a Filter could be collected
+                    # at interpreter exit after the JIT code the filter's destructor reads.
+                    error, reporter.error = reporter.error, None
+                    try:
+                        raise error from None
+                    finally:
+                        del error
+                if rows is None and "of an empty list" in e.message:   # a CSV row with a column missing?
                     from sirenc.data import short_row_note
                     note = short_row_note(self.model.info["files"])
                     if note:
                         raise CompiledModelError(f"{e.message}\n{note}") from None
                 raise
-            return self
-        arr = _as_float64(rows, 2, "rows")
-        buf = ffi.from_buffer("double[]", arr)
-        self._check(self.model._entry.run(self._f, buf, arr.shape[0], arr.shape[1]))
         return self
+
+    @contextlib.contextmanager
+    def _progress(self, reporter: Any, interval: float):
+        """The runtime's progress hook calls ``reporter`` while the block runs."""
+        from sirenc.runtime.ffi import ffi
+
+        if reporter is None:
+            yield
+            return
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0:
+            raise SirenUsageError(f"progress_interval must be a number of seconds >= 0, not {interval!r}")
+        set_progress = self.model._entry.set_progress
+        if set_progress is None:
+            what = self.model.path or "the runtime library"
+            raise SirenUsageError(f"{what} was built by a sirenc without progress reporting; "
+                                  "rebuild it to use progress=")
+
+        @ffi.callback("sirenrt_progress_fn")
+        def hook(_user, p):
+            return reporter.report(int(p.steps), int(p.rows), int(p.particles), bool(p.done))
+
+        set_progress(self._f, hook, ffi.NULL, float(interval))
+        try:
+            yield
+        finally:
+            set_progress(self._f, ffi.NULL, ffi.NULL, 0.0)
+            reporter.close()
 
     def step(self, row: Any) -> "Filter":
         """Feed one row of the observation stream and advance every particle."""

@@ -96,6 +96,9 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="also print the log evidence and the ESS (before the runtime plan)")
     p.add_argument("--no-check", action="store_true",
                    help="skip the inference-plan analysis (no Inferred Inference Plan block)")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar (it is shown on standard error only when that is a terminal, "
+                   "for runs longer than half a second)")
     p.add_argument("--no-cache", action="store_true",
                    help="compile afresh (JIT) instead of loading the compiled program from the "
                    "compile cache ($SIRENC_CACHE_DIR, else $XDG_CACHE_HOME/sirenc or ~/.cache/sirenc)")
@@ -256,10 +259,10 @@ class Outcome:
     ess: float
 
 
-def run_filter(model, particles: int, seed: int, rows=None, **options) -> Outcome:
+def run_filter(model, particles: int, seed: int, rows=None, progress=None, **options) -> Outcome:
     f = model.filter(particles=particles, seed=seed, **options)
     start = time.perf_counter()
-    f.run(rows)
+    f.run(rows, progress=progress)
     result = f.estimate()
     elapsed = time.perf_counter() - start
     return Outcome(result, elapsed, f.log_evidence, f.ess)
@@ -282,8 +285,8 @@ def cmd_run(args) -> int:
     model, facts = compiled_for_run(c, data, use_cache=not args.no_cache)
     analysis_time = facts.analysis_time
     print_warnings(c, args.warnings, facts.warnings)
-    outcome = run_filter(model, args.particles, args.seed, None, resampler=args.resampler,
-                         ess_threshold=args.ess_threshold, threads=args.threads)
+    outcome = run_filter(model, args.particles, args.seed, None, progress=progress_bar(args),
+                         resampler=args.resampler, ess_threshold=args.ess_threshold, threads=args.threads)
     plan = dict(facts.plan or {})
     if args.json:
         print(json.dumps({
@@ -304,6 +307,14 @@ def cmd_run(args) -> int:
     out += block("Runtime Inference Plan", plan_lines(runtime_plan(plan)))
     print("\n".join(out))
     return 0
+
+
+def progress_bar(args):
+    """The progress bar of ``sirenc run``: on a terminal, unless ``--quiet``."""
+    if args.quiet or not sys.stderr.isatty():
+        return None
+    from sirenc.progress import ProgressBar
+    return ProgressBar(sys.stderr, label="sirenc run")
 
 
 def compiled_for_run(c, data: str | None, use_cache: bool = True):

@@ -28,3 +28,7 @@ double sirenc_log_evidence(const sirenrt_filter *f) { return sirenrt_filter_log_
 double sirenc_ess(const sirenrt_filter *f) { return sirenrt_filter_ess(f); }
 
 const char *sirenc_error(const sirenrt_filter *f) { return f ? sirenrt_filter_error(f) : sirenrt_last_error(); }
+
+void sirenc_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user, double interval_s) {
+  sirenrt_filter_set_progress(f, fn, user, interval_s);
+}
