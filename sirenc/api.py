@@ -289,7 +289,7 @@ class Model:
             raise CompiledModelError(_text(self._entry.error(ffi.NULL)) or "cannot create the filter")
         self._pin.acquire()
         handle = ffi.gc(raw, lambda p, free=self._entry.free, pin=self._pin: (free(p), pin.release()))
-        return Filter(self, handle)
+        return Filter(self, handle, int(particles))
 
     def __del__(self) -> None:
         pin = getattr(self, "_pin", None)
@@ -325,8 +325,9 @@ def _describe(m: Any) -> dict:
 class Filter:
     """One particle population of a ``Model``; freed when garbage collected."""
 
-    def __init__(self, model: Model, handle: Any):
+    def __init__(self, model: Model, handle: Any, particles: int):
         self.model = model
+        self.particles = particles
         self._f = handle
         self._estimate_cap = 16
 
@@ -341,9 +342,9 @@ class Filter:
         program's data file; without them the file named in the program is read.
 
         ``progress=True`` draws a progress bar on standard error; a callable is
-        called with a ``sirenc.progress.Progress`` (steps done, steps expected,
-        particles, elapsed seconds, rate, ETA) at most every ``progress_interval``
-        seconds and once at the end. An exception it raises stops the run and
+        called with a ``sirenc.progress.Progress`` (steps reached, steps expected,
+        particles, elapsed seconds, rate, ETA, ESS before resampling, log evidence)
+        at most every ``progress_interval`` seconds and once at the end. An exception it raises stops the run and
         comes out of ``run``."""
         from sirenc.progress import reporter_for
         from sirenc.runtime.ffi import ffi
@@ -393,7 +394,8 @@ class Filter:
 
         @ffi.callback("sirenrt_progress_fn")
         def hook(_user, p):
-            return reporter.report(int(p.steps), int(p.rows), int(p.particles), bool(p.done))
+            return reporter.report(int(p.steps), int(p.rows), int(p.particles), bool(p.done),
+                                   float(p.ess), float(p.log_evidence))
 
         set_progress(self._f, hook, ffi.NULL, float(interval))
         try:

@@ -96,6 +96,9 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="also print the log evidence and the ESS (before the runtime plan)")
     p.add_argument("--no-check", action="store_true",
                    help="skip the inference-plan analysis (no Inferred Inference Plan block)")
+    p.add_argument("--plot", metavar="PNG",
+                   help="also draw the estimate after each data row, the ESS before each resampling "
+                   "and the log evidence into the image PNG (needs matplotlib: pip install 'sirenc[plot]')")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar (it is shown on standard error only when that is a terminal, "
                    "for runs longer than half a second)")
@@ -281,12 +284,20 @@ def cmd_run(args) -> int:
     if not 0 <= args.seed < 2**64:
         raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
     data = check_readable(args.data) if args.data else None
+    if args.plot:      # before the work: a plot that cannot be written is a usage error now
+        from sirenc.backend.link import check_output
+        from sirenc.plot import require_matplotlib
+        require_matplotlib()
+        check_output(args.plot)
     c = _open(args, check=not args.no_check)
     model, facts = compiled_for_run(c, data, use_cache=not args.no_cache)
     analysis_time = facts.analysis_time
     print_warnings(c, args.warnings, facts.warnings)
-    outcome = run_filter(model, args.particles, args.seed, None, progress=progress_bar(args),
-                         resampler=args.resampler, ess_threshold=args.ess_threshold, threads=args.threads)
+    options = dict(resampler=args.resampler, ess_threshold=args.ess_threshold, threads=args.threads)
+    if args.plot:
+        outcome = plotted_run(model, args, options)
+    else:
+        outcome = run_filter(model, args.particles, args.seed, None, progress=progress_bar(args), **options)
     plan = dict(facts.plan or {})
     if args.json:
         print(json.dumps({
@@ -307,6 +318,18 @@ def cmd_run(args) -> int:
     out += block("Runtime Inference Plan", plan_lines(runtime_plan(plan)))
     print("\n".join(out))
     return 0
+
+
+def plotted_run(model, args, options: dict) -> Outcome:
+    """``sirenc run --plot``: the run, recorded step by step (sirenc/plot.py), drawn into a PNG.
+    A streamable program is fed row by row, with the same answers as a whole run."""
+    from sirenc import plot
+
+    f = model.filter(particles=args.particles, seed=args.seed, **options)
+    history = plot.record(f, None, progress=progress_bar(args))
+    plot.save(history, args.plot, title=f"{os.path.basename(args.file)}: {args.particles} particles, "
+              f"seed {args.seed}")
+    return Outcome(history.final, history.seconds, f.log_evidence, f.ess)
 
 
 def progress_bar(args):

@@ -3,9 +3,9 @@
     f.run(progress=True)                   # a bar on standard error
     f.run(progress=lambda p: print(p.steps, p.total, p.rate, p.eta))
 
-The runtime calls its hook after a resampling barrier at most every ``interval`` seconds
-(``sirenrt_filter_set_progress`` in sirenrt.h) and once more when the run is done; a run without
-a hook pays one pointer test per barrier. A step is one resampling barrier; the steps to expect
+The runtime calls its hook when the particles reach a resampling barrier (before it resamples),
+at most every ``interval`` seconds (``sirenrt_filter_set_progress`` in sirenrt.h), and once more
+when the run is done; a run without a hook pays one pointer test per barrier. A step is one resampling barrier; the steps to expect
 are the rows of the program's data (one ``resample()`` per row is the usual shape), unknown when
 the program reads no data or takes more steps than it has rows.
 """
@@ -27,11 +27,13 @@ DEFAULT_DELAY = 0.5          # the bar appears only for runs longer than this (S
 class Progress:
     """One report of a running filter."""
 
-    steps: int                  # resampling steps done in this run
+    steps: int                  # resampling steps reached in this run
     total: int | None           # steps to expect (rows of the data); None when unknown
     particles: int
     elapsed: float              # seconds since the run began
     done: bool                  # the run has finished (the last report)
+    ess: float = float("nan")   # effective sample size of the weights the step is about to resample
+    log_evidence: float = float("nan")   # so far
 
     @property
     def rate(self) -> float:
@@ -112,10 +114,12 @@ class Reporter:
         self.start = time.perf_counter()
         self.error: BaseException | None = None
 
-    def report(self, steps: int, rows: int, particles: int, done: bool) -> int:
+    def report(self, steps: int, rows: int, particles: int, done: bool, ess: float = float("nan"),
+               log_evidence: float = float("nan")) -> int:
         total = rows if rows > 0 and steps <= rows else None
         try:
-            self.callback(Progress(steps, total, particles, time.perf_counter() - self.start, done))
+            self.callback(Progress(steps, total, particles, time.perf_counter() - self.start, done,
+                                   ess, log_evidence))
         except BaseException as e:  # noqa: BLE001 - re-raised by Filter.run on the caller's side
             self.error = e
             return 1

@@ -235,18 +235,22 @@ SIRENRT_API double sirenrt_filter_log_evidence(const sirenrt_filter *f);
 /* Effective sample size 1 / sum w_i^2 of the weights accumulated since the last resampling. */
 SIRENRT_API double sirenrt_filter_ess(const sirenrt_filter *f);
 SIRENRT_API const char *sirenrt_filter_error(const sirenrt_filter *f);
-/* Progress of a long run.  After every resampling barrier of run() or step(), at most once per
- * interval_s seconds (0: every barrier), and once more when run() has finished (done = 1), the
- * filter calls fn(user, &progress) on the thread that called run()/step().  `steps` counts the
- * barriers passed in this run; `rows` is the number of rows of data file 0 read or supplied so far
- * (0 when none), which for the usual one-resample()-per-row program is the number of steps to
- * expect.  A nonzero return stops the run with an error ("stopped by its progress callback").
+/* Progress of a long run.  When the population reaches a resampling barrier of run() or step()
+ * (before it resamples), at most once per interval_s seconds (0: at every barrier), and once more
+ * when run() has finished (done = 1), the filter calls fn(user, &progress) on the thread that
+ * called run()/step().  `steps` counts the barriers reached in this run; `rows` is the number of
+ * rows of data file 0 read or supplied so far (0 when none), which for the usual
+ * one-resample()-per-row program is the number of steps to expect; `ess` and `log_evidence` are
+ * sirenrt_filter_ess/_log_evidence at that moment (at a barrier: the ESS of the weights it is about
+ * to resample).  A nonzero return stops the run with an error ("stopped by its progress callback").
  * fn == NULL removes the hook.  A filter without a hook pays one pointer test per barrier. */
 typedef struct sirenrt_progress {
-  int64_t steps;               /* resampling barriers passed in this run */
+  int64_t steps;               /* resampling barriers reached in this run */
   int64_t rows;                /* rows of data file 0 loaded so far; 0 if none */
   int64_t particles;
   int32_t done;                /* 1 in the last call of a run() */
+  double ess;                  /* effective sample size of the weights since the last resampling */
+  double log_evidence;         /* the log evidence so far */
 } sirenrt_progress;
 typedef int32_t (*sirenrt_progress_fn)(void *user, const sirenrt_progress *progress);
 SIRENRT_API void sirenrt_filter_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user,

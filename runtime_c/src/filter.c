@@ -431,8 +431,8 @@ int rt_advance(sirenrt_filter *f) {
     profile_add(f, RT_PHASE_RESUME, &t);
     if (any_at_resample < 0) return 1;
     if (!any_at_resample) return 0;
-    if (barrier(f)) return 1;
     if (f->progress && rt_progress(f)) return 1;
+    if (barrier(f)) return 1;
   }
 }
 

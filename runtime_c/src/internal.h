@@ -288,13 +288,13 @@ struct sirenrt_filter {
   sirenrt_progress_fn progress; /* progress.c: the host's hook, NULL when none */
   void *progress_user;
   double progress_interval, progress_last; /* seconds between calls; monotonic time of the last */
-  int64_t progress_steps;       /* resampling barriers passed in this run */
+  int64_t progress_steps;       /* resampling barriers reached in this run */
 };
 
 /* filter.c */
 int rt_filter_fail(sirenrt_filter *f, char *msg); /* takes ownership of msg; returns 1 */
-/* progress.c: after a barrier (counts it; calls the hook when its interval has passed), and at the
- * end of run().  Only with f->progress set.  0, or 1 with the filter failed (the hook said stop). */
+/* progress.c: at a barrier, before it resamples (counts it; calls the hook when its interval has
+ * passed), and at the end of run().  Only with f->progress set.  0, or 1 with the filter failed (the hook said stop). */
 int rt_progress(sirenrt_filter *f);
 int rt_progress_done(sirenrt_filter *f);
 /* pool.c: a team of threads running fn(arg, k, threads) for k = 0..threads-1 (k = 0 on the caller). */

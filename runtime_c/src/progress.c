@@ -1,9 +1,11 @@
 /* progress.c — the population loop's progress hook (sirenrt_filter_set_progress).
  *
- * rt_advance calls rt_progress after each resampling barrier, and only when a hook is set, so a
- * filter without one pays one NULL test per barrier.  With one, a barrier costs a monotonic clock
- * read; the hook itself runs at most once per interval (a host's progress bar redraws a few times
- * a second, however fast the barriers come), always on the thread that called run() or step(). */
+ * rt_advance calls rt_progress when the population has reached a resampling barrier, before it
+ * resamples (so a report carries the ESS of the weights the barrier is about to resample), and
+ * only when a hook is set: a filter without one pays one NULL test per barrier.  With one, a
+ * barrier costs a monotonic clock read; the hook itself runs at most once per interval (a host's
+ * progress bar redraws a few times a second, however fast the barriers come), always on the
+ * thread that called run() or step(). */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "internal.h"
 
@@ -31,6 +33,8 @@ static int report(sirenrt_filter *f, int32_t done) {
       .rows = data && data->loaded ? data->n_rows : 0,
       .particles = f->n,
       .done = done,
+      .ess = sirenrt_filter_ess(f),
+      .log_evidence = sirenrt_filter_log_evidence(f),
   };
   if (f->progress(f->progress_user, &p) == 0) return 0;
   return rt_filter_fail(f, rt_strdup_printf("error: the run was stopped by its progress callback"));

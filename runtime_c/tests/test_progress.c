@@ -33,6 +33,11 @@ static void test_every_barrier_and_the_end(void) {
         "first report: steps %lld rows %lld", (long long)log.first.steps, (long long)log.first.rows);
   CHECK(log.last.steps == T && log.last.done == 1, "last report: steps %lld done %d",
         (long long)log.last.steps, (int)log.last.done);
+  /* Reported before the barrier resamples: the weights of the first observation, not N equal ones. */
+  CHECK(log.first.ess > 1.0 && log.first.ess < 200.0, "ESS before resampling: %g", log.first.ess);
+  CHECK(log.last.log_evidence == sirenrt_filter_log_evidence(f), "the last report's log evidence");
+  CHECK(log.first.log_evidence < 0.0 && isfinite(log.first.log_evidence), "first log evidence %g",
+        log.first.log_evidence);
   CHECK(sirenrt_filter_run(plain, ys, T, 1) == 0, "plain run");
   CHECK(sirenrt_filter_log_evidence(f) == sirenrt_filter_log_evidence(plain), "a hook changes no answer");
   /* A second run counts from zero again; the clone estimate() runs while streaming reports nothing. */
