@@ -4,6 +4,7 @@
     sirenc run model.si [-m pf] [-p 1000] [--seed S] [-v] compile (JIT) and run
     sirenc check model.si [-m pf|ssi|ds|bp]              check the inference plan
     sirenc --version
+    sirenc --cflags                                      include flags for a C host (sirenrt.h)
 
 Every command defaults to ``-m pf`` (driver.DEFAULT_METHOD), the method that compiles today.
 
@@ -72,6 +73,9 @@ def _compile_parser() -> argparse.ArgumentParser:
     )
     _common(p)
     p.add_argument("--version", action="version", version=f"sirenc {version()}")
+    p.add_argument("--cflags", action=CflagsAction,
+                   help="print the C compiler flags for a host program that includes sirenrt.h "
+                   "(cc $(sirenc --cflags) host.c -o host -ldl), and exit")
     p.add_argument("-o", "--output", metavar="FILE", help="write the compiled filter (model.so)")
     p.add_argument("--emit", choices=ORDER, metavar="STAGE",
                    help=f"stop after STAGE and print it: {', '.join(ORDER)}")
@@ -121,6 +125,27 @@ def version() -> str:
 
 
 BINARY_STAGES = ("obj",)     # products that are bytes, not text
+
+
+def cflags() -> str:
+    """``-I`` and the folder of the installed ``sirenrt.h``."""
+    from sirenc.runtime import include_dir
+    return f"-I{include_dir()}"
+
+
+class CflagsAction(argparse.Action):
+    """``sirenc --cflags``: like ``--version``, it needs no program file."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            flags = cflags()
+        except SirenUsageError as e:
+            parser.exit(2, f"sirenc: error: {e.message}\n")
+        print(flags)               # on standard output, for $(sirenc --cflags)
+        parser.exit(0)
 
 
 def format_value(value, top: bool = True) -> str:
