@@ -377,7 +377,11 @@ def compiled_for_run(c, data: str | None, use_cache: bool = True):
         if hit is not None:
             register_source(c.path, c.text)      # the warnings quote the program's lines
             return hit
-        return compile_cache.store(key, c, data, program_warnings)
+        try:
+            return compile_cache.store(key, c, data, program_warnings)
+        except compile_cache.CacheUnusable as e:
+            print(f"sirenc: warning: the compile cache is not usable, compiling without it: {e.message} "
+                  "(set SIRENC_CACHE_DIR, or give --no-cache)", file=sys.stderr)
     model = jit_model(c, data)
     return model, compile_cache.CachedFacts(dict(c.plan.plan) if c.plan is not None else None,
                                             c.plan.seconds if c.check else None, program_warnings(c))

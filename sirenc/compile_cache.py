@@ -24,7 +24,8 @@ Entries live in ``cache_dir()/run`` (``$SIRENC_CACHE_DIR``, else ``$XDG_CACHE_HO
 never sees half an entry, and two runs may fill the same entry at once. After each store the
 least recently used entries are removed until the folder holds at most ``max_bytes()``
 (``$SIRENC_CACHE_MAX_BYTES``, default 256 MiB). Without a C compiler there is no cache: ``run``
-JIT-compiles as before. ``sirenc run --no-cache`` bypasses it.
+JIT-compiles as before; where an entry cannot be written (``CacheUnusable``: a read-only cache
+folder, a failed link) it does too, after a warning. ``sirenc run --no-cache`` bypasses the cache.
 """
 
 from __future__ import annotations
@@ -42,6 +43,11 @@ from sirenc.diagnostics import Span, SirenUsageError
 
 FORMAT = 1                                  # of the JSON facts; part of the key
 DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+
+
+class CacheUnusable(SirenUsageError):
+    """The entry could not be written (an unwritable cache folder, a failed link): the caller
+    compiles without the cache."""
 
 
 @dataclass
@@ -172,10 +178,12 @@ def store(key: str, c, data: str | None, warnings) -> tuple:
     try:
         so.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise SirenUsageError(f"cannot create the cache folder {so.parent}: {e.strerror} "
-                              "(set SIRENC_CACHE_DIR, or run with --no-cache)") from None
-    link_shared(object_bytes(module, info, native=True), output=so)
-    write_atomically(facts_path, facts.to_json().encode())
+        raise CacheUnusable(f"cannot create the cache folder {so.parent}: {e.strerror}") from None
+    try:
+        link_shared(object_bytes(module, info, native=True), output=so)
+        write_atomically(facts_path, facts.to_json().encode())
+    except SirenUsageError as e:
+        raise CacheUnusable(e.message) from None
     evict(limit, keep=(so, facts_path))
     return api.load(so), facts
 
