@@ -289,6 +289,7 @@ struct sirenrt_filter {
   void *progress_user;
   double progress_interval, progress_last; /* seconds between calls; monotonic time of the last */
   int64_t progress_steps;       /* resampling barriers reached in this run */
+  int32_t progress_countdown;   /* barriers before the next clock read */
 };
 
 /* filter.c */

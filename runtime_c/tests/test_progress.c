@@ -64,6 +64,9 @@ static void test_rate_limited(void) {
   sirenrt_filter_set_progress(f, record, &log, 3600.0);
   CHECK(sirenrt_filter_run(f, ys, T, 1) == 0, "run");
   CHECK(log.calls == 2 && log.first.steps == 1 && log.last.done, "first barrier and the end only: %d", log.calls);
+  log = (log_t){0};
+  CHECK(sirenrt_filter_run(f, ys, T, 1) == 0 && log.calls == 2 && log.first.steps == 1,
+        "a new run reports its first barrier again: %d calls", log.calls);
   sirenrt_filter_free(f);
 }
 
