@@ -152,11 +152,11 @@ def figure(history: History, title: str | None = None):
         finals = components(history.final)
         for k, (name, value) in enumerate(finals):
             top.axhline(value, label=f"final posterior mean of {name}", color=f"C{k}")
-        top.text(0.5, 0.5, "per-row estimates need a streamable program", ha="center",
-                 va="center", transform=top.transAxes, fontsize="small", color="0.4")
+        top.set_xticks([])
         if finals:
             top.legend(loc="best", fontsize="small")
-    top.set_title("estimate")
+    top.set_title("estimate" if history.estimate is not None and len(history.estimate) else
+                  "final estimate (an estimate per data row needs a streamable program)")
     steps = np.arange(1, len(history.ess) + 1)
     middle.plot(steps, history.ess, color="C1", **_marks(steps))
     middle.axhline(history.particles, color="0.6", linestyle="--", linewidth=1,
@@ -164,7 +164,7 @@ def figure(history: History, title: str | None = None):
     middle.set_ylim(0, history.particles * 1.05)
     middle.set_title("effective sample size before resampling")
     middle.set_xlabel("resampling step")
-    middle.legend(loc="lower right", fontsize="small")
+    middle.legend(loc="best", fontsize="small")
     bottom.plot(steps, history.log_evidence, color="C2", **_marks(steps))
     bottom.set_title("log evidence")
     bottom.set_xlabel("resampling step")
