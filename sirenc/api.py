@@ -392,10 +392,18 @@ class Filter:
             raise SirenUsageError(f"{what} was built by a sirenc without progress reporting; "
                                   "rebuild it to use progress=")
 
-        @ffi.callback("sirenrt_progress_fn")
-        def hook(_user, p):
+        def stop(_type, error, _traceback):
+            # An exception outside reporter.report (a Ctrl-C's KeyboardInterrupt lands on whatever
+            # Python code runs next): cffi would print and swallow it, and the run go on.
+            if reporter.error is None:
+                reporter.error = error
+            return 1
+
+        def report(_user, p):
             return reporter.report(int(p.steps), int(p.rows), int(p.particles), bool(p.done),
                                    float(p.ess), float(p.log_evidence))
+
+        hook = ffi.callback("sirenrt_progress_fn", report, onerror=stop)
 
         set_progress(self._f, hook, ffi.NULL, float(interval))
         try:

@@ -358,11 +358,17 @@ def plotted_run(model, args, options: dict) -> Outcome:
 
 
 def progress_bar(args):
-    """The progress bar of ``sirenc run``: on a terminal, unless ``--quiet``."""
+    """The progress bar of ``sirenc run``: on a terminal, unless ``--quiet``. Otherwise a hook that
+    does nothing: Python runs a pending Ctrl-C's handler only when some Python code runs, and
+    the hook's ten calls a second are what lets a long run be interrupted at once."""
     if args.quiet or not sys.stderr.isatty():
-        return None
+        return _interruptible
     from sirenc.progress import ProgressBar
     return ProgressBar(sys.stderr, label="sirenc run")
+
+
+def _interruptible(progress) -> None:
+    pass
 
 
 def compiled_for_run(c, data: str | None, use_cache: bool = True):
@@ -413,6 +419,9 @@ def guarded(command, args, prog: str = "sirenc") -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
     except Exception as e:  # a bug in sirenc, not in the user's program
         if os.environ.get("SIRENC_TRACEBACK"):
             raise

@@ -93,9 +93,9 @@ class ProgressBar:
         if p.elapsed < self.delay:
             return
         width = max(shutil.get_terminal_size((80, 24)).columns - 1, 20)
+        self.drawn = True     # first: a Ctrl-C in the middle of the write still gets it erased
         self.stream.write("\r" + describe(p, width, self.label) + "\x1b[K")
         self.stream.flush()
-        self.drawn = True
 
     def close(self) -> None:
         if self.drawn:

@@ -191,3 +191,59 @@ def test_a_stopped_filter_alive_at_exit_does_not_crash(tmp_path):
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env)
     assert r.returncode == 0 and r.stdout == "stopped\n", (r.returncode, r.stderr)
+
+
+@needs_runtime
+def test_ctrl_c_stops_a_long_run_at_once(tmp_path):
+    import signal
+    import time
+
+    (tmp_path / "walk.si").write_text(WALK.read_text())
+    (tmp_path / "walk.csv").write_text("y\n" + "0.5\n" * 5000)     # a run of many seconds
+    env = dict(os.environ, SIRENC_PROGRESS_DELAY="0",
+               PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "sirenc", "run", str(tmp_path / "walk.si"), "-p", "100000"],
+                            stdout=subprocess.PIPE, stderr=follower, env=env)
+    os.close(follower)
+    err = b""
+    try:
+        while b"steps" not in err:                        # the run has started: the bar is drawn
+            ready, _, _ = select.select([leader], [], [], 120)
+            assert ready, "no progress bar within 120 s"
+            err += os.read(leader, 65536)
+        proc.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        while proc.poll() is None and time.monotonic() - sent < 30:   # drain: a full pty blocks it
+            ready, _, _ = select.select([leader], [], [], 0.1)
+            if ready:
+                try:
+                    err += os.read(leader, 65536)
+                except OSError:
+                    break
+        status = proc.wait(timeout=30)
+        waited = time.monotonic() - sent
+        try:
+            while chunk := os.read(leader, 65536):
+                err += chunk
+        except OSError:
+            pass
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        os.close(leader)
+    text = err.decode()
+    assert status == 130 and "\r\x1b[Ksirenc: interrupted" in text     # the bar erased first
+    assert "Traceback" not in text and waited < 10
+    assert proc.stdout.read() == b""                       # no report for a run that did not finish
+
+
+def test_off_a_terminal_the_cli_still_installs_a_hook_so_ctrl_c_works():
+    from types import SimpleNamespace
+
+    from sirenc.cli import progress_bar
+
+    for quiet in (True, False):     # under pytest standard error is not a terminal
+        hook = progress_bar(SimpleNamespace(quiet=quiet))
+        assert callable(hook) and not isinstance(hook, ProgressBar)
+        assert hook(Progress(1, 2, 3, 0.1, False)) is None
