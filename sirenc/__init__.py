@@ -24,12 +24,20 @@ from sirenc.diagnostics import (
 
 _LAZY = ["compile", "load", "Model", "Filter"]
 __all__ = [
-    *_LAZY, "SirenError", "SirenSyntaxError", "SirenNameError", "SirenTypeError", "SirenPlanError",
+    "__version__", *_LAZY, "SirenError", "SirenSyntaxError", "SirenNameError", "SirenTypeError", "SirenPlanError",
     "SirenDataError", "SirenRuntimeError", "SirenUsageError",
 ]
 
 
 def __getattr__(name: str):
+    if name == "__version__":     # pyproject.toml's version, read on first use (importlib.metadata is slow)
+        from importlib import metadata
+        try:
+            version = metadata.version("sirenc")
+        except metadata.PackageNotFoundError:     # a source tree on sys.path, never installed
+            version = "0+unknown"
+        globals()["__version__"] = version
+        return version
     if name in _LAZY:
         from sirenc import api
         return getattr(api, name)

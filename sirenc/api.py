@@ -32,6 +32,7 @@ from typing import Any, Callable
 import numpy as np
 
 from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
+from sirenc.driver import DEFAULT_METHOD
 from sirenc.model_info import ModelInfo
 from sirenc.runtime.abi import abi_version
 
@@ -51,7 +52,7 @@ class CompiledModelError(SirenRuntimeError):
 
 # ----------------------------------------------------------------- entry points
 
-def compile(source: str | os.PathLike, method: str = "pf", check: bool = True,
+def compile(source: str | os.PathLike, method: str = DEFAULT_METHOD, check: bool = True,
             output: str | os.PathLike | None = None, analysis_budget: int | None = None) -> "Model":
     """Compile a Siren program (a path or the program text).
 
@@ -188,6 +189,7 @@ class _Entry:
     history: Callable[..., int]
     save: Callable[..., int]
     load: Callable[[Any, int, int], Any]
+    set_progress: Callable[..., None] | None   # None: a model.so built before progress reporting
 
 
 class _CodePin:
@@ -262,6 +264,7 @@ class Model:
             set_file=rt.sirenrt_filter_set_file,
             history=rt.sirenrt_filter_history, save=rt.sirenrt_filter_save,
             load=lambda buf, n, threads: rt.sirenrt_filter_load(descriptor, buf, n, threads),
+            set_progress=getattr(rt, "sirenrt_filter_set_progress", None),
         )
         return cls(descriptor, entry, jit, None, on_free=jit.close)
 
@@ -278,6 +281,7 @@ class Model:
             history=lambda *a: _newer_entry(lib, "sirenc_history")(*a),
             save=lambda *a: _newer_entry(lib, "sirenc_save")(*a),
             load=lambda *a: _newer_entry(lib, "sirenc_load")(*a),
+            set_progress=getattr(lib, "sirenc_set_progress", None),
         )
         library.acquire()   # released by the model's pin (also if __init__ refuses the model)
         return cls(lib.sirenc_info(), entry, library, path, on_free=library.release)
@@ -313,15 +317,16 @@ class Model:
         raw = self._entry.new(int(particles), int(seed), opts)
         if raw == ffi.NULL:
             raise CompiledModelError(_text(self._entry.error(ffi.NULL)) or "cannot create the filter")
-        return self._adopt(raw)
+        return self._adopt(raw, int(particles))
 
-    def _adopt(self, raw: Any) -> "Filter":
-        """A Filter owning the runtime filter ``raw`` (which keeps the model's code loaded)."""
+    def _adopt(self, raw: Any, particles: int) -> "Filter":
+        """A Filter owning the runtime filter ``raw`` of ``particles`` particles (which keeps the
+        model's code loaded)."""
         from sirenc.runtime.ffi import ffi
 
         self._pin.acquire()
         handle = ffi.gc(raw, lambda p, free=self._entry.free, pin=self._pin: (free(p), pin.release()))
-        return Filter(self, handle)
+        return Filter(self, handle, particles)
 
     def __reduce__(self):
         # A model pickles as the way to make it again: its model.so, or its program.
@@ -366,8 +371,9 @@ def _describe(m: Any) -> dict:
 class Filter:
     """One particle population of a ``Model``; freed when garbage collected."""
 
-    def __init__(self, model: Model, handle: Any):
+    def __init__(self, model: Model, handle: Any, particles: int):
         self.model = model
+        self.n_particles = particles
         self._f = handle
         self._estimate_cap = 16
 
@@ -376,17 +382,44 @@ class Filter:
             raise CompiledModelError(_text(self.model._entry.error(self._f))
                                      or f"the runtime failed with status {status}")
 
-    def run(self, rows: Any = None) -> "Filter":
+    def run(self, rows: Any = None, progress: Any = None,
+            progress_interval: float = 0.1) -> "Filter":
         """Run the whole program. ``rows`` (n_rows x n_cols, float64) replace the
-        program's data file; without them the file named in the program is read."""
+        program's data file; without them the file named in the program is read.
+
+        ``progress=True`` draws a progress bar on standard error; a callable is
+        called with a ``sirenc.progress.Progress`` (steps reached, steps expected,
+        particles, elapsed seconds, rate, ETA, ESS before resampling, log evidence)
+        at most every ``progress_interval`` seconds and once at the end. An exception it raises stops the run and
+        comes out of ``run``."""
+        from sirenc.progress import reporter_for
         from sirenc.runtime.ffi import ffi
 
+        reporter = reporter_for(progress)
         if rows is None:
-            self._check(self.model._entry.run(self._f, ffi.NULL, 0, 0))
-            return self
-        arr = _as_float64(rows, 2, "rows")
-        buf = ffi.from_buffer("double[]", arr)
-        self._check(self.model._entry.run(self._f, buf, arr.shape[0], arr.shape[1]))
+            buf, shape = ffi.NULL, (0, 0)
+        else:
+            arr = _as_float64(rows, 2, "rows")
+            buf, shape = ffi.from_buffer("double[]", arr), arr.shape
+        with self._progress(reporter, progress_interval):
+            try:
+                self._check(self.model._entry.run(self._f, buf, *shape))
+            except CompiledModelError as e:
+                if reporter is not None and reporter.error is not None:
+                    # The callback's own exception. Dropped from the reporter first: its traceback
+                    # holds this frame, and a reference cycle through a Filter could be collected
+                    # at interpreter exit after the JIT code the filter's destructor reads.
+                    error, reporter.error = reporter.error, None
+                    try:
+                        raise error from None
+                    finally:
+                        del error
+                if rows is None and "of an empty list" in e.message:   # a CSV row with a column missing?
+                    from sirenc.data import short_row_note
+                    note = short_row_note(self.model.info["files"])
+                    if note:
+                        raise CompiledModelError(f"{e.message}\n{note}") from None
+                raise
         return self
 
     def use_file(self, file: int | str | os.PathLike, path: str | os.PathLike) -> "Filter":
@@ -415,6 +448,41 @@ class Filter:
             raise SirenUsageError(f"the program reads {len(files)} data file(s); there is no file {index}")
         self._check(self.model._entry.set_file(self._f, index, os.path.abspath(path).encode()))
         return self
+    @contextlib.contextmanager
+    def _progress(self, reporter: Any, interval: float):
+        """The runtime's progress hook calls ``reporter`` while the block runs."""
+        from sirenc.runtime.ffi import ffi
+
+        if reporter is None:
+            yield
+            return
+        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0:
+            raise SirenUsageError(f"progress_interval must be a number of seconds >= 0, not {interval!r}")
+        set_progress = self.model._entry.set_progress
+        if set_progress is None:
+            what = self.model.path or "the runtime library"
+            raise SirenUsageError(f"{what} was built by a sirenc without progress reporting; "
+                                  "rebuild it to use progress=")
+
+        def stop(_type, error, _traceback):
+            # An exception outside reporter.report (a Ctrl-C's KeyboardInterrupt lands on whatever
+            # Python code runs next): cffi would print and swallow it, and the run go on.
+            if reporter.error is None:
+                reporter.error = error
+            return 1
+
+        def report(_user, p):
+            return reporter.report(int(p.steps), int(p.rows), int(p.particles), bool(p.done),
+                                   float(p.ess), float(p.log_evidence))
+
+        hook = ffi.callback("sirenrt_progress_fn", report, onerror=stop)
+
+        set_progress(self._f, hook, ffi.NULL, float(interval))
+        try:
+            yield
+        finally:
+            set_progress(self._f, ffi.NULL, ffi.NULL, 0.0)
+            reporter.close()
 
     def step(self, row: Any) -> "Filter":
         """Feed one row of the observation stream and advance every particle."""
@@ -459,7 +527,7 @@ class Filter:
         are ``flat[offsets[i]:offsets[i+1]]``. While streaming, as for ``estimate()``."""
         from sirenc.runtime.ffi import ffi
 
-        n = int(self.model._entry.size(self._f))
+        n = self.n_particles
         offsets, weights = np.empty(n + 1, dtype=np.int64), np.empty(n, dtype=np.float64)
         n_values, cap = ffi.new("int64_t *"), max(self._estimate_cap, 16) * n
         while True:
@@ -563,7 +631,7 @@ class Filter:
         raw = model._entry.load(ffi.from_buffer("uint8_t[]", data), len(data), int(threads))
         if raw == ffi.NULL:
             raise SirenUsageError(_text(model._entry.error(ffi.NULL)) or "cannot load the filter")
-        return model._adopt(raw)
+        return model._adopt(raw, int(model._entry.size(raw)))
 
     def __reduce__(self):
         return (_restore_filter, (self.model, self.to_bytes()))

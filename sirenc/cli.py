@@ -2,7 +2,11 @@
 
     sirenc model.si -o model.so [-m pf] [--emit=STAGE]   compile
     sirenc run model.si [-m pf] [-p 1000] [--seed S] [-v] compile (JIT) and run
-    sirenc check model.si [-m ssi|ds|bp]                 check the inference plan
+    sirenc check model.si [-m pf|ssi|ds|bp]              check the inference plan
+    sirenc --version
+    sirenc --cflags                                      include flags for a C host (sirenrt.h)
+
+Every command defaults to ``-m pf`` (driver.DEFAULT_METHOD), the method that compiles today.
 
 `sirenc run` prints the original's report (SPEC 18) and nothing else, so the
 original's benchmark harness reads it; `-v` adds the log evidence and the ESS
@@ -36,13 +40,14 @@ DEFAULT_WARNINGS = frozenset()
 WARNING_CHOICES = ("unused", "all", "none")
 
 
-def _common(p: argparse.ArgumentParser, default_method: str) -> None:
-    from sirenc.driver import METHODS
-    from sirenc.passes.plan_analysis import DEFAULT_BUDGET
+def _common(p: argparse.ArgumentParser) -> None:
+    from sirenc.driver import DEFAULT_METHOD, METHODS
+    from sirenc.passes.analysis_budget import DEFAULT_BUDGET
 
     p.add_argument("file", help="the Siren program (.si)")
-    p.add_argument("-m", "--method", choices=METHODS, default=default_method,
-                   help=f"inference algorithm (default {default_method}); pf = plain particle filter")
+    p.add_argument("-m", "--method", choices=METHODS, default=DEFAULT_METHOD,
+                   help=f"inference algorithm (default {DEFAULT_METHOD}, the one that compiles today); "
+                   "pf = plain particle filter")
     p.add_argument("--max-rvs", type=int, default=4, metavar="K",
                    help="plan analysis widening threshold (default 4)")
     p.add_argument("--analysis-budget", type=int, metavar="N",
@@ -66,7 +71,11 @@ def _compile_parser() -> argparse.ArgumentParser:
         description="Compile a Siren program to a native particle filter. "
         "Other commands: 'sirenc run --help', 'sirenc check --help'.",
     )
-    _common(p, "pf")
+    _common(p)
+    p.add_argument("--version", action="version", version=f"sirenc {version()}")
+    p.add_argument("--cflags", action=CflagsAction,
+                   help="print the C compiler flags for a host program that includes sirenrt.h "
+                   "(cc $(sirenc --cflags) host.c -o host -ldl), and exit")
     p.add_argument("-o", "--output", metavar="FILE", help="write the compiled filter (model.so)")
     p.add_argument("--emit", choices=ORDER, metavar="STAGE",
                    help=f"stop after STAGE and print it: {', '.join(ORDER)}")
@@ -76,7 +85,7 @@ def _compile_parser() -> argparse.ArgumentParser:
 
 def _run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sirenc run", description="Compile (in-process JIT) and run a Siren program.")
-    _common(p, "pf")
+    _common(p)
     p.add_argument("-p", "--particles", type=int, default=1000, help="number of particles (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
     p.add_argument("--data", metavar="FILE", help="CSV rows (header line first) replacing the data the program reads")
@@ -91,14 +100,52 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="also print the log evidence and the ESS (before the runtime plan)")
     p.add_argument("--no-check", action="store_true",
                    help="skip the inference-plan analysis (no Inferred Inference Plan block)")
+    p.add_argument("--plot", metavar="PNG",
+                   help="also draw the estimate after each data row, the ESS before each resampling "
+                   "and the log evidence into the image PNG (needs matplotlib: pip install 'sirenc[plot]')")
+    p.add_argument("-q", "--quiet", action="store_true",
+                   help="no progress bar (it is shown on standard error only when that is a terminal, "
+                   "for runs longer than half a second)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="compile afresh (JIT) instead of loading the compiled program from the "
+                   "compile cache ($SIRENC_CACHE_DIR, else $XDG_CACHE_HOME/sirenc or ~/.cache/sirenc)")
     return p
 
 
 def _check_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sirenc check", description="Check a program's inference plan.")
-    _common(p, "ssi")
+    _common(p)
     p.add_argument("--json", action="store_true", help="print the inferred plan as JSON")
     return p
+
+
+def version() -> str:
+    from sirenc import __version__
+    return __version__
+
+
+BINARY_STAGES = ("obj",)     # products that are bytes, not text
+
+
+def cflags() -> str:
+    """``-I`` and the folder of the installed ``sirenrt.h``."""
+    from sirenc.runtime import include_dir
+    return f"-I{include_dir()}"
+
+
+class CflagsAction(argparse.Action):
+    """``sirenc --cflags``: like ``--version``, it needs no program file."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        try:
+            flags = cflags()
+        except SirenUsageError as e:
+            parser.exit(2, f"sirenc: error: {e.message}\n")
+        print(flags)               # on standard output, for $(sirenc --cflags)
+        parser.exit(0)
 
 
 def format_value(value, top: bool = True) -> str:
@@ -139,9 +186,14 @@ def shown_warnings(warnings, chosen=()) -> list:
     return shown
 
 
-def print_warnings(c, chosen=()) -> None:
+def program_warnings(c) -> list:
+    """The ``(message, span)`` warnings of compilation ``c``'s front end."""
     typed = c.products.get("ast")
-    for message, span in shown_warnings(getattr(getattr(typed, "program", None), "warnings", []), chosen):
+    return list(getattr(getattr(typed, "program", None), "warnings", []))
+
+
+def print_warnings(c, chosen=(), warnings=None) -> None:
+    for message, span in shown_warnings(program_warnings(c) if warnings is None else warnings, chosen):
         print(render_at("warning", message, span), file=sys.stderr)
 
 
@@ -161,6 +213,9 @@ def cmd_compile(args) -> int:
         raise SirenUsageError("nothing to do: give -o FILE or --emit=STAGE")
     if args.output:
         check_output(args.output)     # before compiling: a directory or a device is refused
+    elif stage in BINARY_STAGES and sys.stdout.isatty():
+        raise SirenUsageError(f"--emit={stage} writes binary data, and standard output is a terminal; "
+                              f"give -o FILE (or redirect: > model.o)")
     c = _open(args, check=not args.no_check)
     product = driver.run_until(c, stage)
     print_warnings(c, args.warnings)
@@ -205,9 +260,10 @@ def plan_lines(plan: dict) -> list[str]:
     return [f"{name}: {encoding}" for name, encoding in plan.items()] or [""]
 
 
-def runtime_plan(c) -> dict:
-    # Under pf every random variable is drawn where it is bound.
-    return {name: "sample" for name in (c.plan.plan if c.plan is not None else {})}
+def runtime_plan(plan: dict) -> dict:
+    """How the variables of the checked ``plan`` were represented: under pf every random variable
+    is drawn where it is bound."""
+    return {name: "sample" for name in plan}
 
 
 def jit_model(c, data: str | None = None):
@@ -219,10 +275,7 @@ def jit_model(c, data: str | None = None):
     module = driver.run_until(c, "llvm-dialect")
     info = driver.model_info(c, module)
     if data is not None:
-        if not info.files:
-            raise SirenUsageError("--data replaces the file the program reads with File.read, "
-                                  "and this program reads no file")
-        info.files = [os.path.abspath(data), *info.files[1:]]
+        info.replace_data(data)
     return api.from_llvm_dialect(module, info)
 
 
@@ -234,10 +287,10 @@ class Outcome:
     ess: float
 
 
-def run_filter(model, particles: int, seed: int, rows=None, **options) -> Outcome:
+def run_filter(model, particles: int, seed: int, rows=None, progress=None, **options) -> Outcome:
     f = model.filter(particles=particles, seed=seed, **options)
     start = time.perf_counter()
-    f.run(rows)
+    f.run(rows, progress=progress)
     result = f.estimate()
     elapsed = time.perf_counter() - start
     return Outcome(result, elapsed, f.log_evidence, f.ess)
@@ -256,17 +309,25 @@ def cmd_run(args) -> int:
     if not 0 <= args.seed < 2**64:
         raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
     data = check_readable(args.data) if args.data else None
+    if args.plot:      # before the work: a plot that cannot be written is a usage error now
+        from sirenc.backend.link import check_output
+        from sirenc.plot import require_matplotlib
+        require_matplotlib()
+        check_output(args.plot)
     c = _open(args, check=not args.no_check)
-    model = jit_model(c, data)
-    analysis_time = None if args.no_check else c.plan.seconds
-    print_warnings(c, args.warnings)
-    outcome = run_filter(model, args.particles, args.seed, None, resampler=args.resampler,
-                         ess_threshold=args.ess_threshold, threads=args.threads)
-    plan = dict(c.plan.plan) if c.plan is not None else {}
+    model, facts = compiled_for_run(c, data, use_cache=not args.no_cache)
+    analysis_time = facts.analysis_time
+    print_warnings(c, args.warnings, facts.warnings)
+    options = dict(resampler=args.resampler, ess_threshold=args.ess_threshold, threads=args.threads)
+    if args.plot:
+        outcome = plotted_run(model, args, options)
+    else:
+        outcome = run_filter(model, args.particles, args.seed, None, progress=progress_bar(args), **options)
+    plan = dict(facts.plan or {})
     if args.json:
         print(json.dumps({
             "method": args.method, "particles": args.particles, "seed": args.seed,
-            "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(c),
+            "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(plan),
             "log_evidence": outcome.log_evidence, "ess": outcome.ess, "time_s": outcome.evaluation_time,
             "analysis_time_s": analysis_time,
         }))
@@ -279,9 +340,57 @@ def cmd_run(args) -> int:
     out += block("Result", [format_value(outcome.result)])
     if args.verbose:
         out += verbose_blocks(outcome)
-    out += block("Runtime Inference Plan", plan_lines(runtime_plan(c)))
+    out += block("Runtime Inference Plan", plan_lines(runtime_plan(plan)))
     print("\n".join(out))
     return 0
+
+
+def plotted_run(model, args, options: dict) -> Outcome:
+    """``sirenc run --plot``: the run, recorded step by step (sirenc/plot.py), drawn into a PNG.
+    A streamable program is fed row by row, with the same answers as a whole run."""
+    from sirenc import plot
+
+    f = model.filter(particles=args.particles, seed=args.seed, **options)
+    history = plot.record(f, None, progress=progress_bar(args))
+    plot.save(history, args.plot, title=f"{os.path.basename(args.file)}: {args.particles} particles, "
+              f"seed {args.seed}")
+    return Outcome(history.final, history.seconds, f.log_evidence, f.ess)
+
+
+def progress_bar(args):
+    """The progress bar of ``sirenc run``: on a terminal, unless ``--quiet``. Otherwise a hook that
+    does nothing: Python runs a pending Ctrl-C's handler only when some Python code runs, and
+    the hook's ten calls a second are what lets a long run be interrupted at once."""
+    if args.quiet or not sys.stderr.isatty():
+        return _interruptible
+    from sirenc.progress import ProgressBar
+    return ProgressBar(sys.stderr, label="sirenc run")
+
+
+def _interruptible(progress) -> None:
+    pass
+
+
+def compiled_for_run(c, data: str | None, use_cache: bool = True):
+    """``(Model, CachedFacts)`` for ``sirenc run``: from the compile cache (sirenc/compile_cache.py)
+    when it can be used, else JIT-compiled into this process."""
+    from sirenc import compile_cache
+    from sirenc.diagnostics import register_source
+
+    if use_cache and compile_cache.available():
+        key = compile_cache.entry_key(c, data)
+        hit = compile_cache.lookup(key)
+        if hit is not None:
+            register_source(c.path, c.text)      # the warnings quote the program's lines
+            return hit
+        try:
+            return compile_cache.store(key, c, data, program_warnings)
+        except compile_cache.CacheUnusable as e:
+            print(f"sirenc: warning: the compile cache is not usable, compiling without it: {e.message} "
+                  "(set SIRENC_CACHE_DIR, or give --no-cache)", file=sys.stderr)
+    model = jit_model(c, data)
+    return model, compile_cache.CachedFacts(dict(c.plan.plan) if c.plan is not None else None,
+                                            c.plan.seconds if c.check else None, program_warnings(c))
 
 
 COMMANDS = {"run": (_run_parser, cmd_run), "check": (_check_parser, cmd_check)}
@@ -310,6 +419,9 @@ def guarded(command, args, prog: str = "sirenc") -> int:
         return 1
     except BrokenPipeError:
         return 0
+    except KeyboardInterrupt:
+        print(f"{prog}: interrupted", file=sys.stderr)
+        return 130
     except Exception as e:  # a bug in sirenc, not in the user's program
         if os.environ.get("SIRENC_TRACEBACK"):
             raise

@@ -83,3 +83,21 @@ def read_csv(path: str | os.PathLike) -> np.ndarray:
                 "rows of different lengths make no n_rows x n_cols array (File.read and "
                 "'sirenc run --data' accept them)")
     return np.array(rows, dtype=np.float64).reshape(len(rows), width)
+
+
+def short_row_note(paths: list[str]) -> str | None:
+    """A note for a run that took the head or tail of an empty list: the first data file whose
+    rows have different lengths, and its first row shorter than the longest (a CSV with a missing
+    column fails that way inside the program, far from the file). None when no file is ragged."""
+    for path in paths:
+        try:
+            rows = read_rows(path)
+        except (SirenDataError, SirenUsageError):
+            continue
+        width = max((len(row) for row in rows), default=0)
+        short = next((r for r, row in enumerate(rows) if len(row) < width), None)
+        if short is not None:
+            return (f"note: in the data file {path}, data row {short + 1} (line {short + 2}) has "
+                    f"{len(rows[short])} field(s) where other rows have {width}; a row with too few "
+                    "columns reaches List.hd or List.tl as an empty list")
+    return None

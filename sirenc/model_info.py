@@ -8,9 +8,10 @@ header's (``sirenc.runtime.abi.abi_version()``).
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
-from sirenc.diagnostics import Span
+from sirenc.diagnostics import Span, SirenUsageError
 
 RESUME_SYMBOL = "siren_resume"     # i32 (ptr ctx, ptr frame)
 MODEL_SYMBOL = "sirenc_model"      # the descriptor global
@@ -31,3 +32,10 @@ class ModelInfo:
     # (pc, frame offset, list type): the frame slots holding list handles at each
     # resume point, where the runtime's collector starts tracing.
     roots: list[tuple[int, int, str]] = field(default_factory=list)
+
+    def replace_data(self, data: str) -> None:
+        """Read ``data`` (``sirenc run --data``) instead of the program's data file (file 0)."""
+        if not self.files:
+            raise SirenUsageError("--data replaces the file the program reads with File.read, "
+                                  "and this program reads no file")
+        self.files = [os.path.abspath(data), *self.files[1:]]

@@ -117,7 +117,8 @@ def run(args) -> int:
     out += cli.block("Result", [cli.format_value(outcome.result)])
     if args.verbose:
         out += cli.verbose_blocks(outcome)
-    _emit(out + cli.block("Runtime Inference Plan", cli.plan_lines(cli.runtime_plan(c))))
+    plan = dict(c.plan.plan) if c.plan is not None else {}
+    _emit(out + cli.block("Runtime Inference Plan", cli.plan_lines(cli.runtime_plan(plan))))
     return 0
 
 

@@ -34,3 +34,11 @@ def needs_tools(*tools: str):
     fails, so a missing install step cannot pass for a green run."""
     missing = [t for t in tools if shutil.which(t) is None]
     return pytest.mark.skipif(bool(missing) and not ON_CI, reason=f"needs {', '.join(missing)}")
+
+
+def needs_module(*modules: str):
+    """Skip where a Python module is missing, except on CI (which installs the test extra, so a
+    missing module there is a failure, as for needs_tools)."""
+    import importlib.util
+    missing = [m for m in modules if importlib.util.find_spec(m) is None]
+    return pytest.mark.skipif(bool(missing) and not ON_CI, reason=f"needs {', '.join(missing)}")

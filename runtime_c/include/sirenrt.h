@@ -261,6 +261,27 @@ SIRENRT_API double sirenrt_filter_log_evidence(const sirenrt_filter *f);
 SIRENRT_API double sirenrt_filter_ess(const sirenrt_filter *f);
 SIRENRT_API const char *sirenrt_filter_error(const sirenrt_filter *f); /* "" when none */
 /* Words of list cells held: the particles' young arenas and the shared heap (a diagnostic). */
+/* Progress of a long run.  When the population reaches a resampling barrier of run() or step()
+ * (before it resamples), at most once per interval_s seconds (0: at every barrier), and once more
+ * when run() has finished (done = 1), the filter calls fn(user, &progress) on the thread that
+ * called run()/step().  `steps` counts the barriers reached in this run; `rows` is the number of
+ * rows of data file 0 read or supplied so far (0 when none), which for the usual
+ * one-resample()-per-row program is the number of steps to expect; `ess` and `log_evidence` are
+ * sirenrt_filter_ess/_log_evidence at that moment (at a barrier: the ESS of the weights it is about
+ * to resample).  A nonzero return stops the run with an error ("stopped by its progress callback").
+ * fn == NULL removes the hook.  A filter without a hook pays one pointer test per barrier. */
+typedef struct sirenrt_progress {
+  int64_t steps;               /* resampling barriers reached in this run */
+  int64_t rows;                /* rows of data file 0 loaded so far; 0 if none */
+  int64_t particles;
+  int32_t done;                /* 1 in the last call of a run() */
+  double ess;                  /* effective sample size of the weights since the last resampling */
+  double log_evidence;         /* the log evidence so far */
+} sirenrt_progress;
+typedef int32_t (*sirenrt_progress_fn)(void *user, const sirenrt_progress *progress);
+SIRENRT_API void sirenrt_filter_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user,
+                                             double interval_s);
+/* Words of list cells held: the particles' young arenas and the shared heap (a diagnostic). */
 SIRENRT_API int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);
 SIRENRT_API const char *sirenrt_last_error(void);                        /* thread-local; for NULL returns etc. */
 /* Checkpoints.  sirenrt_filter_save writes the whole filter (options, data rows so far, every
@@ -315,6 +336,7 @@ SIRENRT_API int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len);
 SIRENRT_API sirenrt_filter *sirenc_load(const uint8_t *buf, int64_t len, int32_t threads);
 /* The filter's last error; with f == NULL, the thread's last error (e.g. why sirenc_new failed). */
 SIRENRT_API const char *sirenc_error(const sirenrt_filter *f);
+SIRENRT_API void sirenc_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user, double interval_s);
 
 #ifdef __cplusplus
 }

@@ -264,6 +264,7 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   sirenrt_filter *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   *c = *f;
+  c->progress = NULL; /* the clone finishes the run for an estimate: not the host's progress */
   /* The clone runs on the calling thread; it borrows the tables under a lock of its own. */
   c->pool = NULL;
   c->threads = 1;

@@ -92,6 +92,7 @@ static void reset_population(sirenrt_filter *f) {
   if (f->heap) rt_heap_clear(f->heap);
   f->log_evidence_done = 0.0;
   f->n_history = 0;
+  f->progress_steps = 0;
   f->failed = 0;
   free(f->error);
   f->error = NULL;
@@ -498,6 +499,7 @@ int rt_advance(sirenrt_filter *f) {
     profile_add(f, RT_PHASE_RESUME, &t);
     if (any_at_resample < 0) return 1;
     if (!any_at_resample) return 0;
+    if (f->progress && rt_progress(f)) return 1;
     if (barrier(f)) return 1;
   }
 }
@@ -703,6 +705,7 @@ int32_t sirenrt_filter_run(sirenrt_filter *f, const double *rows, int64_t n_rows
     t->loaded = 1;
   }
   if (rt_advance(f)) return 1;
+  if (f->progress && rt_progress_done(f)) return 1;
   return check_final_weights(f);
 }
 

@@ -346,6 +346,11 @@ struct sirenrt_filter {
   double *est;         /* cached estimate (est_valid) */
   int64_t est_n;
   int32_t est_valid;
+  sirenrt_progress_fn progress; /* progress.c: the host's hook, NULL when none */
+  void *progress_user;
+  double progress_interval, progress_last; /* seconds between calls; monotonic time of the last */
+  int64_t progress_steps;       /* resampling barriers reached in this run */
+  int32_t progress_countdown;   /* barriers before the next clock read */
 };
 
 /* A resample() barrier as sirenrt_filter_history reports it. */
@@ -359,6 +364,10 @@ typedef struct rt_history_row {
 /* filter.c */
 int rt_filter_fail(sirenrt_filter *f, char *msg); /* takes ownership of msg; returns 1 */
 int rt_filter_refuse(sirenrt_filter *f, char *msg); /* the same, for a call refused: f does not fail */
+/* progress.c: at a barrier, before it resamples (counts it; calls the hook when its interval has
+ * passed), and at the end of run().  Only with f->progress set.  0, or 1 with the filter failed (the hook said stop). */
+int rt_progress(sirenrt_filter *f);
+int rt_progress_done(sirenrt_filter *f);
 /* pool.c: a team of threads running fn(arg, k, threads) for k = 0..threads-1 (k = 0 on the caller). */
 typedef struct rt_pool rt_pool;
 rt_pool *rt_pool_new(int threads); /* threads >= 2; NULL on failure */

@@ -24,6 +24,7 @@ Example::
 
 from __future__ import annotations
 
+import atexit
 import functools
 from dataclasses import dataclass
 from typing import Any
@@ -273,7 +274,20 @@ class JitModel:
             context.close()
 
     def __del__(self) -> None:
-        self.close()
+        # At interpreter exit, objects die in no particular order: a filter of this model may
+        # still be freed after it (its destructor reads the descriptor in the JIT's memory), so
+        # the engine is left to the process's end. (None: this module's globals already cleared.)
+        if _exiting is False:
+            self.close()
+
+
+_exiting = False
+
+
+@atexit.register
+def _note_exit() -> None:
+    global _exiting
+    _exiting = True
 
 
 _runtime_loaded: str | None = None

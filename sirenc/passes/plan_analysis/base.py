@@ -10,14 +10,7 @@ from sirenc.passes.plan_analysis.domain import Distr, built
 
 SYMBOLIC, SAMPLE, DYNAMIC = "symbolic", "sample", "dynamic"
 MAX_SIZE = 200     # more abstract variables than this: give up (SPEC 17.2)
-# Work (``Shared.spent``: the interpreter's and the algorithms' steps plus the
-# making of expression nodes, ``domain.built``) before the analysis gives up.
-# A count, not seconds, so a verdict never depends on the machine or its load.
-# The benchmark models need at most 24,474 (slam plan 2 under ssi;
-# benchmarks/plan_analysis.py); the slowest work measured runs at about
-# 200,000 a second, so the default gives up within about five seconds.
-DEFAULT_BUDGET = 1_000_000
-BUDGET_OPTION = "--analysis-budget"   # how a user raises it, named in the diagnostic
+from sirenc.passes.analysis_budget import BUDGET_OPTION, DEFAULT_BUDGET  # noqa: F401 (re-exported)
 
 
 class Violation(Exception):

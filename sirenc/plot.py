@@ -1,0 +1,191 @@
+"""Pictures of a run: the estimate step by step, the effective sample size and the log evidence.
+
+    import sirenc, sirenc.plot
+    f = sirenc.compile("walk.si").filter(particles=1000)
+    history = sirenc.plot.record(f)              # runs the filter, keeping each step's numbers
+    sirenc.plot.save(history, "walk.png")        # needs matplotlib: pip install 'sirenc[plot]'
+
+``record`` runs a streamable model row by row (``Filter.step``; the answers are those of
+``Filter.run``) and takes the estimate after each row; other models run whole, and only their
+final estimate is known. At every resampling step the runtime's progress hook reports the ESS of
+the weights about to be resampled and the log evidence so far (``sirenc.progress``). The runtime
+keeps no per-step spread of the particles yet, so the estimate is drawn without a credible band.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from sirenc.diagnostics import SirenUsageError
+
+INSTALL_HINT = "pip install 'sirenc[plot]' (or pip install matplotlib)"
+
+
+@dataclass
+class History:
+    """What ``record`` kept of a run."""
+
+    particles: int
+    final: Any                                   # the final estimate (Filter.estimate())
+    seconds: float                               # the run's time, estimates included
+    ess: np.ndarray = field(default_factory=lambda: np.empty(0))        # per resampling step
+    log_evidence: np.ndarray = field(default_factory=lambda: np.empty(0))  # per resampling step
+    estimate: np.ndarray | None = None           # rows x components, per data row (streamable)
+    labels: list[str] = field(default_factory=list)   # one per component of `estimate`
+
+
+def components(value: Any, name: str = "result") -> list[tuple[str, float]]:
+    """The numbers of an estimate worth a line each: a float, the floats of a tuple, the last
+    element of a list of floats (the newest, for a program that returns its trajectory)."""
+    if value is None:
+        return []
+    if isinstance(value, float):
+        return [(name, value)]
+    if isinstance(value, tuple):
+        return components(value[0], f"{name}.0") + components(value[1], f"{name}.1")
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        return [(f"{name}[-1]", float(value[-1]) if len(value) else float("nan"))]
+    return []
+
+
+def record(f, rows: Any = None, progress: Callable | None = None) -> History:
+    """Run filter ``f`` (``rows`` replace its data as in ``Filter.run``), keeping each step's
+    ESS and log evidence, and for a streamable model the estimate after each data row.
+    ``progress`` gets the reports as in ``Filter.run(progress=...)``."""
+    from sirenc.progress import Progress, Reporter
+
+    ess: list[float] = []
+    evidence: list[float] = []
+    start = time.perf_counter()
+    data = _rows(f, rows) if f.model.info["streamable"] else None
+
+    def keep(p: Progress) -> None:
+        if not p.done:
+            ess.append(p.ess)
+            evidence.append(p.log_evidence)
+        if progress is not None:
+            if data is not None:    # stepping: the runtime sees the rows one at a time
+                p = Progress(p.steps, len(data) if p.steps <= len(data) else None, p.particles,
+                             time.perf_counter() - start, p.done, p.ess, p.log_evidence)
+            progress(p)
+
+    if data is None:
+        f.run(rows, progress=keep, progress_interval=0)
+        history = History(f.n_particles, f.estimate(), time.perf_counter() - start)
+    else:
+        per_row: list[list[float]] = []
+        labels: list[str] = []
+        reporter = Reporter(keep)
+        with f._progress(reporter, 0.0):
+            try:
+                for row in data:
+                    f.step(row)
+                    parts = components(f.estimate())
+                    labels = [name for name, _ in parts]
+                    per_row.append([v for _, v in parts])
+            except BaseException:
+                if reporter.error is not None:
+                    error, reporter.error = reporter.error, None
+                    try:
+                        raise error from None
+                    finally:
+                        del error
+                raise
+        final = f.estimate()
+        if progress is not None:
+            progress(Progress(len(ess), len(data), f.n_particles, time.perf_counter() - start, True,
+                              f.ess, f.log_evidence))
+        widths = {len(r) for r in per_row}
+        estimate = np.array(per_row, dtype=np.float64) if per_row and len(widths) == 1 and labels else None
+        history = History(f.n_particles, final, time.perf_counter() - start,
+                          estimate=estimate, labels=labels if estimate is not None else [])
+    history.ess = np.array(ess, dtype=np.float64)
+    history.log_evidence = np.array(evidence, dtype=np.float64)
+    return history
+
+
+def _rows(f, rows: Any) -> list[np.ndarray]:
+    """The data rows a stepped run feeds: ``rows``, or the model's data file 0."""
+    if rows is not None:
+        from sirenc.api import _as_float64
+        return list(_as_float64(rows, 2, "rows"))
+    files = f.model.info["files"]
+    if not files:
+        return []
+    from sirenc.data import read_rows
+    return read_rows(files[0])
+
+
+def require_matplotlib():
+    """``matplotlib.pyplot`` on the file-only Agg back end, or a ``SirenUsageError`` saying how to
+    install it."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise SirenUsageError(f"plotting needs matplotlib, which is not installed: {INSTALL_HINT}") from None
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def figure(history: History, title: str | None = None):
+    """A matplotlib figure of ``history``: the estimate per data row, the ESS before each
+    resampling (out of the particle count) and the log evidence."""
+    plt = require_matplotlib()
+    fig, (top, middle, bottom) = plt.subplots(3, 1, figsize=(8, 8), sharex=False,
+                                              constrained_layout=True)
+    if title:
+        fig.suptitle(title)
+    if history.estimate is not None and len(history.estimate):
+        steps = np.arange(1, len(history.estimate) + 1)
+        for k, label in enumerate(history.labels):
+            top.plot(steps, history.estimate[:, k], label=f"posterior mean of {label}", **_marks(steps))
+        top.set_xlabel("data row")
+        top.legend(loc="best", fontsize="small")
+    else:
+        finals = components(history.final)
+        for k, (name, value) in enumerate(finals):
+            top.axhline(value, label=f"final posterior mean of {name}", color=f"C{k}")
+        top.set_xticks([])
+        if finals:
+            top.legend(loc="best", fontsize="small")
+    top.set_title("estimate" if history.estimate is not None and len(history.estimate) else
+                  "final estimate (an estimate per data row needs a streamable program)")
+    steps = np.arange(1, len(history.ess) + 1)
+    middle.plot(steps, history.ess, color="C1", **_marks(steps))
+    middle.axhline(history.particles, color="0.6", linestyle="--", linewidth=1,
+                   label=f"{history.particles} particles")
+    middle.set_ylim(0, history.particles * 1.05)
+    middle.set_title("effective sample size before resampling")
+    middle.set_xlabel("resampling step")
+    middle.legend(loc="best", fontsize="small")
+    bottom.plot(steps, history.log_evidence, color="C2", **_marks(steps))
+    bottom.set_title("log evidence")
+    bottom.set_xlabel("resampling step")
+    return fig
+
+
+def _marks(steps: np.ndarray) -> dict:
+    """Few points are drawn as dots too: a single one would not show as a line."""
+    return {"marker": "o", "markersize": 3} if len(steps) <= 50 else {}
+
+
+def save(history: History, path: str | os.PathLike, title: str | None = None) -> None:
+    """Draw ``history`` (``figure``) into a PNG file at ``path``, written atomically."""
+    from sirenc.backend.link import check_output, write_atomically
+
+    plt = require_matplotlib()
+    check_output(path)
+    fig = figure(history, title)
+    buf = io.BytesIO()
+    try:
+        fig.savefig(buf, format="png", dpi=100)
+    finally:
+        plt.close(fig)
+    write_atomically(path, buf.getvalue())
