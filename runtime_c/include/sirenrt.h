@@ -113,9 +113,10 @@ typedef struct sirenrt_model {
 
 typedef struct sirenrt_options {
   int32_t resampler;           /* SIRENRT_SYSTEMATIC (default), ... */
-  double ess_threshold;        /* 0: resample at every resample(); t > 0: only when ESS < t*N */
-  int32_t threads;             /* threads resuming particles (0 or 1: the calling thread only); the
-                                * answers do not depend on it: streams are keyed by particle slot */
+  double ess_threshold;        /* in [0, 1]; 0: resample at every resample(); t > 0: only when ESS < t*N */
+  int32_t threads;             /* threads resuming particles, 1..256 (1: the calling thread only); the
+                                * answers do not depend on it: streams are keyed by particle slot.
+                                * sirenrt_filter_new refuses other values, as sirenc's filter() does */
 } sirenrt_options;
 
 /* ------------------------------------------------------------------------------------------------

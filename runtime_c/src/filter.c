@@ -461,15 +461,17 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
     return rt_set_last_error("model: bad data file table (at most %d files)", RT_MAX_FILES), NULL;
   if (n_particles < 1 || (uint64_t)n_particles > ((uint64_t)1 << 40) / m->frame_size)
     return rt_set_last_error("sirenrt_filter_new: bad number of particles %lld", (long long)n_particles), NULL;
+  /* The same ranges as sirenc's filter(): what one refuses, the other refuses too. */
   sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, 1};
   if (opts) o = *opts;
-  if (o.threads == 0) o.threads = 1;
   if (o.threads < 1 || o.threads > RT_MAX_THREADS)
-    return rt_set_last_error("threads must be between 1 and %d, got %d", RT_MAX_THREADS, (int)o.threads), NULL;
+    return rt_set_last_error("sirenrt_filter_new: threads must be an integer in [1, %d], got %d", RT_MAX_THREADS,
+                             (int)o.threads), NULL;
   if (o.resampler < SIRENRT_SYSTEMATIC || o.resampler > SIRENRT_RESIDUAL)
-    return rt_set_last_error("unknown resampler %d", (int)o.resampler), NULL;
-  if (!(o.ess_threshold >= 0.0))
-    return rt_set_last_error("ESS threshold must be >= 0, got %g", o.ess_threshold), NULL;
+    return rt_set_last_error("sirenrt_filter_new: unknown resampler %d (SIRENRT_SYSTEMATIC .. SIRENRT_RESIDUAL)",
+                             (int)o.resampler), NULL;
+  if (!(o.ess_threshold >= 0.0 && o.ess_threshold <= 1.0))
+    return rt_set_last_error("sirenrt_filter_new: ess_threshold must lie in [0, 1], got %g", o.ess_threshold), NULL;
 
   sirenrt_filter *f = calloc(1, sizeof *f);
   if (!f) return rt_set_last_error("out of memory"), NULL;

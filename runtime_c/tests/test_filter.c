@@ -255,9 +255,41 @@ static void test_threads_give_the_same_answer(int32_t scheme, double ess_thresho
   }
 }
 
-static void test_bad_thread_count(void) {
-  sirenrt_options bad = {SIRENRT_SYSTEMATIC, 0.0, -2};
-  CHECK(sirenrt_filter_new(&rw_model, 9001, 5, &bad) == NULL, "negative thread count refused");
+/* The C ABI refuses exactly what sirenc's filter() refuses (threads in [1, 256], ess_threshold in
+ * [0, 1], a known resampler), each with a message naming the option. */
+static void test_bad_options(void) {
+  const struct {
+    sirenrt_options o;
+    const char *message;
+  } bad[] = {
+      {{SIRENRT_SYSTEMATIC, 0.0, -2}, "threads must be an integer in [1, 256], got -2"},
+      {{SIRENRT_SYSTEMATIC, 0.0, 0}, "threads must be an integer in [1, 256], got 0"},
+      {{SIRENRT_SYSTEMATIC, 0.0, 257}, "threads must be an integer in [1, 256], got 257"},
+      {{SIRENRT_SYSTEMATIC, 5.0, 1}, "ess_threshold must lie in [0, 1], got 5"},
+      {{SIRENRT_SYSTEMATIC, 1.0000001, 1}, "ess_threshold must lie in [0, 1], got 1"},
+      {{SIRENRT_SYSTEMATIC, -0.5, 1}, "ess_threshold must lie in [0, 1], got -0.5"},
+      {{SIRENRT_SYSTEMATIC, NAN, 1}, "ess_threshold must lie in [0, 1], got nan"},
+      {{SIRENRT_SYSTEMATIC, INFINITY, 1}, "ess_threshold must lie in [0, 1], got inf"},
+      {{-1, 0.0, 1}, "unknown resampler -1"},
+      {{SIRENRT_RESIDUAL + 1, 0.0, 1}, "unknown resampler 4"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    sirenrt_filter *f = sirenrt_filter_new(&rw_model, 10, 5, &bad[i].o);
+    CHECK(f == NULL, "options %zu must be refused", i);
+    sirenrt_filter_free(f);
+    CHECK_CONTAINS(sirenrt_last_error(), bad[i].message);
+    CHECK_CONTAINS(sirenrt_last_error(), "sirenrt_filter_new: ");
+  }
+  /* The ends of each range are accepted. */
+  const sirenrt_options good[] = {{SIRENRT_SYSTEMATIC, 0.0, 1}, {SIRENRT_RESIDUAL, 1.0, 256}, {SIRENRT_MULTINOMIAL, 0.5, 3}};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    sirenrt_filter *f = sirenrt_filter_new(&rw_model, 10, 5, &good[i]);
+    CHECK(f != NULL, "options %zu must be accepted: %s", i, sirenrt_last_error());
+    sirenrt_filter_free(f);
+  }
+  sirenrt_filter *f = sirenrt_filter_new(&rw_model, 10, 5, NULL);
+  CHECK(f != NULL && f->threads == 1 && f->opts.ess_threshold == 0.0, "NULL options are the defaults");
+  sirenrt_filter_free(f);
 }
 
 int main(void) {
@@ -265,7 +297,7 @@ int main(void) {
   for (int32_t scheme = SIRENRT_SYSTEMATIC; scheme <= SIRENRT_RESIDUAL; scheme++)
     test_threads_give_the_same_answer(scheme, 0.0);
   test_threads_give_the_same_answer(SIRENRT_SYSTEMATIC, 0.5);
-  test_bad_thread_count();
+  test_bad_options();
   test_kalman(SIRENRT_SYSTEMATIC, 0.0);
   test_kalman(SIRENRT_MULTINOMIAL, 0.0);
   test_kalman(SIRENRT_STRATIFIED, 0.0);
