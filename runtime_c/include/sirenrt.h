@@ -1,4 +1,4 @@
-/* sirenrt.h — the one public header of the sirenc C runtime (ABI version 2); the per-family part is
+/* sirenrt.h — the one public header of the sirenc C runtime (ABI version 3); the per-family part is
  * generated into sirenrt_families.h, which it includes.  sirenc reads its ABI from this text
  * (sirenc/runtime/abi.py): the cffi declarations and the layout of the descriptor structs.
  *
@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 2
+#define SIRENRT_ABI_VERSION 3
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -202,8 +202,9 @@ SIRENRT_API int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int
 /* The whole file as list(list(float)); shared storage. */
 SIRENRT_API int64_t sirenrt_file(sirenrt_ctx *ctx, int32_t file_id, int32_t site);
 /* Row `index` of file 0 as a list(float); SIRENRT_NEED while a stream (step()) is open and the row has
- * not arrived yet; SIRENRT_END once it is closed and index >= number of rows. */
-SIRENRT_API int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index);
+ * not arrived yet; SIRENRT_END once it is closed and index >= number of rows.  `site` is the streamed
+ * fold's File.read, where an error reading file 0 from disk (run() without rows) is reported. */
+SIRENRT_API int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site);
 /* Reads a CSV file by the grammar above.  0: *vals holds the values of all rows one after another,
  * row r is (*vals)[(*row_start)[r] .. (*row_start)[r+1]), *n_rows rows; free both with sirenrt_free.
  * Nonzero: *error is the rendered message (free it with sirenrt_free); *vals, *row_start are NULL. */

@@ -405,12 +405,12 @@ int64_t sirenrt_file(sirenrt_ctx *ctx, int32_t file_id, int32_t site) {
   return ctx->filter->tables[file_id].n_rows > 0 ? rt_shared_rows(file_id, 0) : SIRENRT_NIL;
 }
 
-int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index) {
-  if (rt_ensure_table(ctx, 0, -1)) return SIRENRT_END;
+int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site) {
+  if (rt_ensure_table(ctx, 0, site)) return SIRENRT_END;
   const rt_table *t = &ctx->filter->tables[0];
   if (index >= 0 && index < t->n_rows) return rt_row_handle(t, 0, index);
   if (index < 0) {
-    rt_fail(ctx, -1, "internal error: stream row %lld", (long long)index);
+    rt_fail(ctx, site, "internal error: stream row %lld", (long long)index);
     return SIRENRT_END;
   }
   if (!ctx->filter->stream_open) return SIRENRT_END;

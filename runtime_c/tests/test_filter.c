@@ -172,7 +172,8 @@ static void test_errors(void) {
   /* rows NULL: file 0 from disk, which does not exist. */
   f = sirenrt_filter_new(&rw_model, 10, 1, NULL);
   CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "missing data file must fail");
-  CHECK_CONTAINS(sirenrt_filter_error(f), "cannot read data file '/nonexistent/data.csv'");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "model.si:1:12: error: cannot read data file '/nonexistent/data.csv'");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "let data = File.read(\"data.csv\") in\n           ^~~~~~~~~~~~~~~~~~~~");
   sirenrt_filter_free(f);
 
   /* Bad models and options are refused with a reason. */

@@ -80,7 +80,7 @@ static int32_t stream_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weigh
     f->rows = 0; /* the next row's index */
     f->pc = 1;
   }
-  int64_t row = sirenrt_stream_row(ctx, f->rows);
+  int64_t row = sirenrt_stream_row(ctx, f->rows, 0);
   if (row == SIRENRT_NEED) return SIRENRT_NEED_ROW;
   if (row == SIRENRT_END) {
     f->result_x = f->x;

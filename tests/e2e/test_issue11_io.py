@@ -161,6 +161,21 @@ def test_data_file_missing_or_a_directory_exits_2(tmp_path):
         assert r.returncode == 2 and "cannot read data file" in r.stderr and str(path) in r.stderr
 
 
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_missing_data_file_of_a_streamed_fold_is_located(tmp_path, threads):
+    """The common pattern, fold over File.read: sirenrt_stream_row reads file 0 from disk and
+    reported a failure without a location; it now points at the File.read, with its line and a caret."""
+    prog = tmp_path / "walk.si"
+    source = WALK.read_text().replace('File.read("walk.csv")', 'File.read("missing.csv")')
+    prog.write_text(source)
+    line_no, line = next((i, l) for i, l in enumerate(source.splitlines(), 1) if "File.read" in l)
+    col = line.index("File.read") + 1
+    r = cli("run", str(prog), "-p", "5000", "--threads", threads)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == (f"{prog}:{line_no}:{col}: error: cannot read data file '{tmp_path / 'missing.csv'}': "
+                        f"No such file or directory\n{line}\n{' ' * (col - 1)}^\n")
+
+
 def test_data_for_a_program_without_a_file_exits_2(tmp_path):
     prog = tmp_path / "p.si"
     prog.write_text(TINY + "\n")
