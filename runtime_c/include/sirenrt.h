@@ -117,6 +117,10 @@ typedef struct sirenrt_options {
   int32_t threads;             /* threads resuming particles, 1..256 (1: the calling thread only); the
                                 * answers do not depend on it: streams are keyed by particle slot.
                                 * sirenrt_filter_new refuses other values, as sirenc's filter() does */
+  int64_t memory_limit;        /* bytes the particles may use: their state, fixed when the filter is
+                                * made, and their lists, each particle an equal share of the rest;
+                                * checked before allocating.  0: half the machine's memory (or of the
+                                * container's limit, if smaller).  Data files are not counted. */
 } sirenrt_options;
 
 /* ------------------------------------------------------------------------------------------------

@@ -127,7 +127,7 @@ static sirenrt_model model_of(const char *obs, const char *drift, sirenrt_resume
 static const int64_t N = (int64_t)RT_PARTICLES_PER_THREAD * MAX_THREADS;
 
 static sirenrt_filter *new_filter(const sirenrt_model *m, int threads) {
-  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads};
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
   sirenrt_filter *f = sirenrt_filter_new(m, N, 11, &o);
   CHECK(f != NULL, "filter_new with %d threads: %s", threads, sirenrt_last_error());
   if (f) CHECK((f->pool != NULL) == (threads > 1), "%d threads: the pool runs the particles", threads);

@@ -180,3 +180,21 @@ def test_c_abi_refuses_exactly_what_filter_refuses(tiny_model, threads, ess_thre
         option = "threads" if "threads" in exc.message else "ess_threshold"
         assert option in last_error() and last_error().startswith("sirenrt_filter_new: ")
     assert c_accepts == python_accepts, last_error()
+
+
+def test_c_abi_and_filter_agree_on_the_memory_limit(tiny_model):
+    """0 is the C encoding of filter()'s memory_limit=None (the default); a negative limit is refused
+    by both; a limit too small for the particles' state is an argument error of both."""
+    m = PyModel(conjugate_resume)
+    for limit, accepted in ((0, True), (1 << 30, True), (-1, False), (100, False)):
+        opts = ffi.new("sirenrt_options *", {"resampler": 0, "ess_threshold": 0.0, "threads": 1,
+                                             "memory_limit": limit})
+        raw = LIB.sirenrt_filter_new(m.model, 10, 0, opts)
+        assert (raw != ffi.NULL) == accepted, last_error()
+        LIB.sirenrt_filter_free(raw)
+        if not accepted:
+            assert last_error().startswith("sirenrt_filter_new: ")
+            with pytest.raises(SirenUsageError, match="memory_limit|memory limit"):
+                tiny_model.filter(particles=10, memory_limit=limit)
+        else:
+            tiny_model.filter(particles=10, memory_limit=limit or None)
