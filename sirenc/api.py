@@ -356,13 +356,15 @@ class Filter:
 
     def run(self, rows: Any = None) -> "Filter":
         """Run the whole program. ``rows`` (n_rows x n_cols, float64) replace the
-        program's data file; without them the file named in the program is read."""
+        program's data file; without them the file named in the program is read.
+        An empty list is no rows, as a data file with only its header line."""
         from sirenc.runtime.ffi import ffi
 
         if rows is None:
             self._check(self.model._entry.run(self._f, ffi.NULL, 0, 0))
             return self
-        arr = _as_float64(rows, 2, "rows")
+        _check_table(rows)
+        arr = _as_float64(rows, 2, "rows") if not _no_rows(rows) else np.empty((0, 0))
         buf = ffi.from_buffer("double[]", arr)
         self._check(self.model._entry.run(self._f, buf, arr.shape[0], arr.shape[1]))
         return self
@@ -400,6 +402,28 @@ class Filter:
     @property
     def ess(self) -> float:
         return float(self.model._entry.ess(self._f))
+
+
+def _no_rows(rows: Any) -> bool:
+    return isinstance(rows, (list, tuple)) and len(rows) == 0
+
+
+def _check_table(rows: Any) -> None:
+    """Rows of different lengths are valid data in a file (the CSV grammar allows them), but
+    ``run`` takes a table: say so, naming the first row that differs, as ``sirenc.data.read_csv``
+    does, instead of NumPy's message about an inhomogeneous shape."""
+    if isinstance(rows, np.ndarray) or not isinstance(rows, (list, tuple)):
+        return
+    lengths = [len(r) if isinstance(r, (list, tuple, np.ndarray)) and np.ndim(r) == 1 else None for r in rows]
+    if not lengths or None in lengths:
+        return
+    values = lambda n: f"{n} value" + ("" if n == 1 else "s")   # noqa: E731
+    for r, n in enumerate(lengths):
+        if n != lengths[0]:
+            raise SirenUsageError(
+                f"rows must be a table (n_rows x n_cols), but row {r + 1} has {values(n)} and row 1 has "
+                f"{values(lengths[0])}; rows of different lengths are read from a data file (File.read, or "
+                "'sirenc run --data'), not given to run()")
 
 
 def _as_float64(data: Any, ndim: int, what: str) -> np.ndarray:

@@ -178,6 +178,31 @@ def test_missing_data_file_of_a_streamed_fold_is_located(tmp_path, threads):
                         f"No such file or directory\n{line}\n{' ' * (col - 1)}^\n")
 
 
+@pytest.mark.parametrize("rows, message", [
+    ([[1.0], [2.0, 3.0]], "row 2 has 2 values and row 1 has 1 value;"),
+    ([[1.0, 2.0], [3.0, 4.0], [5.0]], "row 3 has 1 value and row 1 has 2 values;"),
+    ([(1.0,), ()], "row 2 has 0 values and row 1 has 1 value;"),
+    ([np.array([1.0]), np.array([1.0, 2.0])], "row 2 has 2 values and row 1 has 1 value;"),
+])
+def test_run_with_ragged_rows_is_a_clear_usage_error(rows, message):
+    """The CSV grammar allows rows of different lengths in a file; Filter.run takes a table, and
+    says so (NumPy's 'inhomogeneous shape' message before)."""
+    f = sirenc.compile(WALK).filter(particles=10)
+    with pytest.raises(SirenUsageError, match=f"rows must be a table \\(n_rows x n_cols\\), but {message} "
+                                              "rows of different lengths are read from a data file"):
+        f.run(rows)
+    assert f.run([[1.0], [2.0]]).estimate() == f.run(np.array([[1.0], [2.0]])).estimate()
+
+
+def test_run_with_no_rows_is_a_file_with_only_its_header(tmp_path):
+    data = tmp_path / "empty.csv"
+    data.write_text("y\n")
+    model = sirenc.compile(WALK)
+    expected = sirenc.compile(WALK.read_text().replace("walk.csv", str(data))).filter(particles=10).run().estimate()
+    assert model.filter(particles=10).run([]).estimate() == expected == 0.0
+    assert model.filter(particles=10).run(()).estimate() == 0.0
+
+
 def test_data_for_a_program_without_a_file_exits_2(tmp_path):
     prog = tmp_path / "p.si"
     prog.write_text(TINY + "\n")
