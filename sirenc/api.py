@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -37,7 +38,27 @@ from sirenc.model_info import ModelInfo
 from sirenc.runtime.abi import abi_version
 
 RESAMPLERS = {"systematic": 0, "multinomial": 1, "stratified": 2, "residual": 3}
-_MAX_POPULATION_BYTES = 1 << 40     # sirenrt_filter_new refuses n_particles * frame_size beyond this
+_SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
+_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+# The runtime's messages about its arguments (not about the model or the machine) start so.
+_ARGUMENT_ERROR = "sirenrt_filter_new: "
+
+
+def memory_size(value: int | str | None) -> int:
+    """A memory limit in bytes: an integer, or a string such as ``"512M"`` or ``"4.5G"`` (K, M, G and
+    T are powers of 1024; ``KiB``, ``MB`` and the like are read the same).  None is the runtime's
+    default, half the machine's memory, and becomes 0."""
+    if value is None:
+        return 0
+    size = None
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        size = int(value)
+    elif isinstance(value, str) and (m := _SIZE.fullmatch(value)):
+        size = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+    if size is None or not 1 <= size < 2**63:
+        raise SirenUsageError(
+            f"memory_limit must be a number of bytes in [1, 2**63), such as 4G or 512M, not {value!r}")
+    return size
 
 
 class CompiledModelError(SirenRuntimeError):
@@ -287,9 +308,12 @@ class Model:
         return cls(lib.sirenc_info(), entry, library, path, on_free=library.release)
 
     def filter(self, particles: int = 1000, seed: int = 0, resampler: str = "systematic",
-               ess_threshold: float = 0.0, threads: int = 1) -> "Filter":
+               ess_threshold: float = 0.0, threads: int = 1,
+               memory_limit: int | str | None = None) -> "Filter":
         """A new particle population of ``particles`` particles, resumed by
-        ``threads`` threads (the answers do not depend on how many)."""
+        ``threads`` threads (the answers do not depend on how many).  The particles'
+        state and lists may take ``memory_limit`` bytes (``memory_size``; None: half the
+        machine's memory); more particles than fit is a ``SirenUsageError``."""
         from sirenc.runtime.ffi import ffi
 
         if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) \
@@ -297,11 +321,6 @@ class Model:
             raise SirenUsageError(f"particles must be an integer in [1, 2**63), not {particles!r}")
         if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
             raise SirenUsageError(f"seed must be an integer in [0, 2**64), not {seed!r}")
-        frame = max(int(self.info["frame_size"]), 1)
-        if particles * frame > _MAX_POPULATION_BYTES:   # the runtime's own limit (filter.c)
-            raise SirenUsageError(
-                f"{particles} particles of {frame} bytes each exceed the runtime's limit of "
-                f"2**40 bytes of particle state; use at most {_MAX_POPULATION_BYTES // frame} particles")
         if not isinstance(resampler, str) or resampler not in RESAMPLERS:
             raise SirenUsageError(
                 f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
@@ -313,10 +332,14 @@ class Model:
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
             raise SirenUsageError(f"threads must be an integer in [1, 256], not {threads!r}")
         opts = ffi.new("sirenrt_options *", {"resampler": RESAMPLERS[resampler],
-                                             "ess_threshold": threshold, "threads": int(threads)})
+                                             "ess_threshold": threshold, "threads": int(threads),
+                                             "memory_limit": memory_size(memory_limit)})
         raw = self._entry.new(int(particles), int(seed), opts)
         if raw == ffi.NULL:
-            raise CompiledModelError(_text(self._entry.error(ffi.NULL)) or "cannot create the filter")
+            message = _text(self._entry.error(ffi.NULL))
+            if message.startswith(_ARGUMENT_ERROR):   # e.g. too many particles for the memory limit
+                raise SirenUsageError(message.removeprefix(_ARGUMENT_ERROR))
+            raise CompiledModelError(message or "cannot create the filter")
         return self._adopt(raw, int(particles))
 
     def _adopt(self, raw: Any, particles: int) -> "Filter":
@@ -386,6 +409,7 @@ class Filter:
             progress_interval: float = 0.1) -> "Filter":
         """Run the whole program. ``rows`` (n_rows x n_cols, float64) replace the
         program's data file; without them the file named in the program is read.
+        An empty list is no rows, as a data file with only its header line.
 
         ``progress=True`` draws a progress bar on standard error; a callable is
         called with a ``sirenc.progress.Progress`` (steps reached, steps expected,
@@ -399,7 +423,8 @@ class Filter:
         if rows is None:
             buf, shape = ffi.NULL, (0, 0)
         else:
-            arr = _as_float64(rows, 2, "rows")
+            _check_table(rows)
+            arr = _as_float64(rows, 2, "rows") if not _no_rows(rows) else np.empty((0, 0))
             buf, shape = ffi.from_buffer("double[]", arr), arr.shape
         with self._progress(reporter, progress_interval):
             try:
@@ -639,6 +664,28 @@ class Filter:
 
 def _restore_filter(model: Model, data: bytes) -> Filter:
     return Filter.load(model, data)
+
+
+def _no_rows(rows: Any) -> bool:
+    return isinstance(rows, (list, tuple)) and len(rows) == 0
+
+
+def _check_table(rows: Any) -> None:
+    """Rows of different lengths are valid data in a file (the CSV grammar allows them), but
+    ``run`` takes a table: say so, naming the first row that differs, as ``sirenc.data.read_csv``
+    does, instead of NumPy's message about an inhomogeneous shape."""
+    if isinstance(rows, np.ndarray) or not isinstance(rows, (list, tuple)):
+        return
+    lengths = [len(r) if isinstance(r, (list, tuple, np.ndarray)) and np.ndim(r) == 1 else None for r in rows]
+    if not lengths or None in lengths:
+        return
+    values = lambda n: f"{n} value" + ("" if n == 1 else "s")   # noqa: E731
+    for r, n in enumerate(lengths):
+        if n != lengths[0]:
+            raise SirenUsageError(
+                f"rows must be a table (n_rows x n_cols), but row {r + 1} has {values(n)} and row 1 has "
+                f"{values(lengths[0])}; rows of different lengths are read from a data file (File.read, or "
+                "'sirenc run --data'), not given to run()")
 
 
 def _as_float64(data: Any, ndim: int, what: str) -> np.ndarray:

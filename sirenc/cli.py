@@ -94,6 +94,8 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="resample only when ESS < T*N (default 0: at every resample())")
     p.add_argument("--threads", type=int, default=1, metavar="T",
                    help="threads resuming particles (default 1; the answer does not depend on it)")
+    p.add_argument("--memory-limit", metavar="SIZE",
+                   help="memory the particles may use, e.g. 4G or 512M (default: half the machine's memory)")
     p.add_argument("--json", action="store_true",
                    help="print the report as JSON (with the log evidence, the ESS and the times)")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -302,12 +304,17 @@ def verbose_blocks(outcome: Outcome) -> list[str]:
 
 
 def cmd_run(args) -> int:
+    from sirenc.api import memory_size
     from sirenc.data import check_readable
 
     if not 1 <= args.particles < 2**63:
         raise SirenUsageError(f"--particles must be an integer in [1, 2**63), not {args.particles}")
     if not 0 <= args.seed < 2**64:
         raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
+    try:
+        memory_limit = memory_size(args.memory_limit) or None
+    except SirenUsageError:
+        raise SirenUsageError(f"--memory-limit must be a size such as 4G or 512M, not {args.memory_limit!r}") from None
     data = check_readable(args.data) if args.data else None
     if args.plot:      # before the work: a plot that cannot be written is a usage error now
         from sirenc.backend.link import check_output
@@ -318,7 +325,8 @@ def cmd_run(args) -> int:
     model, facts = compiled_for_run(c, data, use_cache=not args.no_cache)
     analysis_time = facts.analysis_time
     print_warnings(c, args.warnings, facts.warnings)
-    options = dict(resampler=args.resampler, ess_threshold=args.ess_threshold, threads=args.threads)
+    options = dict(resampler=args.resampler, ess_threshold=args.ess_threshold, threads=args.threads,
+                   memory_limit=memory_limit)
     if args.plot:
         outcome = plotted_run(model, args, options)
     else:

@@ -38,7 +38,7 @@ _TEMPLATE = """
 builtin.module {
   llvm.func @sirenrt_sample_gaussian(!llvm.ptr, f64, f64, i32) -> f64
   llvm.func @sirenrt_observe_gaussian(!llvm.ptr, f64, f64, f64, i32)
-  llvm.func @sirenrt_stream_row(!llvm.ptr, i64) -> i64
+  llvm.func @sirenrt_stream_row(!llvm.ptr, i64, i32) -> i64
   llvm.func @sirenrt_list_get(!llvm.ptr, i64, i32, i32) -> i64
   llvm.func @sirenrt_list_cons(!llvm.ptr, i64, i32) -> i64
   llvm.func @sirenrt_list_set(!llvm.ptr, i64, i32, i64)
@@ -62,7 +62,8 @@ builtin.module {
   ^loop:
     %i_slot = llvm.getelementptr %frame[16] : (!llvm.ptr) -> !llvm.ptr, i8
     %i = llvm.load %i_slot : !llvm.ptr -> i64
-    %row = llvm.call @sirenrt_stream_row(%ctx, %i) : (!llvm.ptr, i64) -> i64
+    %row_site = llvm.mlir.constant(1 : i32) : i32
+    %row = llvm.call @sirenrt_stream_row(%ctx, %i, %row_site) : (!llvm.ptr, i64, i32) -> i64
     %end = llvm.mlir.constant(-2 : i64) : i64
     %need = llvm.mlir.constant(-3 : i64) : i64
     %pc_loop = llvm.mlir.constant(1 : i32) : i32

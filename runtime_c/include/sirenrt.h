@@ -1,4 +1,4 @@
-/* sirenrt.h — the one public header of the sirenc C runtime (ABI version 2); the per-family part is
+/* sirenrt.h — the one public header of the sirenc C runtime (ABI version 3); the per-family part is
  * generated into sirenrt_families.h, which it includes.  sirenc reads its ABI from this text
  * (sirenc/runtime/abi.py): the cffi declarations and the layout of the descriptor structs.
  *
@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 2
+#define SIRENRT_ABI_VERSION 3
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -113,9 +113,14 @@ typedef struct sirenrt_model {
 
 typedef struct sirenrt_options {
   int32_t resampler;           /* SIRENRT_SYSTEMATIC (default), ... */
-  double ess_threshold;        /* 0: resample at every resample(); t > 0: only when ESS < t*N */
-  int32_t threads;             /* threads resuming particles (0 or 1: the calling thread only); the
-                                * answers do not depend on it: streams are keyed by particle slot */
+  double ess_threshold;        /* in [0, 1]; 0: resample at every resample(); t > 0: only when ESS < t*N */
+  int32_t threads;             /* threads resuming particles, 1..256 (1: the calling thread only); the
+                                * answers do not depend on it: streams are keyed by particle slot.
+                                * sirenrt_filter_new refuses other values, as sirenc's filter() does */
+  int64_t memory_limit;        /* bytes the particles may use: their state, fixed when the filter is
+                                * made, and their lists, each particle an equal share of the rest;
+                                * checked before allocating.  0: half the machine's memory (or of the
+                                * container's limit, if smaller).  Data files are not counted. */
 } sirenrt_options;
 
 /* ------------------------------------------------------------------------------------------------
@@ -208,8 +213,9 @@ SIRENRT_API int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int
 /* The whole file as list(list(float)); shared storage. */
 SIRENRT_API int64_t sirenrt_file(sirenrt_ctx *ctx, int32_t file_id, int32_t site);
 /* Row `index` of file 0 as a list(float); SIRENRT_NEED while a stream (step()) is open and the row has
- * not arrived yet; SIRENRT_END once it is closed and index >= number of rows. */
-SIRENRT_API int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index);
+ * not arrived yet; SIRENRT_END once it is closed and index >= number of rows.  `site` is the streamed
+ * fold's File.read, where an error reading file 0 from disk (run() without rows) is reported. */
+SIRENRT_API int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site);
 /* Reads a CSV file by the grammar above.  0: *vals holds the values of all rows one after another,
  * row r is (*vals)[(*row_start)[r] .. (*row_start)[r+1]), *n_rows rows; free both with sirenrt_free.
  * Nonzero: *error is the rendered message (free it with sirenrt_free); *vals, *row_start are NULL. */

@@ -442,7 +442,7 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
   int64_t n = get_i64(r);
   uint64_t seed = 0;
   get(r, &seed, sizeof seed);
-  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads};
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
   o.resampler = get_i32(r);
   o.ess_threshold = get_f64(r);
   if (r->bad || n < 1) return rt_set_last_error("cannot load the filter: %s", r->bad ? r->bad : "no particles"), NULL;

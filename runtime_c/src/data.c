@@ -11,8 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* `loaded` publishes a table to the particles' threads: rt_ensure_table reads it without the lock
+ * (acquire), so every write of it is atomic too, also this one, which a reader may meet while
+ * another particle's thread reads the file under the lock (issue 11: TSan saw the plain write race
+ * with that read). */
 void rt_table_clear(rt_table *t) {
-  t->loaded = 0;
+  __atomic_store_n(&t->loaded, 0, __ATOMIC_RELAXED);
   t->n_vals = 0;
   t->n_rows = 0;
   if (t->row_start) t->row_start[0] = 0;
@@ -358,7 +362,8 @@ void sirenrt_free(void *p) { free(p); }
 
 static int load_table(sirenrt_ctx *ctx, rt_table *t, int32_t id, int32_t site) {
   sirenrt_filter *f = ctx->filter;
-  if (t->loaded) return 0; /* another particle read it while this one waited for the lock */
+  /* another particle read it while this one waited for the lock */
+  if (__atomic_load_n(&t->loaded, __ATOMIC_RELAXED)) return 0;
   const char *path = rt_file_path(f, id);
   char *err = NULL;
   if (rt_table_read_csv(t, path, &err) == 0) return 0;
@@ -400,12 +405,12 @@ int64_t sirenrt_file(sirenrt_ctx *ctx, int32_t file_id, int32_t site) {
   return ctx->filter->tables[file_id].n_rows > 0 ? rt_shared_rows(file_id, 0) : SIRENRT_NIL;
 }
 
-int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index) {
-  if (rt_ensure_table(ctx, 0, -1)) return SIRENRT_END;
+int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site) {
+  if (rt_ensure_table(ctx, 0, site)) return SIRENRT_END;
   const rt_table *t = &ctx->filter->tables[0];
   if (index >= 0 && index < t->n_rows) return rt_row_handle(t, 0, index);
   if (index < 0) {
-    rt_fail(ctx, -1, "internal error: stream row %lld", (long long)index);
+    rt_fail(ctx, site, "internal error: stream row %lld", (long long)index);
     return SIRENRT_END;
   }
   if (!ctx->filter->stream_open) return SIRENRT_END;

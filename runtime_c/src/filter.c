@@ -596,17 +596,22 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
     return rt_set_last_error("model: result words lie outside the frame"), NULL;
   if (m->n_files < 0 || m->n_files > RT_MAX_FILES || (m->n_files > 0 && !m->files))
     return rt_set_last_error("model: bad data file table (at most %d files)", RT_MAX_FILES), NULL;
-  if (n_particles < 1 || (uint64_t)n_particles > ((uint64_t)1 << 40) / m->frame_size)
+  if (n_particles < 1)
     return rt_set_last_error("sirenrt_filter_new: bad number of particles %lld", (long long)n_particles), NULL;
-  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, 1};
+  /* The same ranges as sirenc's filter(): what one refuses, the other refuses too. */
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, 1, 0};
   if (opts) o = *opts;
-  if (o.threads == 0) o.threads = 1;
   if (o.threads < 1 || o.threads > RT_MAX_THREADS)
-    return rt_set_last_error("threads must be between 1 and %d, got %d", RT_MAX_THREADS, (int)o.threads), NULL;
+    return rt_set_last_error("sirenrt_filter_new: threads must be an integer in [1, %d], got %d", RT_MAX_THREADS,
+                             (int)o.threads), NULL;
   if (o.resampler < SIRENRT_SYSTEMATIC || o.resampler > SIRENRT_RESIDUAL)
-    return rt_set_last_error("unknown resampler %d", (int)o.resampler), NULL;
-  if (!(o.ess_threshold >= 0.0))
-    return rt_set_last_error("ESS threshold must be >= 0, got %g", o.ess_threshold), NULL;
+    return rt_set_last_error("sirenrt_filter_new: unknown resampler %d (SIRENRT_SYSTEMATIC .. SIRENRT_RESIDUAL)",
+                             (int)o.resampler), NULL;
+  if (!(o.ess_threshold >= 0.0 && o.ess_threshold <= 1.0))
+    return rt_set_last_error("sirenrt_filter_new: ess_threshold must lie in [0, 1], got %g", o.ess_threshold), NULL;
+  uint64_t memory_limit, arena_limit_words;
+  if (rt_plan_memory(m, n_particles, o.memory_limit, &memory_limit, &arena_limit_words)) return NULL;
+  o.memory_limit = (int64_t)memory_limit;
 
   sirenrt_filter *f = calloc(1, sizeof *f);
   if (!f) return rt_set_last_error("out of memory"), NULL;
@@ -622,6 +627,7 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->n = n_particles;
   f->seed = seed;
   f->opts = o;
+  f->arena_limit_words = arena_limit_words;
   f->result_words = (uint32_t)words;
   f->owns_tables = 1;
   /* For benchmarks/threads.py: time the population loop's phases, print them at sirenrt_filter_free. */

@@ -351,6 +351,7 @@ struct sirenrt_filter {
   double progress_interval, progress_last; /* seconds between calls; monotonic time of the last */
   int64_t progress_steps;       /* resampling barriers reached in this run */
   int32_t progress_countdown;   /* barriers before the next clock read */
+  uint64_t arena_limit_words; /* memory.c: a particle's share of opts.memory_limit for its lists */
 };
 
 /* A resample() barrier as sirenrt_filter_history reports it. */
@@ -388,6 +389,19 @@ static inline int64_t *rt_held_of(const sirenrt_filter *f, int64_t i) { return f
 static inline const char *rt_file_path(const sirenrt_filter *f, int32_t id) {
   return f->paths && f->paths[id] ? f->paths[id] : f->model->files[id];
 }
+/* memory.c: the memory limit (see there).  rt_plan_memory resolves a requested limit (0: the default)
+ * into *limit and, for n particles of model m, each one's share for lists in words; -1 (last error
+ * set) when the particles' fixed state alone exceeds it.  rt_arena_within_limit: may an arena grow to
+ * hold `need` words?  Lowers *cap (the capacity it would grow to) to the share; -1 with the error
+ * recorded at `site` when need exceeds it.  rt_list_within_limit: the same for a construct that
+ * knows its size in advance (List.range), checked before it allocates anything and named in the
+ * error. */
+#define RT_MAX_FRAME_BYTES ((uint64_t)1 << 40) /* the frames of a population, whatever the memory limit */
+uint64_t rt_default_memory_limit(void);
+int rt_plan_memory(const sirenrt_model *m, int64_t n, int64_t requested, uint64_t *limit, uint64_t *share_words);
+int rt_arena_within_limit(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site);
+int rt_list_within_limit(sirenrt_ctx *ctx, const char *construct, int64_t elements, uint32_t cell_words,
+                         int32_t site);
 /* data.c: loads table `id` from disk once per run; 0 ok, else error recorded on ctx. */
 int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site);
 

@@ -30,6 +30,7 @@ static int64_t arena_alloc(sirenrt_ctx *ctx, uint32_t words, int32_t site) {
     uint64_t cap = ctx->arena_cap ? (uint64_t)ctx->arena_cap * 2 : 64;
     if (cap < need) cap = need;
     if (cap > UINT32_MAX) cap = UINT32_MAX;
+    if (rt_arena_within_limit(ctx, need, &cap, site)) return -1; /* the filter's memory limit, memory.c */
     uint64_t *a = realloc(ctx->arena, cap * sizeof(uint64_t));
     if (!a) {
       rt_fail(ctx, site, "out of memory");
@@ -245,6 +246,7 @@ int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site) {
     rt_fail(ctx, site, "List.range: %g .. %g is too long", a, b);
     return SIRENRT_NIL;
   }
+  if (rt_list_within_limit(ctx, "List.range", (int64_t)(hi - lo), 4 /* words a cell */, site)) return SIRENRT_NIL;
   /* Counted, not stepped by 1.0: past 2^53, v - 1.0 == v and a stepped loop never ends. */
   int64_t acc = SIRENRT_NIL;
   for (int64_t i = (int64_t)(hi - lo) - 1; i >= 0; i--) { /* from the end, so the list is ascending */

@@ -31,6 +31,7 @@ static const sirenrt_site rw_sites[] = {
     {"model.si", 4, 11, 27, "  observe(gaussian(x, 0.5), y);"},
     {"model.si", 2, 35, 47, "fold(fun (prev, row) -> let y = List.hd(row) in"},
     {"model.si", 5, 3, 13, "  resample(); x, data, 0.)"},
+    {"model.si", 1, 12, 32, "let data = File.read(\"data.csv\") in"},
 };
 static const char *const rw_files[] = {"/nonexistent/data.csv"};
 
@@ -58,7 +59,7 @@ start:
   f->t = 0;
   f->xs = SIRENRT_NIL;
 next_row : {
-  int64_t row = sirenrt_stream_row(ctx, f->t);
+  int64_t row = sirenrt_stream_row(ctx, f->t, 4);
   if (row == SIRENRT_NEED) {
     f->pc = 1;
     return SIRENRT_NEED_ROW;
@@ -98,7 +99,7 @@ static const sirenrt_model rw_model = {
     .not_streamable_reason = "",
     .n_files = 1,
     .files = rw_files,
-    .n_sites = 4,
+    .n_sites = 5,
     .sites = rw_sites,
     .n_roots = 2,
     .roots = rw_roots,

@@ -46,7 +46,7 @@ static int run_rw(sirenrt_filter *f, int n, double *out, int64_t cap, int64_t *n
 
 static void test_kalman(int32_t scheme, double ess_threshold) {
   const int64_t N = 20000;
-  sirenrt_options o = {scheme, ess_threshold, 1};
+  sirenrt_options o = {scheme, ess_threshold, 1, 0};
   sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 7, &o);
   CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
   if (!f) return;
@@ -80,7 +80,7 @@ static void test_unbiased_over_seeds(int32_t scheme, double ess_threshold) {
   double m, v, ll, err[SEEDS], ratio[SEEDS], est[T + 2];
   int64_t n;
   kalman(T, &m, &v, &ll);
-  sirenrt_options o = {scheme, ess_threshold, 1};
+  sirenrt_options o = {scheme, ess_threshold, 1, 0};
   for (int s = 0; s < SEEDS; s++) {
     sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 1000 + (uint64_t)s, &o);
     run_rw(f, T, est, T + 2, &n);
@@ -172,7 +172,8 @@ static void test_errors(void) {
   /* rows NULL: file 0 from disk, which does not exist. */
   f = sirenrt_filter_new(&rw_model, 10, 1, NULL);
   CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "missing data file must fail");
-  CHECK_CONTAINS(sirenrt_filter_error(f), "cannot read data file '/nonexistent/data.csv'");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "model.si:1:12: error: cannot read data file '/nonexistent/data.csv'");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "let data = File.read(\"data.csv\") in\n           ^~~~~~~~~~~~~~~~~~~~");
   sirenrt_filter_free(f);
 
   /* Bad models and options are refused with a reason. */
@@ -184,7 +185,7 @@ static void test_errors(void) {
   m.result_type = "PfX";
   CHECK(sirenrt_filter_new(&m, 10, 1, NULL) == NULL, "bad descriptor");
   CHECK(sirenrt_filter_new(&rw_model, 0, 1, NULL) == NULL, "zero particles");
-  sirenrt_options o = {7, 0.0, 1};
+  sirenrt_options o = {7, 0.0, 1, 0};
   CHECK(sirenrt_filter_new(&rw_model, 10, 1, &o) == NULL, "unknown resampler");
 }
 
@@ -236,7 +237,7 @@ static void test_threads_give_the_same_answer(int32_t scheme, double ess_thresho
   double base_ev = 0.0, base_ess = 0.0;
   for (int c = 0; c < 4; c++) {
     int32_t threads = counts[c];
-    sirenrt_options o = {scheme, ess_threshold, threads};
+    sirenrt_options o = {scheme, ess_threshold, threads, 0};
     sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 5, &o);
     CHECK(f != NULL, "filter_new with %d threads: %s", (int)threads, sirenrt_last_error());
     if (!f) return;
@@ -259,7 +260,7 @@ static void test_threads_give_the_same_answer(int32_t scheme, double ess_thresho
  * weighted mean of the particles' x is the estimate's; one history row per resample(). */
 static void test_particles_and_history(void) {
   enum { N = 300 };
-  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.5, 1};
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.5, 1, 0};
   sirenrt_filter *f = sirenrt_filter_new(&rw_model, N, 12, &o);
   CHECK(f != NULL, "filter_new");
   if (!f) return;
@@ -295,9 +296,133 @@ static void test_particles_and_history(void) {
   sirenrt_filter_free(f);
 }
 
-static void test_bad_thread_count(void) {
-  sirenrt_options bad = {SIRENRT_SYSTEMATIC, 0.0, -2};
-  CHECK(sirenrt_filter_new(&rw_model, 9001, 5, &bad) == NULL, "negative thread count refused");
+/* The C ABI refuses exactly what sirenc's filter() refuses (threads in [1, 256], ess_threshold in
+ * [0, 1], a known resampler), each with a message naming the option. */
+static void test_bad_options(void) {
+  const struct {
+    sirenrt_options o;
+    const char *message;
+  } bad[] = {
+      {{SIRENRT_SYSTEMATIC, 0.0, -2, 0}, "threads must be an integer in [1, 256], got -2"},
+      {{SIRENRT_SYSTEMATIC, 0.0, 0, 0}, "threads must be an integer in [1, 256], got 0"},
+      {{SIRENRT_SYSTEMATIC, 0.0, 257, 0}, "threads must be an integer in [1, 256], got 257"},
+      {{SIRENRT_SYSTEMATIC, 5.0, 1, 0}, "ess_threshold must lie in [0, 1], got 5"},
+      {{SIRENRT_SYSTEMATIC, 1.0000001, 1, 0}, "ess_threshold must lie in [0, 1], got 1"},
+      {{SIRENRT_SYSTEMATIC, -0.5, 1, 0}, "ess_threshold must lie in [0, 1], got -0.5"},
+      {{SIRENRT_SYSTEMATIC, NAN, 1, 0}, "ess_threshold must lie in [0, 1], got nan"},
+      {{SIRENRT_SYSTEMATIC, INFINITY, 1, 0}, "ess_threshold must lie in [0, 1], got inf"},
+      {{-1, 0.0, 1, 0}, "unknown resampler -1"},
+      {{SIRENRT_RESIDUAL + 1, 0.0, 1, 0}, "unknown resampler 4"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    sirenrt_filter *f = sirenrt_filter_new(&rw_model, 10, 5, &bad[i].o);
+    CHECK(f == NULL, "options %zu must be refused", i);
+    sirenrt_filter_free(f);
+    CHECK_CONTAINS(sirenrt_last_error(), bad[i].message);
+    CHECK_CONTAINS(sirenrt_last_error(), "sirenrt_filter_new: ");
+  }
+  /* The ends of each range are accepted. */
+  const sirenrt_options good[] = {{SIRENRT_SYSTEMATIC, 0.0, 1, 0}, {SIRENRT_RESIDUAL, 1.0, 256, 0},
+                                   {SIRENRT_MULTINOMIAL, 0.5, 3, 1 << 30}};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    sirenrt_filter *f = sirenrt_filter_new(&rw_model, 10, 5, &good[i]);
+    CHECK(f != NULL, "options %zu must be accepted: %s", i, sirenrt_last_error());
+    sirenrt_filter_free(f);
+  }
+  sirenrt_filter *f = sirenrt_filter_new(&rw_model, 10, 5, NULL);
+  CHECK(f != NULL && f->threads == 1 && f->opts.ess_threshold == 0.0, "NULL options are the defaults");
+  sirenrt_filter_free(f);
+}
+
+/* ---- the memory limit (memory.c) ---- */
+/* range.si:  1  let xs = List.range(0., K) in List.len(xs)       (K from the frame, set by the test)
+ * cons.si:   1  fold(fun (acc, i) -> i :: acc, ..., [])          (K cells consed one at a time) */
+static const sirenrt_site range_sites[] = {{"range.si", 1, 10, 30, "let xs = List.range(0., K) in List.len(xs)"}};
+static double range_k = 0;
+static int32_t range_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
+  int64_t xs = sirenrt_list_range(ctx, 0.0, range_k, 0);
+  double n = sirenrt_list_len(ctx, xs);
+  memcpy(frame + 8, &n, sizeof n);
+  return SIRENRT_FINISHED;
+}
+static int32_t cons_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
+  int64_t acc = SIRENRT_NIL;
+  for (int64_t i = 0; i < (int64_t)range_k; i++) {
+    int64_t cell = sirenrt_list_cons(ctx, acc, 1);
+    if (cell == SIRENRT_NIL) break;
+    sirenrt_list_set(ctx, cell, 0, double_to_bits((double)i));
+    acc = cell;
+  }
+  double n = sirenrt_list_len(ctx, acc);
+  memcpy(frame + 8, &n, sizeof n);
+  return SIRENRT_FINISHED;
+}
+
+static void test_memory_limit(void) {
+  sirenrt_model m = {.abi_version = SIRENRT_ABI_VERSION, .name = "range", .method = "smc", .plan = "",
+                     .result_type = "f", .frame_size = 16, .result_offset = 8, .resume = range_resume,
+                     .not_streamable_reason = "no data", .n_sites = 1, .sites = range_sites};
+  /* Too many particles for the limit: refused before allocating, naming the largest count that fits. */
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, 1, 1 << 20};
+  CHECK(sirenrt_filter_new(&m, 100000, 1, &o) == NULL, "100000 particles in 1 MiB");
+  CHECK_CONTAINS(sirenrt_last_error(), "sirenrt_filter_new: 100000 particles need ");
+  CHECK_CONTAINS(sirenrt_last_error(), "more than the memory limit of 1.00 MiB; use at most ");
+  long long fits = 0;
+  const char *at = strstr(sirenrt_last_error(), "use at most ");
+  CHECK(at && sscanf(at, "use at most %lld particles", &fits) == 1 && fits > 1000, "fits: %s", sirenrt_last_error());
+  sirenrt_filter *f = sirenrt_filter_new(&m, fits, 1, &o);
+  CHECK(f != NULL, "%lld particles fit: %s", fits, sirenrt_last_error());
+  CHECK(f && f->arena_limit_words < 8, "what is left for lists is tiny");
+  sirenrt_filter_free(f);
+  CHECK(sirenrt_filter_new(&m, fits + 1, 1, &o) == NULL, "one more does not fit");
+  /* The default: half the machine's memory, which 2^31 particles' contexts alone exceed. */
+  CHECK(sirenrt_filter_new(&m, (int64_t)1 << 31, 1, NULL) == NULL, "2^31 particles");
+  CHECK_CONTAINS(sirenrt_last_error(), "(half the machine's memory); use at most ");
+  o.memory_limit = -1;
+  CHECK(sirenrt_filter_new(&m, 10, 1, &o) == NULL, "a negative limit");
+  CHECK_CONTAINS(sirenrt_last_error(), "sirenrt_filter_new: memory_limit must be a number of bytes > 0");
+
+  /* Lists: each particle an equal share of what the state leaves; List.range checks before it allocates. */
+  o.memory_limit = 1 << 20;
+  f = sirenrt_filter_new(&m, 10, 1, &o);
+  CHECK(f != NULL, "10 particles: %s", sirenrt_last_error());
+  if (!f) return;
+  uint64_t share = f->arena_limit_words;
+  CHECK(share > 10000 && share * 8 * 10 <= (1u << 20), "share %llu words", (unsigned long long)share);
+  double out[1];
+  int64_t n = 0;
+  range_k = (double)(share / 4); /* 4-word cells: header, count, tail, x */
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) == 0 && sirenrt_filter_estimate(f, out, 1, &n) == 0 && out[0] == range_k,
+        "List.range of a quarter of the share: %s", sirenrt_filter_error(f));
+  sirenrt_filter_free(f);
+  f = sirenrt_filter_new(&m, 10, 1, &o);
+  if (!f) return;
+  range_k = (double)(share / 4 + 1);
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "List.range past the share must fail");
+  char want[160];
+  snprintf(want, sizeof want, "range.si:1:10: error: List.range: %lld elements need ", (long long)range_k);
+  CHECK_CONTAINS(sirenrt_filter_error(f), want);
+  CHECK_CONTAINS(sirenrt_filter_error(f), "more than a particle's share of the filter's memory limit (");
+  CHECK_CONTAINS(sirenrt_filter_error(f), " over 10 particles); raise the limit (memory_limit, --memory-limit)");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "\nlet xs = List.range(0., K) in List.len(xs)\n         ^~~~~~~~~~~~~~~~~~~~");
+  CHECK(f->ctx[0].arena_cap == 0, "nothing was allocated");
+  sirenrt_filter_free(f);
+
+  /* Growing one cell at a time: the arena's capacity stops at the share (not at the next doubling). */
+  m.resume = cons_resume;
+  f = sirenrt_filter_new(&m, 10, 1, &o);
+  if (!f) return;
+  range_k = (double)(share / 4); /* 4-word cells: header, count, tail, x */
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) == 0 && sirenrt_filter_estimate(f, out, 1, &n) == 0 && out[0] == range_k,
+        "consing a quarter of the share: %s", sirenrt_filter_error(f));
+  CHECK(f->ctx[0].arena_cap <= share, "capacity %u within the share %llu", f->ctx[0].arena_cap, (unsigned long long)share);
+  range_k = (double)(share / 4 + 1);
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "consing past the share must fail");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "error: this particle's lists would grow to ");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "more than a particle's share of the filter's memory limit");
+  sirenrt_filter_free(f);
 }
 
 int main(void) {
@@ -305,8 +430,8 @@ int main(void) {
   for (int32_t scheme = SIRENRT_SYSTEMATIC; scheme <= SIRENRT_RESIDUAL; scheme++)
     test_threads_give_the_same_answer(scheme, 0.0);
   test_threads_give_the_same_answer(SIRENRT_SYSTEMATIC, 0.5);
-  test_bad_thread_count();
   test_particles_and_history();
+  test_bad_options();
   test_kalman(SIRENRT_SYSTEMATIC, 0.0);
   test_kalman(SIRENRT_MULTINOMIAL, 0.0);
   test_kalman(SIRENRT_STRATIFIED, 0.0);
@@ -318,5 +443,6 @@ int main(void) {
   test_estimator_layout();
   test_errors();
   test_files();
+  test_memory_limit();
   return check_report("test_filter");
 }

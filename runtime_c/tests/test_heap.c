@@ -53,7 +53,7 @@ static int32_t trail_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight
     }
     default: return -1;
   }
-  int64_t row = sirenrt_stream_row(ctx, f->t);
+  int64_t row = sirenrt_stream_row(ctx, f->t, 0);
   if (row == SIRENRT_NEED) {
     f->pc = 1;
     return SIRENRT_NEED_ROW;
@@ -143,7 +143,7 @@ static void force_pool(sirenrt_filter *f, int threads) {
  * by T + c N log N; here c = 10 is generous (measured: about 4). */
 static void test_memory_follows_ancestry(int32_t threads) {
   enum { N = 1000, STEPS = 1000 };
-  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads};
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
   sirenrt_filter *f = sirenrt_filter_new(&trail_model, N, 11, &o);
   CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
   if (!f) return;
@@ -209,7 +209,7 @@ static void test_long_run(int32_t scheme, double ess_threshold) {
   static double est[2][CAP];
   int64_t n[2] = {0, 0};
   for (int k = 0; k < 2; k++) {
-    sirenrt_options o = {scheme, ess_threshold, k + 1};
+    sirenrt_options o = {scheme, ess_threshold, k + 1, 0};
     sirenrt_filter *f = sirenrt_filter_new(&trail_model, N, 8, &o);
     CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
     if (!f) return;
@@ -238,7 +238,7 @@ static int feed(sirenrt_filter *f, int from, int steps) {
  * one either.  Run under ASan: the rebuilt heap is freed cell for cell with the filter. */
 static void test_checkpoint_resumes_bit_for_bit(int32_t scheme, double ess_threshold) {
   enum { N = 200, CAP = 4 * 300 + 8 };
-  sirenrt_options o = {scheme, ess_threshold, 1};
+  sirenrt_options o = {scheme, ess_threshold, 1, 0};
   sirenrt_filter *a = sirenrt_filter_new(&trail_model, N, 21, &o), *b = sirenrt_filter_new(&trail_model, N, 21, &o);
   CHECK(a && b, "filter_new");
   if (!a || !b) return;

@@ -296,6 +296,8 @@ class NextRowOp(IRDLOperation):
 
     `%more, %row = "smc.next_row"(%i) <{point = 1 : i32}> : (i64) -> (i1, !smc.list<"f">)`
     Waiting is a suspension point; after it the op runs again with the same `index`.
+    The op is located at the stream's `File.read`: a data file that cannot be read is
+    reported there.
     """
 
     name = "smc.next_row"

@@ -493,11 +493,13 @@ class _Fold(_Lowering):
 
     def streamed(self, op: siren.FoldOp, b):
         mapped = op.list.owner if isinstance(op.list.owner, siren.MapOp) else None
+        read = (mapped.list if mapped is not None else op.list).owner
         init = [b.const_i(0), *b.get(op.init)]
 
         def before(args):
             index, acc = args[0], args[1:]
             row = b.add(smc.NextRowOp(index))
+            row.location = read.location   # a data file that cannot be read is reported at its File.read
             return row.more, [index, row.row, *acc]
 
         def after(args):

@@ -103,7 +103,7 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "list_rev": ((i64, i32), i64),
     "list_range": ((f64, f64, i32), i64),
     "file": ((i32, i32), i64),
-    "stream_row": ((i64,), i64),
+    "stream_row": ((i64, i32), i64),
 }
 
 
@@ -550,7 +550,7 @@ class _ResumeGraph(ControlFlowGraph):
         for r in reload:
             self.add(r)
         e = _Emitter(self.low, op)
-        answer = e.call("stream_row", op.index)
+        answer = e.call("stream_row", op.index, e.site())
         need = e.add(llvm.ICmpOp(answer, e.const_i(NEED, i64), IntegerAttr(0, i64))).res  # eq
         for new in e.ops:
             self.add(new)

@@ -71,7 +71,7 @@ int main(int argc, char **argv) {
   double *rows = malloc(sizeof(double) * (size_t)(n_rows > 0 ? n_rows : 1));
   for (int64_t i = 0; i < n_rows; i++) rows[i] = atof(argv[4 + i]);
 
-  sirenrt_options opts = {SIRENRT_SYSTEMATIC, 0.0};
+  sirenrt_options opts = {SIRENRT_SYSTEMATIC, 0.0, 1, 0};
   sirenrt_filter *f = new_filter(n, seed, &opts);
   if (!f) {
     printf("new_error %s\n", error(NULL));

@@ -109,7 +109,8 @@ def test_cli_output_writes_through_a_temporary_file(tmp_path):
 @pytest.mark.parametrize("kwargs, message", [
     ({"particles": 2**63}, "particles must be an integer"),
     ({"particles": 2**64}, "particles must be an integer"),
-    ({"particles": 2**62}, "exceed the runtime's limit of 2\\*\\*40 bytes"),
+    ({"particles": 2**62}, "particles need [0-9.]+ EiB for their state .* more than the memory limit of"),
+    ({"particles": 2**37, "memory_limit": "64T"}, "exceed the runtime's limit of 2\\*\\*40 bytes"),
     ({"ess_threshold": None}, "ess_threshold must be a number"),
     ({"ess_threshold": "0.5"}, "ess_threshold must be a number"),
     ({"ess_threshold": float("nan")}, "ess_threshold must lie in"),
@@ -139,7 +140,8 @@ def test_load_misuse_is_a_usage_error():
 @pytest.mark.parametrize("args, message", [
     (["-p", "9223372036854775808"], "--particles must be an integer"),
     (["-p", "0"], "--particles must be an integer"),
-    (["-p", "4611686018427387904"], "exceed the runtime's limit"),
+    (["-p", "4611686018427387904"], "more than the memory limit of"),
+    (["-p", str(2**37), "--memory-limit", "64T"], "exceed the runtime's limit"),
     (["--seed", "-1"], "--seed must be an integer"),
 ])
 def test_cli_misuse_exits_2(args, message):
@@ -159,6 +161,46 @@ def test_data_file_missing_or_a_directory_exits_2(tmp_path):
     for path in (tmp_path / "missing.csv", tmp_path):
         r = cli("run", str(WALK), "--data", str(path))
         assert r.returncode == 2 and "cannot read data file" in r.stderr and str(path) in r.stderr
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_missing_data_file_of_a_streamed_fold_is_located(tmp_path, threads):
+    """The common pattern, fold over File.read: sirenrt_stream_row reads file 0 from disk and
+    reported a failure without a location; it now points at the File.read, with its line and a caret."""
+    prog = tmp_path / "walk.si"
+    source = WALK.read_text().replace('File.read("walk.csv")', 'File.read("missing.csv")')
+    prog.write_text(source)
+    line_no, line = next((i, l) for i, l in enumerate(source.splitlines(), 1) if "File.read" in l)
+    col = line.index("File.read") + 1
+    r = cli("run", str(prog), "-p", "5000", "--threads", threads)
+    assert r.returncode == 1, r.stderr
+    assert r.stderr == (f"{prog}:{line_no}:{col}: error: cannot read data file '{tmp_path / 'missing.csv'}': "
+                        f"No such file or directory\n{line}\n{' ' * (col - 1)}^\n")
+
+
+@pytest.mark.parametrize("rows, message", [
+    ([[1.0], [2.0, 3.0]], "row 2 has 2 values and row 1 has 1 value;"),
+    ([[1.0, 2.0], [3.0, 4.0], [5.0]], "row 3 has 1 value and row 1 has 2 values;"),
+    ([(1.0,), ()], "row 2 has 0 values and row 1 has 1 value;"),
+    ([np.array([1.0]), np.array([1.0, 2.0])], "row 2 has 2 values and row 1 has 1 value;"),
+])
+def test_run_with_ragged_rows_is_a_clear_usage_error(rows, message):
+    """The CSV grammar allows rows of different lengths in a file; Filter.run takes a table, and
+    says so (NumPy's 'inhomogeneous shape' message before)."""
+    f = sirenc.compile(WALK).filter(particles=10)
+    with pytest.raises(SirenUsageError, match=f"rows must be a table \\(n_rows x n_cols\\), but {message} "
+                                              "rows of different lengths are read from a data file"):
+        f.run(rows)
+    assert f.run([[1.0], [2.0]]).estimate() == f.run(np.array([[1.0], [2.0]])).estimate()
+
+
+def test_run_with_no_rows_is_a_file_with_only_its_header(tmp_path):
+    data = tmp_path / "empty.csv"
+    data.write_text("y\n")
+    model = sirenc.compile(WALK)
+    expected = sirenc.compile(WALK.read_text().replace("walk.csv", str(data))).filter(particles=10).run().estimate()
+    assert model.filter(particles=10).run([]).estimate() == expected == 0.0
+    assert model.filter(particles=10).run(()).estimate() == 0.0
 
 
 def test_data_for_a_program_without_a_file_exits_2(tmp_path):

@@ -695,7 +695,8 @@ def _big(kind: str, n: int) -> str:
 # ---- odd command-line options ---------------------------------------------------------------
 
 ODD_OPTIONS = {
-    "-p": ["0", "-1", "1", "abc", "1.5", "", "9223372036854775808"],
+    "-p": ["0", "-1", "1", "abc", "1.5", "", "9223372036854775808",
+           "2147483648", "3000000000", "100000000000"],   # more than fit: a usage error naming the limit
     "--seed": ["-1", "0", "18446744073709551615", "18446744073709551616", "x", "1e3"],
     "--threads": ["0", "-2", "1", "2", "256", "257", "99999999999"],
     "--ess-threshold": ["nan", "-0.0", "1", "1.0000001", "inf", "-inf", "1e-320", "x"],
@@ -705,20 +706,19 @@ ODD_OPTIONS = {
     "-m": ["pf", "ssi", "ds", "bp", "mh", ""],
     "-W": ["unused", "all", "none", "bogus"],
     "--data": ["nope.csv", ".", "given.csv", "model.si", "", "/dev/null", "data.csv"],
+    "--memory-limit": ["0", "-1", "1", "1K", "64M", "4.5G", "x", "1e9", ""],
 }
-# Particle counts too large to allocate: exit 1 without a location, an open bug (issue 11).
-HUGE_PARTICLES = ["2147483648", "3000000000", "100000000000"]
 
 
 @st.composite
-def odd_command_lines(draw, model: str = "model.si", huge_particles: bool = True) -> list:
+def odd_command_lines(draw, model: str = "model.si") -> list:
     """``sirenc run`` (or ``check``) with one to three options given odd values."""
     argv = [draw(st.sampled_from(["run", "run", "run", "check"])), model]
     for _ in range(draw(st.integers(1, 3))):
         option = draw(st.sampled_from(sorted(ODD_OPTIONS)))
-        values = ODD_OPTIONS[option] + (HUGE_PARTICLES if option == "-p" and huge_particles else [])
+        values = ODD_OPTIONS[option]
         if argv[0] == "check" and option in ("-p", "--seed", "--threads", "--ess-threshold", "--resampler",
-                                             "--data"):
+                                             "--data", "--memory-limit"):
             continue
         argv += [option, draw(st.sampled_from(values))]
     return argv

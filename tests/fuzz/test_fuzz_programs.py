@@ -99,10 +99,9 @@ def test_big_programs(worker, case_dir, case):
     assert outcome.code == 0, f"{kind} x{size}: {outcome.stderr}"
 
 
-# Particle counts too large to allocate give exit 1 without a location (an open bug, issue 11):
-# left out here (huge_particles=False), kept in benchmarks/fuzz.py.
+# Particle counts too large for the memory limit are a usage error naming it (exit 2).
 @settings(FUZZ, max_examples=40)
-@given(argv=fuzzgen.odd_command_lines(huge_particles=False))
+@given(argv=fuzzgen.odd_command_lines())
 def test_odd_options(worker, case_dir, argv):
     fuzzrun.write_case(case_dir, fuzzgen.DATA_MODEL.encode(), DATA, DATA)
     check(worker.run(argv, cwd=case_dir), fuzzgen.DATA_MODEL)

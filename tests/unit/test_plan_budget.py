@@ -82,3 +82,18 @@ def test_the_budget_must_be_positive():
 def test_the_python_api_passes_the_budget_on():
     with pytest.raises(SirenUsageError, match="--analysis-budget must be at least 1"):
         sirenc.compile(PROGRAM.replace("symbolic ", ""), method="pf", analysis_budget=0)
+
+
+def _list_literal(n: int) -> str:
+    items = ", ".join(f"{i}." for i in range(n))
+    return f"let symbolic x <- gaussian(0., 1.) in\nlet l = [{items}] in\n(x + List.hd(l), List.len(l))\n"
+
+
+@pytest.mark.parametrize("method", ["ssi", "ds", "bp"])
+def test_a_list_literal_costs_work_linear_in_its_length(method):
+    """Issue 11: each cons of a literal built a list node with all the items so far (quadratic),
+    so within the default budget the analysis gave up on literals of a few thousand elements."""
+    small, large = (analyze(lower_to_siren(_list_literal(n)), method) for n in (1_000, 10_000))
+    assert small.note is None and large.note is None
+    assert large.plan == small.plan and large.plan["x"] == "symbolic"
+    assert large.work < 11 * small.work

@@ -107,7 +107,7 @@ def estimate(f, cap=8):
 @pytest.mark.parametrize("resampler", [0, 1, 2, 3])
 def test_population_api_with_a_python_model(resampler):
     m = PyModel(conjugate_resume)
-    opts = ffi.new("sirenrt_options *", {"resampler": resampler, "ess_threshold": 0.0})
+    opts = ffi.new("sirenrt_options *", {"resampler": resampler, "ess_threshold": 0.0, "threads": 1})
     n = 20000
     f = ffi.gc(LIB.sirenrt_filter_new(m.model, n, 3, opts), LIB.sirenrt_filter_free)
     assert f != ffi.NULL, last_error()
@@ -150,3 +150,51 @@ def test_bad_model_is_refused_with_a_reason():
     m.model.abi_version = 99
     assert LIB.sirenrt_filter_new(m.model, 4, 0, ffi.NULL) == ffi.NULL
     assert "ABI" in last_error()
+
+
+# ---------------------------------------------------------------- the C ABI and filter() agree
+
+@pytest.fixture(scope="module")
+def tiny_model():
+    import sirenc
+    return sirenc.compile("let x <- gaussian(0., 1.) in x")
+
+
+@pytest.mark.parametrize("threads, ess_threshold", [
+    (1, 0.0), (256, 1.0), (3, 0.5),                             # accepted by both
+    (0, 0.0), (-2, 0.0), (257, 0.0), (2**31 - 1, 0.0),          # threads outside [1, 256]
+    (1, 5.0), (1, -0.5), (1, 1.0000001), (1, math.nan), (1, math.inf), (1, -math.inf),
+])
+def test_c_abi_refuses_exactly_what_filter_refuses(tiny_model, threads, ess_threshold):
+    """Issue 11: sirenrt_filter_new accepted threads = 0 and ess_threshold = 5, which filter() refuses."""
+    m = PyModel(conjugate_resume)
+    opts = ffi.new("sirenrt_options *", {"resampler": 0, "ess_threshold": ess_threshold, "threads": threads})
+    raw = LIB.sirenrt_filter_new(m.model, 10, 0, opts)
+    c_accepts = raw != ffi.NULL
+    LIB.sirenrt_filter_free(raw)
+    try:
+        tiny_model.filter(particles=10, threads=threads, ess_threshold=ess_threshold)
+        python_accepts = True
+    except SirenUsageError as exc:
+        python_accepts = False
+        option = "threads" if "threads" in exc.message else "ess_threshold"
+        assert option in last_error() and last_error().startswith("sirenrt_filter_new: ")
+    assert c_accepts == python_accepts, last_error()
+
+
+def test_c_abi_and_filter_agree_on_the_memory_limit(tiny_model):
+    """0 is the C encoding of filter()'s memory_limit=None (the default); a negative limit is refused
+    by both; a limit too small for the particles' state is an argument error of both."""
+    m = PyModel(conjugate_resume)
+    for limit, accepted in ((0, True), (1 << 30, True), (-1, False), (100, False)):
+        opts = ffi.new("sirenrt_options *", {"resampler": 0, "ess_threshold": 0.0, "threads": 1,
+                                             "memory_limit": limit})
+        raw = LIB.sirenrt_filter_new(m.model, 10, 0, opts)
+        assert (raw != ffi.NULL) == accepted, last_error()
+        LIB.sirenrt_filter_free(raw)
+        if not accepted:
+            assert last_error().startswith("sirenrt_filter_new: ")
+            with pytest.raises(SirenUsageError, match="memory_limit|memory limit"):
+                tiny_model.filter(particles=10, memory_limit=limit)
+        else:
+            tiny_model.filter(particles=10, memory_limit=limit or None)

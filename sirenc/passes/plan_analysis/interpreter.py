@@ -63,6 +63,28 @@ def project(e: Expr, index: int) -> Expr:
     return TOP
 
 
+class _Consing:
+    """A known list a run of ``siren.cons`` ops is still building (a list literal
+    ``[e1, ..., en]`` is n of them in a row, each the only user of the one before):
+    its items in reverse, so that each cons appends one in O(1).  Only the next cons
+    sees it; the last one makes the ``Lst`` node.  Building a node per cons copied
+    and hashed the whole list each time: quadratic, and the analysis gave up on
+    literals of a few thousand elements within its budget (issue 11)."""
+
+    __slots__ = ("reversed_items",)
+
+    def __init__(self, reversed_items: list[Expr]):
+        self.reversed_items = reversed_items
+
+
+def _feeds_next_cons(op: Operation) -> bool:
+    """Whether ``op``'s result is used once, as the tail of the cons right after it."""
+    result = op.results[0]
+    nxt = op.next_op
+    return (type(nxt) is siren.ConsOp and result.has_one_use() and nxt.tail is result
+            and nxt.head is not result)
+
+
 def to_distr(v: Expr) -> Distr:
     """The distribution an ``assume``/``observe`` receives."""
     t = type(v)
@@ -239,8 +261,16 @@ class Interpreter:
 
     def _op_cons(self, op, state):
         head, tail = self._arg(state, op.head), self._arg(state, op.tail)
+        if type(tail) is _Consing:   # the run of conses goes on: this op owns the items now
+            reversed_items = tail.reversed_items
+            reversed_items.append(head)
+            if _feeds_next_cons(op):
+                return self._set(state, op, _Consing(reversed_items))
+            return self._set(state, op, Lst(*reversed(reversed_items)))
         items = D.as_list(tail)
         if isinstance(items, tuple):
+            if _feeds_next_cons(op):
+                return self._set(state, op, _Consing([*reversed(items), head]))
             return self._set(state, op, Lst(head, *items))
         if type(items) is TopE:
             return self._set(state, op, TOP)

@@ -55,7 +55,8 @@ builtin.module {
 // CHECK:      ^[[RETRY]]:
 // CHECK-NEXT:   %[[IP:.*]] = llvm.getelementptr inbounds %[[FRAME]][16] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:   %[[IL:.*]] = llvm.load %[[IP]] : !llvm.ptr -> i64
-// CHECK-NEXT:   %[[ANSWER:.*]] = llvm.call @sirenrt_stream_row(%[[CTX]], %[[IL]]) : (!llvm.ptr, i64) -> i64
+// CHECK-NEXT:   %[[SITE:.*]] = llvm.mlir.constant(0 : i32) : i32
+// CHECK-NEXT:   %[[ANSWER:.*]] = llvm.call @sirenrt_stream_row(%[[CTX]], %[[IL]], %[[SITE]]) : (!llvm.ptr, i64, i32) -> i64
 // CHECK-NEXT:   %[[NEED:.*]] = llvm.mlir.constant(-3) : i64
 // CHECK-NEXT:   %[[WAIT:.*]] = llvm.icmp "eq" %[[ANSWER]], %[[NEED]] : i64
 // CHECK-NEXT:   llvm.cond_br %[[WAIT]], ^[[SUSPEND:bb[0-9]+]], ^[[GO:bb[0-9]+]]

@@ -1,0 +1,101 @@
+"""A filter's memory limit (issue 11, item 2 of "what must be true"; issue 11, -p 2147483648).
+
+The particles' state and lists may take ``memory_limit`` bytes (default: half the machine's
+memory): more particles than fit is a usage error naming the limit and the largest count that fits
+(exit 2), and a list that would outgrow a particle's share is a run-time error at the construct
+(exit 1), found before the memory is allocated: ``List.range(0., 1e7)`` at 100 particles reached
+22.6 GB before.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+import sirenc
+from sirenc.api import memory_size
+from sirenc.diagnostics import SirenUsageError
+
+WALK = "val step = fun (y, x) -> let x1 <- gaussian(x, 1.) in x1 in fold(step, List.range(0., 3.), 0.)"
+RANGE = "let xs = List.range(0., 1e7) in\nList.len(xs)\n"
+PUSH = "val push = fun (i, acc) -> i :: acc in\nfold(push, List.range(0., 2e5), [])\n"
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "sirenc.cli", *args], capture_output=True, text=True)
+
+
+@pytest.mark.parametrize("particles", ["2147483648", "100000000", str(2**39)])
+def test_too_many_particles_for_the_machine_exit_2(tmp_path, particles):
+    prog = tmp_path / "walk.si"
+    prog.write_text(WALK)
+    r = cli("run", str(prog), "-p", particles)
+    assert r.returncode == 2, r.stderr
+    assert re.fullmatch(rf"sirenc: error: {particles} particles need [\d.]+ [GT]iB for their state \(\d+ bytes each\), "
+                        r"more than the memory limit of [\d.]+ [MGT]iB \(half the machine's memory\); use at most \d+ "
+                        r"particles, or raise the limit \(memory_limit, --memory-limit\)\n", r.stderr), r.stderr
+
+
+def test_the_largest_count_named_fits_and_one_more_does_not():
+    model = sirenc.compile("let x <- gaussian(0., 1.) in x")
+    with pytest.raises(SirenUsageError, match="more than the memory limit of 4.00 MiB; use at most") as e:
+        model.filter(particles=10**6, memory_limit="4M")
+    fits = int(re.search(r"use at most (\d+) particles", e.value.message).group(1))
+    assert 10_000 < fits < 4 * 2**20 // 64
+    assert model.filter(particles=fits, memory_limit=4 * 2**20).run().estimate() == pytest.approx(0, abs=1)
+    with pytest.raises(SirenUsageError, match=f"use at most {fits} particles"):
+        model.filter(particles=fits + 1, memory_limit=4 * 2**20)
+
+
+def test_a_list_range_past_the_share_is_located_before_it_allocates(tmp_path):
+    prog = tmp_path / "range.si"
+    prog.write_text(RANGE)
+    r = cli("run", str(prog), "-p", "100")
+    assert r.returncode == 1, r.stderr
+    first, line, caret = r.stderr.splitlines()
+    assert first.startswith(f"{prog}:1:10: error: List.range: 10000000 elements need 229 MiB, more than a "
+                            "particle's share of the filter's memory limit (")
+    assert first.endswith(" over 100 particles); raise the limit (memory_limit, --memory-limit) or use fewer particles")
+    assert (line, caret) == ("let xs = List.range(0., 1e7) in", "         ^")
+    # With room for it, the same program runs.
+    model = sirenc.compile(RANGE)
+    assert model.filter(particles=2, memory_limit="1G").run().estimate() == 1e7
+
+
+def test_lists_grown_cell_by_cell_stop_at_the_share(tmp_path):
+    prog = tmp_path / "push.si"
+    prog.write_text(PUSH)
+    r = cli("run", str(prog), "-p", "10", "--memory-limit", "128M")
+    assert r.returncode == 0, r.stderr
+    r = cli("run", str(prog), "-p", "10", "--memory-limit", "64M")
+    assert r.returncode == 1, r.stderr
+    assert r.stderr.startswith("error: this particle's lists would grow to ")
+    assert "more than a particle's share of the filter's memory limit (" in r.stderr
+    assert "64.0 MiB over 10 particles" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize("value, size", [
+    (None, 0), (1, 1), (2**30, 2**30), ("512M", 512 * 2**20), ("4.5G", int(4.5 * 2**30)), ("1 GiB", 2**30),
+    ("2k", 2048), ("3MB", 3 * 2**20), ("1T", 2**40), ("100", 100),
+])
+def test_memory_sizes(value, size):
+    assert memory_size(value) == size
+
+
+@pytest.mark.parametrize("value", [0, -1, True, 1.5, "", "10Q", "-1G", "G", "1e9", 2**63, "8388608T"])
+def test_bad_memory_sizes_are_usage_errors(value):
+    with pytest.raises(SirenUsageError, match="memory_limit must be a number of bytes"):
+        memory_size(value)
+    with pytest.raises(SirenUsageError, match="memory_limit must be"):
+        sirenc.compile("1.").filter(memory_limit=value)
+
+
+def test_cli_bad_memory_limit_exits_2(tmp_path):
+    prog = tmp_path / "walk.si"
+    prog.write_text(WALK)
+    r = cli("run", str(prog), "--memory-limit", "lots")
+    assert r.returncode == 2
+    assert r.stderr == "sirenc: error: --memory-limit must be a size such as 4G or 512M, not 'lots'\n"
