@@ -276,9 +276,9 @@ static void tally_range(void *arg, int k, int threads) {
 }
 
 /* Lists each block's free slots and copy sources from its offsets (ascending, so copy j goes to the
- * j-th free slot), resets its weights and promotes and counts its survivors' lists.  The free slots are gathered without branches (the counts
- * are random, so a scanning loop mispredicts); once the block's last free slot is found the stores
- * go to a sink, never into the next block's stretch. */
+ * j-th free slot), resets its weights and promotes and counts its survivors' lists.  Both lists are
+ * gathered without branches (the counts are random, so a scanning loop mispredicts: it was an eighth
+ * of the walk's time); stores past the block's stretch go to a sink, never into the next block's. */
 static void fill_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
@@ -294,8 +294,18 @@ static void fill_range(void *arg, int k, int threads) {
       *slot = i;
       n_free += counts[i] == 0;
     }
-    for (int64_t i = first; i < end; i++)
-      for (int64_t c = 1; c < counts[i]; c++) f->copy_source[n_copies++] = i;
+    /* Copy sources likewise: a slot's first two extra offspring are stored whatever its count (a
+     * store that is not one is overwritten by the next slot's, or goes to the sink past the block's
+     * stretch), so only counts of 4 or more take a branch. */
+    int64_t *sources = f->copy_source, copies_end = b + 1 < a->n_blocks ? blk[1].n_copies : a->n_copies;
+    for (int64_t i = first; i < end; i++) {
+      int64_t c = counts[i];
+      *(n_copies < copies_end ? &sources[n_copies] : &sink) = i;
+      *(n_copies + 1 < copies_end ? &sources[n_copies + 1] : &sink) = i;
+      if (__builtin_expect(c > 3, 0))
+        for (int64_t j = 2; j < c - 1; j++) sources[n_copies + j] = i;
+      n_copies += c - (c != 0);
+    }
     memset(f->logw + first, 0, (size_t)(end - first) * sizeof(double));
     if (a->lists) hold_block(f, k, first, end, counts, &a->failed[k]);
   }
