@@ -178,17 +178,28 @@ static void blocks_of(const barrier_args *a, int k, int threads, int64_t *lo, in
 
 /* Slot dst becomes a copy of particle src.  Frames are a few words: a word loop beats a memcpy call.
  * Lists are not copied: the source's heap cells were counted once for each of its offspring when
- * the barrier promoted them (hold_range), so the copy only takes over the source's held roots. */
-static void copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
-  uint64_t *d_words = (uint64_t *)frame_of(f, dst);
-  const uint64_t *s_words = (const uint64_t *)frame_of(f, src);
-  for (uint32_t k = 0; k < f->model->frame_size / 8; k++) d_words[k] = s_words[k];
-  sirenrt_ctx *d = &f->ctx[dst];
-  const sirenrt_ctx *s = &f->ctx[src];
-  f->state[dst] = f->state[src];
+ * the barrier promoted them (hold_range), so the copy only takes over the source's held roots, which
+ * a model without list slots (max_held 0: every rootset empty) has none of.  The population's
+ * arrays are read once per pass (copy_range), not once per copy: the stores through the frames
+ * could alias the filter's fields, so the compiler would load them again at every copy. */
+typedef struct copy_view {
+  uint64_t *frames;
+  size_t words; /* per frame */
+  int8_t *state;
+  sirenrt_ctx *ctx;
+  int lists;    /* max_held > 0 */
+} copy_view;
+
+static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, int64_t src) {
+  uint64_t *d_words = v->frames + (size_t)dst * v->words;
+  const uint64_t *s_words = v->frames + (size_t)src * v->words;
+  for (size_t k = 0; k < v->words; k++) d_words[k] = s_words[k];
+  int8_t state = v->state[src];
+  v->state[dst] = state;
   /* The context is not touched unless there is more to copy: the weight is reset and the stream
    * rekeyed anyway, and zero_site only matters while logw is -inf. */
-  if (f->state[src] == SIRENRT_NEED_ROW) d->want_row = s->want_row;
+  if (state == SIRENRT_NEED_ROW) v->ctx[dst].want_row = v->ctx[src].want_row;
+  if (!v->lists) return;
   const rt_rootset *rs = f->held_set[src];
   f->held_set[dst] = rs;
   if (rs) memcpy(held_of(f, dst), held_of(f, src), (size_t)rs->n * sizeof(int64_t));
@@ -317,7 +328,9 @@ static void copy_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
   int64_t lo = a->n_copies * k / threads, hi = a->n_copies * (k + 1) / threads;
-  for (int64_t j = lo; j < hi; j++) copy_particle(f, f->free_slots[j], f->copy_source[j]);
+  const copy_view v = {(uint64_t *)f->frames, f->model->frame_size / 8, f->state, f->ctx, f->max_held > 0};
+  const int64_t *free_slots = f->free_slots, *sources = f->copy_source;
+  for (int64_t j = lo; j < hi; j++) copy_particle(f, &v, free_slots[j], sources[j]);
 }
 
 static int any_failed(const barrier_args *a, int threads) {
@@ -417,11 +430,17 @@ static void resume_range(void *arg, int k, int threads) {
   pass_chunk *out = &a->chunks[k];
   *out = (pass_chunk){0, -1, -1, -1, 0};
   int64_t lo = f->n * k / threads, hi = f->n * (k + 1) / threads;
+  /* Read once: a resume may write through pointers the compiler cannot tell from f's fields. */
+  sirenrt_resume_fn resume = f->model->resume;
+  sirenrt_ctx *ctx = f->ctx;
+  uint8_t *frames = f->frames;
+  size_t frame_size = f->model->frame_size;
+  uint32_t epoch = f->epoch;
   for (int64_t i = lo; i < hi; i++) {
     if (!can_proceed(f, i)) continue;
-    sirenrt_ctx *c = &f->ctx[i];
-    if (c->rng.ctr[2] != f->epoch) rekey_ahead(f, i, hi); /* its stream is of an older epoch */
-    int32_t r = f->model->resume(c, frame_of(f, i), c->logw);
+    sirenrt_ctx *c = &ctx[i];
+    if (c->rng.ctr[2] != epoch) rekey_ahead(f, i, hi); /* its stream is of an older epoch */
+    int32_t r = resume(c, frames + (size_t)i * frame_size, c->logw);
     if (c->flagged) { /* only now are the context's cold fields read */
       c->flagged = 0;
       if (c->zeroed) {
