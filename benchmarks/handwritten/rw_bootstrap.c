@@ -43,7 +43,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   int64_t steps = data.n_rows;
-  double *x = malloc((size_t)n * sizeof(double)), *x_new = malloc((size_t)n * sizeof(double));
+  double *x = malloc(((size_t)n + 3) * sizeof(double)), *x_new = malloc(((size_t)n + 3) * sizeof(double));
   double *logw = malloc((size_t)n * sizeof(double)), *w = malloc((size_t)n * sizeof(double));
   int64_t *counts = malloc((size_t)n * sizeof(int64_t));
   if (!x || !x_new || !logw || !w || !counts) {
@@ -90,13 +90,23 @@ int main(int argc, char **argv) {
       mean = 0.0;
       for (int64_t i = 0; i < n; i++) mean += w[i] * x[i];
     }
-    /* Systematic resampling, out of place. */
+    /* Systematic resampling, out of place.  Each particle's first three copies are stored whatever its
+     * count (x_new has three spare entries; a store that is not a copy is overwritten by the next
+     * particle's), so only counts of 4 or more branch: a loop over the counts mispredicts. */
     rt_rng rg;
     rt_rng_init(&rg, seed, 0, (uint32_t)t, RT_DOMAIN_RESAMPLE);
     rt_resample_counts(SIRENRT_SYSTEMATIC, w, n, &rg, counts);
     int64_t k = 0;
-    for (int64_t i = 0; i < n; i++)
-      for (int64_t c = 0; c < counts[i]; c++) x_new[k++] = x[i];
+    for (int64_t i = 0; i < n; i++) {
+      int64_t c = counts[i];
+      double xi = x[i];
+      x_new[k] = xi;
+      x_new[k + 1] = xi;
+      x_new[k + 2] = xi;
+      if (__builtin_expect(c > 3, 0))
+        for (int64_t j = 3; j < c; j++) x_new[k + j] = xi;
+      k += c;
+    }
     double *tmp = x;
     x = x_new;
     x_new = tmp;

@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   int64_t steps = data.n_rows;
-  double *x = malloc((size_t)n * sizeof(double)), *x_new = malloc((size_t)n * sizeof(double));
+  double *x = malloc(((size_t)n + 3) * sizeof(double)), *x_new = malloc(((size_t)n + 3) * sizeof(double));
   double *logw = malloc((size_t)n * sizeof(double)), *w = malloc((size_t)n * sizeof(double));
   if (!x || !x_new || !logw || !w) {
     fprintf(stderr, "out of memory\n");
@@ -168,15 +168,24 @@ int main(int argc, char **argv) {
       mean /= sum;
     }
     /* Systematic resampling, out of place: particle i gets the points (k + u) / n that fall in its
-     * stretch of the cumulative weight. */
-    double step = sum / (double)n, next = xo_uniform(&g) * step, c = 0.0;
+     * stretch of the cumulative weight, as many as ceil(n c / sum - u) counts below its end c.  Its
+     * first three copies are stored whatever its count (x_new has three spare entries; a store that is
+     * not a copy is overwritten by the next particle's), so only counts of 4 or more branch: a loop
+     * that walks the points mispredicts at every particle. */
+    double per_unit = (double)n / sum, u = xo_uniform(&g), c = 0.0, top = (double)n;
     int64_t k = 0;
-    for (int64_t i = 0; i < n && k < n; i++) {
+    for (int64_t i = 0; i < n; i++) {
       c += w[i];
-      while (k < n && next < c) {
-        x_new[k++] = x[i];
-        next += step;
-      }
+      double below = ceil(c * per_unit - u);
+      below = below > 0.0 ? below : 0.0;
+      int64_t now = (int64_t)(below < top ? below : top), count = now - k;
+      double xi = x[i];
+      x_new[k] = xi;
+      x_new[k + 1] = xi;
+      x_new[k + 2] = xi;
+      if (__builtin_expect(count > 3, 0))
+        for (int64_t j = 3; j < count; j++) x_new[k + j] = xi;
+      k = now;
     }
     while (k < n) { /* rounding left the last points past the total */
       x_new[k] = x_new[k - 1];

@@ -187,6 +187,9 @@ SIRENRT_API void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t sit
 SIRENRT_API int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords); /* words uninitialised */
 SIRENRT_API void sirenrt_list_set(sirenrt_ctx *ctx, int64_t cell, int32_t i, int64_t word);
 SIRENRT_API int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site); /* word i of head */
+/* The same answer as sirenrt_list_get, read in place when `list` is a data row (the usual List.hd(row)
+ * of a step function): what generated code calls for List.hd. */
+SIRENRT_API int64_t sirenrt_list_head_word(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site);
 SIRENRT_API int64_t sirenrt_list_tl(sirenrt_ctx *ctx, int64_t list, int32_t site);
 SIRENRT_API double sirenrt_list_len(sirenrt_ctx *ctx, int64_t list);
 SIRENRT_API int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords);

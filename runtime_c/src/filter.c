@@ -185,17 +185,28 @@ static void blocks_of(const barrier_args *a, int k, int threads, int64_t *lo, in
 
 /* Slot dst becomes a copy of particle src.  Frames are a few words: a word loop beats a memcpy call.
  * Lists are not copied: the source's heap cells were counted once for each of its offspring when
- * the barrier promoted them (hold_range), so the copy only takes over the source's held roots. */
-static void copy_particle(sirenrt_filter *f, int64_t dst, int64_t src) {
-  uint64_t *d_words = (uint64_t *)frame_of(f, dst);
-  const uint64_t *s_words = (const uint64_t *)frame_of(f, src);
-  for (uint32_t k = 0; k < f->model->frame_size / 8; k++) d_words[k] = s_words[k];
-  sirenrt_ctx *d = &f->ctx[dst];
-  const sirenrt_ctx *s = &f->ctx[src];
-  f->state[dst] = f->state[src];
+ * the barrier promoted them (hold_range), so the copy only takes over the source's held roots, which
+ * a model without list slots (max_held 0: every rootset empty) has none of.  The population's
+ * arrays are read once per pass (copy_range), not once per copy: the stores through the frames
+ * could alias the filter's fields, so the compiler would load them again at every copy. */
+typedef struct copy_view {
+  uint64_t *frames;
+  size_t words; /* per frame */
+  int8_t *state;
+  sirenrt_ctx *ctx;
+  int lists;    /* max_held > 0 */
+} copy_view;
+
+static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, int64_t src) {
+  uint64_t *d_words = v->frames + (size_t)dst * v->words;
+  const uint64_t *s_words = v->frames + (size_t)src * v->words;
+  for (size_t k = 0; k < v->words; k++) d_words[k] = s_words[k];
+  int8_t state = v->state[src];
+  v->state[dst] = state;
   /* The context is not touched unless there is more to copy: the weight is reset and the stream
    * rekeyed anyway, and zero_site only matters while logw is -inf. */
-  if (f->state[src] == SIRENRT_NEED_ROW) d->want_row = s->want_row;
+  if (state == SIRENRT_NEED_ROW) v->ctx[dst].want_row = v->ctx[src].want_row;
+  if (!v->lists) return;
   const rt_rootset *rs = f->held_set[src];
   f->held_set[dst] = rs;
   if (rs) memcpy(rt_held_of(f, dst), rt_held_of(f, src), (size_t)rs->n * sizeof(int64_t));
@@ -290,9 +301,9 @@ static void tally_range(void *arg, int k, int threads) {
 }
 
 /* Lists each block's free slots and copy sources from its offsets (ascending, so copy j goes to the
- * j-th free slot), resets its weights and promotes and counts its survivors' lists.  The free slots are gathered without branches (the counts
- * are random, so a scanning loop mispredicts); once the block's last free slot is found the stores
- * go to a sink, never into the next block's stretch. */
+ * j-th free slot), resets its weights and promotes and counts its survivors' lists.  Both lists are
+ * gathered without branches (the counts are random, so a scanning loop mispredicts: it was an eighth
+ * of the walk's time); stores past the block's stretch go to a sink, never into the next block's. */
 static void fill_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
@@ -308,8 +319,18 @@ static void fill_range(void *arg, int k, int threads) {
       *slot = i;
       n_free += counts[i] == 0;
     }
-    for (int64_t i = first; i < end; i++)
-      for (int64_t c = 1; c < counts[i]; c++) f->copy_source[n_copies++] = i;
+    /* Copy sources likewise: a slot's first two extra offspring are stored whatever its count (a
+     * store that is not one is overwritten by the next slot's, or goes to the sink past the block's
+     * stretch), so only counts of 4 or more take a branch. */
+    int64_t *sources = f->copy_source, copies_end = b + 1 < a->n_blocks ? blk[1].n_copies : a->n_copies;
+    for (int64_t i = first; i < end; i++) {
+      int64_t c = counts[i];
+      *(n_copies < copies_end ? &sources[n_copies] : &sink) = i;
+      *(n_copies + 1 < copies_end ? &sources[n_copies + 1] : &sink) = i;
+      if (__builtin_expect(c > 3, 0))
+        for (int64_t j = 2; j < c - 1; j++) sources[n_copies + j] = i;
+      n_copies += c - (c != 0);
+    }
     memset(f->logw + first, 0, (size_t)(end - first) * sizeof(double));
     if (a->lists) hold_block(f, k, first, end, counts, &a->failed[k]);
   }
@@ -321,7 +342,9 @@ static void copy_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
   int64_t lo = a->n_copies * k / threads, hi = a->n_copies * (k + 1) / threads;
-  for (int64_t j = lo; j < hi; j++) copy_particle(f, f->free_slots[j], f->copy_source[j]);
+  const copy_view v = {(uint64_t *)f->frames, f->model->frame_size / 8, f->state, f->ctx, f->max_held > 0};
+  const int64_t *free_slots = f->free_slots, *sources = f->copy_source;
+  for (int64_t j = lo; j < hi; j++) copy_particle(f, &v, free_slots[j], sources[j]);
 }
 
 static int any_failed(const barrier_args *a, int threads) {
@@ -438,11 +461,17 @@ static void resume_range(void *arg, int k, int threads) {
   pass_chunk *out = &a->chunks[k];
   *out = (pass_chunk){0, -1, -1, -1, 0};
   int64_t lo = f->n * k / threads, hi = f->n * (k + 1) / threads;
+  /* Read once: a resume may write through pointers the compiler cannot tell from f's fields. */
+  sirenrt_resume_fn resume = f->model->resume;
+  sirenrt_ctx *ctx = f->ctx;
+  uint8_t *frames = f->frames;
+  size_t frame_size = f->model->frame_size;
+  uint32_t epoch = f->epoch;
   for (int64_t i = lo; i < hi; i++) {
     if (!can_proceed(f, i)) continue;
-    sirenrt_ctx *c = &f->ctx[i];
-    if (c->rng.ctr[2] != f->epoch) rekey_ahead(f, i, hi); /* its stream is of an older epoch */
-    int32_t r = f->model->resume(c, frame_of(f, i), c->logw);
+    sirenrt_ctx *c = &ctx[i];
+    if (c->rng.ctr[2] != epoch) rekey_ahead(f, i, hi); /* its stream is of an older epoch */
+    int32_t r = resume(c, frames + (size_t)i * frame_size, c->logw);
     if (c->flagged) { /* only now are the context's cold fields read */
       c->flagged = 0;
       if (c->zeroed) {
@@ -740,6 +769,28 @@ int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols
     return rt_filter_fail(f, rt_strdup_printf("error: out of memory or stream too long"));
   if (rt_advance(f)) return 1;
   return check_final_weights(f);
+}
+
+/* ------------------------------------------------------------------ data rows ------------------ */
+
+/* List.hd in generated code.  A step function's List.hd(row) of a data row is the hot case (once per
+ * particle-step): it is read here in place, under the same checks as sirenrt_list_get's (the handle's
+ * file, loaded, row and element in range); every other list, and a row handle that fails a check,
+ * goes to sirenrt_list_get, so answers and errors are its own. */
+int64_t sirenrt_list_head_word(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site) {
+  const int64_t row_bits = RT_SHARED_BIT | RT_ROW_BIT;
+  const sirenrt_filter *f = ctx->filter;
+  if (list >= 0 && (list & row_bits) == row_bits && i == 0 && f) {
+    int32_t id = rt_shared_file(list);
+    const rt_table *t = id < f->model->n_files ? &f->tables[id] : NULL;
+    int64_t r = rt_shared_row_r(list), k = rt_shared_row_k(list);
+    if (t && t->loaded && r < t->n_rows && k < rt_row_len(t, r)) {
+      int64_t word;
+      memcpy(&word, &t->vals[t->row_start[r] + k], sizeof word);
+      return word;
+    }
+  }
+  return sirenrt_list_get(ctx, list, i, site);
 }
 
 /* ------------------------------------------------------------------ queries -------------------- */

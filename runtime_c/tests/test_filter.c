@@ -4,6 +4,7 @@
  * different lengths, bools, unit), data files, and the run-time errors users see. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -225,6 +226,48 @@ static void test_files(void) {
   unlink(path);
 }
 
+/* sirenrt_list_head_word reads a data row in place and gives every other list, and every handle that
+ * fails a check, to sirenrt_list_get: the same word and the same error either way. */
+static char *take_error(sirenrt_ctx *c) {
+  char *msg = c->err_msg ? rt_strdup_printf("%d %s", (int)c->err_site, c->err_msg) : NULL;
+  if (c->err_msg) rt_free_message(c->err_msg);
+  c->err_msg = NULL;
+  c->flagged = 0;
+  return msg;
+}
+
+static void test_list_head_word(void) {
+  sirenrt_filter *f = sirenrt_filter_new(&rw_model, 4, 1, NULL);
+  CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+  if (!f) return;
+  CHECK(sirenrt_filter_run(f, ys, 3, 1) == 0, "run: %s", sirenrt_filter_error(f));
+  sirenrt_ctx *c = &f->ctx[0];
+  int64_t young = sirenrt_list_cons(c, SIRENRT_NIL, 1);
+  sirenrt_list_set(c, young, 0, 42);
+  const int64_t lists[] = {rt_shared_row(0, 0, 0), rt_shared_row(0, 2, 0), rt_shared_row(0, 0, 1),
+                           rt_shared_row(0, 3, 0), rt_shared_row(5, 0, 0), rt_shared_rows(0, 1),
+                           SIRENRT_NIL, young, RT_SHARED_BIT | RT_ROW_BIT | 7};
+  for (int j = 0; j < (int)(sizeof lists / sizeof lists[0]); j++)
+    for (int32_t i = 0; i < 2; i++) {
+      int64_t got = sirenrt_list_head_word(c, lists[j], i, 3);
+      char *got_error = take_error(c);
+      int64_t want = sirenrt_list_get(c, lists[j], i, 3);
+      char *want_error = take_error(c);
+      CHECK(got == want, "list %d word %d: %lld, sirenrt_list_get says %lld", j, (int)i, (long long)got,
+            (long long)want);
+      CHECK((!got_error && !want_error) || (got_error && want_error && !strcmp(got_error, want_error)),
+            "list %d word %d: error '%s', sirenrt_list_get's '%s'", j, (int)i, got_error ? got_error : "",
+            want_error ? want_error : "");
+      free(got_error);
+      free(want_error);
+    }
+  double y;
+  int64_t w = sirenrt_list_head_word(c, rt_shared_row(0, 2, 0), 0, 3);
+  memcpy(&y, &w, sizeof y);
+  CHECK(y == ys[2], "row 2 read in place: %g, want %g", y, ys[2]);
+  sirenrt_filter_free(f);
+}
+
 /* The answer must not depend on the number of threads: streams are keyed by slot, and the barrier's
  * reductions run over fixed blocks combined in block order.  N = 20001 gives every thread count here
  * the pool (RT_PARTICLES_PER_THREAD a thread) and five blocks of RT_RESAMPLE_BLOCK, the last a short
@@ -444,5 +487,6 @@ int main(void) {
   test_errors();
   test_files();
   test_memory_limit();
+  test_list_head_word();
   return check_report("test_filter");
 }

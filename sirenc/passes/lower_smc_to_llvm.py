@@ -98,6 +98,7 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "list_cons": ((i64, i32), i64),
     "list_set": ((i64, i32, i64), None),
     "list_get": ((i64, i32, i32), i64),
+    "list_head_word": ((i64, i32, i32), i64),
     "list_tl": ((i64, i32), i64),
     "list_len": ((i64,), f64),
     "list_rev": ((i64, i32), i64),
@@ -417,7 +418,7 @@ class _Head(_Pattern):
         site = e.site()
         out = []
         for i, result in enumerate(op.values):
-            word = e.call("list_get", op.list, e.const_i(i, i32), site)
+            word = e.call("list_head_word", op.list, e.const_i(i, i32), site)
             out.append(e.from_word(word, result.type))
         e.replace(rewriter, out)
 

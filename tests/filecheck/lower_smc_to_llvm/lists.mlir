@@ -27,7 +27,7 @@ builtin.module {
 
 // CHECK:      llvm.func @sirenrt_list_cons(!llvm.ptr, i64, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_set(!llvm.ptr, i64, i32, i64)
-// CHECK-NEXT: llvm.func @sirenrt_list_get(!llvm.ptr, i64, i32, i32) -> i64
+// CHECK-NEXT: llvm.func @sirenrt_list_head_word(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_tl(!llvm.ptr, i64, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_len(!llvm.ptr, i64) -> f64
 // CHECK-NEXT: llvm.func @sirenrt_list_rev(!llvm.ptr, i64, i32) -> i64
@@ -49,13 +49,13 @@ builtin.module {
 // CHECK-NEXT:   %[[BW:.*]] = llvm.zext %[[B]] : i1 to i64
 // CHECK-NEXT:   llvm.call @sirenrt_list_set(%[[CTX]], %[[CELL]], %[[I1]], %[[BW]]) : (!llvm.ptr, i64, i32, i64) -> ()
 
-// smc.head: one sirenrt_list_get per word, at one site; smc.tail at the same location shares it.
+// smc.head: one sirenrt_list_head_word per word, at one site; smc.tail at the same location shares it.
 // CHECK-NEXT:   %[[SITE0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[J0:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:   %[[W0:.*]] = llvm.call @sirenrt_list_get(%[[CTX]], %[[CELL]], %[[J0]], %[[SITE0]]) : (!llvm.ptr, i64, i32, i32) -> i64
+// CHECK-NEXT:   %[[W0:.*]] = llvm.call @sirenrt_list_head_word(%[[CTX]], %[[CELL]], %[[J0]], %[[SITE0]]) : (!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT:   %[[H0:.*]] = llvm.bitcast %[[W0]] : i64 to f64
 // CHECK-NEXT:   %[[J1:.*]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK-NEXT:   %[[W1:.*]] = llvm.call @sirenrt_list_get(%[[CTX]], %[[CELL]], %[[J1]], %[[SITE0]]) : (!llvm.ptr, i64, i32, i32) -> i64
+// CHECK-NEXT:   %[[W1:.*]] = llvm.call @sirenrt_list_head_word(%[[CTX]], %[[CELL]], %[[J1]], %[[SITE0]]) : (!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT:   %{{.*}} = llvm.trunc %[[W1]] : i64 to i1
 // CHECK-NEXT:   %[[SITE0B:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[T:.*]] = llvm.call @sirenrt_list_tl(%[[CTX]], %[[CELL]], %[[SITE0B]]) : (!llvm.ptr, i64, i32) -> i64

@@ -48,7 +48,7 @@ builtin.module {
 
 // The body: a row is a list handle (i64) here.
 // CHECK-NEXT: ^{{bb[0-9]+}}(%{{.*}}: i64, %[[RW:.*]]: i64, %{{.*}}: f64):
-// CHECK:        llvm.call @sirenrt_list_get(%[[CTX]], %[[RW]], %{{.*}}, %{{.*}})
+// CHECK:        llvm.call @sirenrt_list_head_word(%[[CTX]], %[[RW]], %{{.*}}, %{{.*}})
 // CHECK:        llvm.br ^[[HEADER]](
 
 // The request, from the index's reload on: also where re-entry at point 1 starts.
