@@ -8,10 +8,11 @@
 
 Every command defaults to ``-m pf`` (driver.DEFAULT_METHOD), the method that compiles today.
 
-`sirenc run` prints the original's report (SPEC 18) and nothing else, so the
-original's benchmark harness reads it; `-v` adds the log evidence and the ESS
-before the runtime plan (where the original's own `-v` blocks go), `--json`
-has everything. Warnings go to standard error; `-W GROUP` chooses which
+`sirenc run` prints the original's report (SPEC 18), which the original's
+benchmark harness reads, plus a table of the posterior before the result, where
+the harness does not look; `-v` adds the log evidence and the ESS (final, and
+before each resampling) before the runtime plan (where the original's own `-v`
+blocks go), `--json` has everything. Warnings go to standard error; `-W GROUP` chooses which
 (WARNING_GROUPS: never-called functions only with `-W unused`).
 
 Exit status: 0 on success, 1 when the program, its plan or its data is wrong
@@ -287,6 +288,13 @@ class Outcome:
     evaluation_time: float      # inference and the result computation (SPEC 18), not compiling
     log_evidence: float
     ess: float
+    summary: object = None      # Filter.summary(): the posterior of each number of the result
+    history: dict | None = None  # Filter.history(): one entry per resample()
+
+
+def finish(f, result, elapsed: float) -> Outcome:
+    """The outcome of a run of filter ``f``, with its posterior summary and history."""
+    return Outcome(result, elapsed, f.log_evidence, f.ess, f.summary(), f.history())
 
 
 def run_filter(model, particles: int, seed: int, rows=None, progress=None, **options) -> Outcome:
@@ -294,13 +302,37 @@ def run_filter(model, particles: int, seed: int, rows=None, progress=None, **opt
     start = time.perf_counter()
     f.run(rows, progress=progress)
     result = f.estimate()
-    elapsed = time.perf_counter() - start
-    return Outcome(result, elapsed, f.log_evidence, f.ess)
+    return finish(f, result, time.perf_counter() - start)
 
 
-def verbose_blocks(outcome: Outcome) -> list[str]:
-    """What -v adds, between the result and the runtime plan (where the original's -v blocks go)."""
-    return block("Log Evidence", [repr(outcome.log_evidence)]) + block("ESS", [repr(outcome.ess)])
+def verbose_blocks(outcome: Outcome, resampling: bool = True) -> list[str]:
+    """What -v adds, between the result and the runtime plan (where the original's -v blocks go):
+    the log evidence, the final ESS and (``resampling``), since with resampling at every step the
+    final ESS is always the particle count, the ESS before each resampling."""
+    import numpy as np
+
+    out = block("Log Evidence", [repr(outcome.log_evidence)]) + block("ESS", [repr(outcome.ess)])
+    ess = outcome.history["ess"] if outcome.history is not None else []
+    if resampling and len(ess):
+        resampled = int(outcome.history["resampled"].sum())
+        out += block("Resampling", [f"{len(ess)} resample() steps, {resampled} resampled; ESS before "
+                                    f"resampling: min {ess.min():.6g}, median {float(np.median(ess)):.6g}, "
+                                    f"last {ess[-1]:.6g}"])
+    return out
+
+
+def summary_json(summary) -> object:
+    from sirenc.summary import jsonable
+
+    return jsonable(summary)
+
+
+def posterior_block(outcome: Outcome) -> list[str]:
+    """The readable table of the posterior (sirenc/summary.py), printed before the result, where
+    the original's harness does not read; nothing for a result that holds no number."""
+    from sirenc.summary import leaves, table
+
+    return block("Posterior", table(outcome.summary)) if leaves(outcome.summary) else []
 
 
 def cmd_run(args) -> int:
@@ -337,7 +369,8 @@ def cmd_run(args) -> int:
             "method": args.method, "particles": args.particles, "seed": args.seed,
             "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(plan),
             "log_evidence": outcome.log_evidence, "ess": outcome.ess, "time_s": outcome.evaluation_time,
-            "analysis_time_s": analysis_time,
+            "analysis_time_s": analysis_time, "summary": summary_json(outcome.summary),
+            "history": {k: v.tolist() for k, v in (outcome.history or {}).items()},
         }))
         return 0
     out = block("Handler", ["SMC"]) + block("Inference Algorithm", [args.method.upper()])
@@ -345,6 +378,7 @@ def cmd_run(args) -> int:
         out += block("Inferred Inference Plan", plan_lines(plan))
         out += block("Analysis Time", [repr(analysis_time)])
     out += block("Evaluation Time", [repr(outcome.evaluation_time)])
+    out += posterior_block(outcome)
     out += block("Result", [format_value(outcome.result)])
     if args.verbose:
         out += verbose_blocks(outcome)
@@ -362,7 +396,7 @@ def plotted_run(model, args, options: dict) -> Outcome:
     history = plot.record(f, None, progress=progress_bar(args))
     plot.save(history, args.plot, title=f"{os.path.basename(args.file)}: {args.particles} particles, "
               f"seed {args.seed}")
-    return Outcome(history.final, history.seconds, f.log_evidence, f.ess)
+    return finish(f, history.final, history.seconds)
 
 
 def progress_bar(args):

@@ -6,10 +6,10 @@
     sirenc.plot.save(history, "walk.png")        # needs matplotlib: pip install 'sirenc[plot]'
 
 ``record`` runs a streamable model row by row (``Filter.step``; the answers are those of
-``Filter.run``) and takes the estimate after each row; other models run whole, and only their
-final estimate is known. At every resampling step the runtime's progress hook reports the ESS of
-the weights about to be resampled and the log evidence so far (``sirenc.progress``). The runtime
-keeps no per-step spread of the particles yet, so the estimate is drawn without a credible band.
+``Filter.run``) and takes the posterior after each row (``Filter.summary``: the mean, drawn as a
+line, and the 5% and 95% quantiles, drawn as a 90% credible band); other models run whole, and
+only their final estimate is known. At every resampling step the runtime's progress hook reports
+the ESS of the weights about to be resampled and the log evidence so far (``sirenc.progress``).
 """
 
 from __future__ import annotations
@@ -37,6 +37,8 @@ class History:
     ess: np.ndarray = field(default_factory=lambda: np.empty(0))        # per resampling step
     log_evidence: np.ndarray = field(default_factory=lambda: np.empty(0))  # per resampling step
     estimate: np.ndarray | None = None           # rows x components, per data row (streamable)
+    lower: np.ndarray | None = None              # the 5% quantile of each, per data row
+    upper: np.ndarray | None = None              # the 95% quantile of each, per data row
     labels: list[str] = field(default_factory=list)   # one per component of `estimate`
 
 
@@ -51,6 +53,19 @@ def components(value: Any, name: str = "result") -> list[tuple[str, float]]:
         return components(value[0], f"{name}.0") + components(value[1], f"{name}.1")
     if isinstance(value, np.ndarray) and value.ndim == 1:
         return [(f"{name}[-1]", float(value[-1]) if len(value) else float("nan"))]
+    return []
+
+
+def summary_components(summary: Any, name: str = "result") -> list[tuple[str, Any]]:
+    """``components`` of a ``Filter.summary()``: the same numbers, each with its Summary."""
+    from sirenc.summary import Summary
+
+    if isinstance(summary, Summary):
+        return [(name, summary)]
+    if isinstance(summary, tuple):
+        return summary_components(summary[0], f"{name}.0") + summary_components(summary[1], f"{name}.1")
+    if isinstance(summary, list) and summary and isinstance(summary[-1], Summary):
+        return [(f"{name}[-1]", summary[-1])]
     return []
 
 
@@ -80,15 +95,17 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
         history = History(f.n_particles, f.estimate(), time.perf_counter() - start)
     else:
         per_row: list[list[float]] = []
+        bands: list[list[tuple[float, float]]] = []
         labels: list[str] = []
         reporter = Reporter(keep)
         with f._progress(reporter, 0.0):
             try:
                 for row in data:
                     f.step(row)
-                    parts = components(f.estimate())
+                    parts = summary_components(f.summary(quantiles=(0.05, 0.95)))
                     labels = [name for name, _ in parts]
-                    per_row.append([v for _, v in parts])
+                    per_row.append([s.mean for _, s in parts])
+                    bands.append([(s.quantiles[0.05], s.quantiles[0.95]) for _, s in parts])
             except BaseException:
                 if reporter.error is not None:
                     error, reporter.error = reporter.error, None
@@ -103,8 +120,11 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
                               f.ess, f.log_evidence))
         widths = {len(r) for r in per_row}
         estimate = np.array(per_row, dtype=np.float64) if per_row and len(widths) == 1 and labels else None
-        history = History(f.n_particles, final, time.perf_counter() - start,
-                          estimate=estimate, labels=labels if estimate is not None else [])
+        band = np.array(bands, dtype=np.float64) if estimate is not None else None
+        history = History(f.n_particles, final, time.perf_counter() - start, estimate=estimate,
+                          lower=band[:, :, 0] if band is not None else None,
+                          upper=band[:, :, 1] if band is not None else None,
+                          labels=labels if estimate is not None else [])
     history.ess = np.array(ess, dtype=np.float64)
     history.log_evidence = np.array(evidence, dtype=np.float64)
     return history
@@ -145,7 +165,11 @@ def figure(history: History, title: str | None = None):
     if history.estimate is not None and len(history.estimate):
         steps = np.arange(1, len(history.estimate) + 1)
         for k, label in enumerate(history.labels):
-            top.plot(steps, history.estimate[:, k], label=f"posterior mean of {label}", **_marks(steps))
+            top.plot(steps, history.estimate[:, k], label=f"posterior mean of {label}", color=f"C{k}",
+                     **_marks(steps))
+            if history.lower is not None:
+                top.fill_between(steps, history.lower[:, k], history.upper[:, k], color=f"C{k}", alpha=0.2,
+                                 linewidth=0, label="90% credible band" if k == 0 else None)
         top.set_xlabel("data row")
         top.legend(loc="best", fontsize="small")
     else:

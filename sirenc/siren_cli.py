@@ -116,7 +116,7 @@ def run(args) -> int:
     out = cli.block("Evaluation Time", [repr(outcome.evaluation_time)])
     out += cli.block("Result", [cli.format_value(outcome.result)])
     if args.verbose:
-        out += cli.verbose_blocks(outcome)
+        out += cli.verbose_blocks(outcome, resampling=False)   # what the siren command always printed
     plan = dict(c.plan.plan) if c.plan is not None else {}
     _emit(out + cli.block("Runtime Inference Plan", cli.plan_lines(cli.runtime_plan(plan))))
     return 0

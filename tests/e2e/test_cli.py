@@ -46,10 +46,15 @@ def test_run_prints_the_original_report():
     assert -8.0 < result < -5.0  # Kalman mean of the final position is about -6.58
     assert section(r.stdout, "Runtime Inference Plan") == ["x1: sample"]
     assert float(section(r.stdout, "Evaluation Time")[0]) > 0
-    # Exactly the original's blocks, in its order (run checks the plan: the original's -a blocks).
+    # The original's blocks, in its order (run checks the plan: the original's -a blocks), and
+    # before the result, where the harness does not read, the posterior table.
     report = original_harness.parse(r.stdout)
     assert report["blocks"] == ["Handler", "Inference Algorithm", "Inferred Inference Plan", "Analysis Time",
                                 "Evaluation Time", "Result", "Runtime Inference Plan"]
+    assert [name for name, _ in original_harness.blocks(r.stdout)][4:6] == ["Evaluation Time", "Posterior"]
+    head, row = section(r.stdout, "Posterior")
+    assert head.split() == ["mean", "sd", "q5", "q50", "q95"] and row.split()[0] == "result"
+    assert float(row.split()[1]) == pytest.approx(result, rel=1e-5)   # six significant digits
     assert report["result"] == result and report["flat_result"] == [[result]]
     assert report["inferred_plan"] == report["runtime_plan"] == {"x1": "sample"}
     assert report["handler"] == "SMC" and report["method"] == "PF"
@@ -62,11 +67,13 @@ def test_run_verbose_adds_the_log_evidence_where_the_harness_does_not_read():
     assert -180 < float(section(r.stdout, "Log Evidence")[0]) < -170
     assert 0 < float(section(r.stdout, "ESS")[0]) <= 2000
     names = [name for name, _ in original_harness.blocks(r.stdout)]
-    assert names == ["Handler", "Inference Algorithm", "Evaluation Time", "Result", "Log Evidence", "ESS",
-                     "Runtime Inference Plan"]
+    assert names == ["Handler", "Inference Algorithm", "Evaluation Time", "Posterior", "Result", "Log Evidence",
+                     "ESS", "Resampling", "Runtime Inference Plan"]
+    # With resampling at every step the final ESS is the particle count; the steps' ESS is not.
+    line = section(r.stdout, "Resampling")[0]
+    assert int(line.split(" resample() steps, ")[0]) > 0 and "ESS before resampling: min " in line
     # The harness reads every line after the runtime plan's header: nothing may follow it.
-    assert original_harness.parse(r.stdout.replace("===== Log Evidence", "===== Mixture")
-                                  .replace("===== ESS", "===== Prob State"))["runtime_plan"] == {"x1": "sample"}
+    assert original_harness.parse(r.stdout)["runtime_plan"] == {"x1": "sample"}
 
 
 def test_the_harness_parser_rejects_a_block_after_the_runtime_plan():
@@ -89,6 +96,12 @@ def test_run_json_and_structured_result():
     root, (first_mean, (counts, ids)) = report["result"]
     assert counts == [2.0, 2.0, 3.0] and ids == [1.0, 2.0, 3.0]
     assert report["particles"] == 500 and report["inferred_plan"] == {"root": "sample", "m": "sample"}
+    # The posterior summary has the result's shape, a summary per number, the estimate's means.
+    s_root, (s_first, (s_counts, s_ids)) = report["summary"]
+    assert s_root["mean"] == pytest.approx(root, rel=1e-12) and s_root["particles"] <= 500
+    assert [c["mean"] for c in s_counts] == counts and all(c["variance"] == 0.0 for c in s_counts)
+    assert set(s_first["quantiles"]) == {"0.05", "0.5", "0.95"}
+    assert set(report["history"]) == {"ess", "resampled", "log_evidence", "log_evidence_increment", "rows"}
     text = sirenc("run", EXAMPLES / "tree.si", "-p", "500")
     # The textual result is a Python literal the original's harness can parse.
     literal = ast.literal_eval(section(text.stdout, "Result")[0])

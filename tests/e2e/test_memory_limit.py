@@ -56,7 +56,7 @@ def test_a_list_range_past_the_share_is_located_before_it_allocates(tmp_path):
     r = cli("run", str(prog), "-p", "100")
     assert r.returncode == 1, r.stderr
     first, line, caret = r.stderr.splitlines()
-    assert first.startswith(f"{prog}:1:10: error: List.range: 10000000 elements need 229 MiB, more than a "
+    assert first.startswith(f"{prog}:1:10: error: List.range: 10000000 elements need 305 MiB, more than a "
                             "particle's share of the filter's memory limit (")
     assert first.endswith(" over 100 particles); raise the limit (memory_limit, --memory-limit) or use fewer particles")
     assert (line, caret) == ("let xs = List.range(0., 1e7) in", "         ^")

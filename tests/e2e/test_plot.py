@@ -55,7 +55,11 @@ def test_record_keeps_every_step_of_a_streamable_run(tmp_path):
     plain = sirenc.compile(WALK).filter(particles=400, seed=2).run()
     assert history.final == plain.estimate() and f.log_evidence == plain.log_evidence
     assert history.estimate.shape == (100, 1) and history.labels == ["result"]
-    assert history.estimate[-1, 0] == history.final
+    # the summaries' means are the estimates (up to rounding), inside their 90% bands
+    assert history.estimate[-1, 0] == pytest.approx(history.final, rel=1e-12)
+    assert history.lower.shape == history.upper.shape == (100, 1)
+    assert np.all((history.lower <= history.estimate) & (history.estimate <= history.upper))
+    assert np.all(history.upper - history.lower > 0)
     assert len(history.ess) == len(history.log_evidence) == 100
     assert np.all((history.ess > 0) & (history.ess <= 400)) and history.ess.min() < 400
     assert history.log_evidence[-1] == pytest.approx(plain.log_evidence, rel=1e-12)
