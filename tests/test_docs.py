@@ -313,6 +313,21 @@ def test_docs_stay_inside_the_repository():
         assert "../shared" not in text and "SPEC" not in text, f"docs/{doc} points outside the repository"
 
 
+_LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def test_every_link_stays_inside_the_repository():
+    # A clone of the project has nothing but its own files: every relative link of the README and
+    # the documents must name one of them.
+    for doc in [ROOT / "README.md", *sorted(DOCS.glob("*.md"))]:
+        for target in _LINK.findall(doc.read_text(encoding="utf-8")):
+            if re.match(r"[a-z]+:", target) or target.startswith("#"):
+                continue   # a web address, or a place in the same document
+            path = (doc.parent / target.split("#")[0]).resolve()
+            assert path.is_relative_to(ROOT.resolve()), f"{doc.name}: the link {target} leaves the repository"
+            assert path.exists(), f"{doc.name}: the link {target} names no file of the repository"
+
+
 def _param(block: Block):
     marks = [needs_tools("cc")] if block.tag in ("c", "sh") else []
     return pytest.param(block, marks=marks, id=str(block))
