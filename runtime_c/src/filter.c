@@ -174,7 +174,7 @@ typedef struct barrier_args {
   double total;          /* the weights' total S (normalise pass) */
   rt_offspring offspring; /* systematic and stratified offspring pass */
   int64_t n_copies;      /* copy pass */
-  int lists;             /* fill pass: hold the survivors' lists (holds_lists) */
+  int lists;             /* fill pass: count the offspring's lists (max_held > 0) */
   int failed[RT_MAX_THREADS];
 } barrier_args;
 
@@ -184,8 +184,8 @@ static void blocks_of(const barrier_args *a, int k, int threads, int64_t *lo, in
 }
 
 /* Slot dst becomes a copy of particle src.  Frames are a few words: a word loop beats a memcpy call.
- * Lists are not copied: the source's heap cells were counted once for each of its offspring when
- * the barrier promoted them (hold_range), so the copy only takes over the source's held roots, which
+ * Lists are not copied: the source's heap cells are counted once for each of its offspring
+ * (count_block), so the copy only takes over the source's held roots, which
  * a model without list slots (max_held 0: every rootset empty) has none of.  The population's
  * arrays are read once per pass (copy_range), not once per copy: the stores through the frames
  * could alias the filter's fields, so the compiler would load them again at every copy. */
@@ -230,35 +230,41 @@ const rt_rootset *rt_roots_now(const sirenrt_filter *f, int64_t i) {
   return pc >= 0 && pc < f->n_rootsets ? &f->rootsets[pc] : &none;
 }
 
-/* The memory side of the barrier for slots [first, end) (heap.c): every particle's young cells that
- * its frame reaches move to the heap, counted once per offspring (`counts`, or 1 each when NULL: no
- * resampling), and its roots of the last barrier are dropped. */
-static void hold_block(sirenrt_filter *f, int k, int64_t first, int64_t end, const int64_t *counts, int *failed) {
-  for (int64_t i = first; i < end; i++) {
-    int64_t refs = counts ? counts[i] : 1;
-    const rt_rootset *now = rt_roots_now(f, i);
-    rt_heap_hold(f->heap, k, &f->ctx[i], frame_of(f, i), now, refs, rt_held_of(f, i), f->held_set[i], failed);
-    f->held_set[i] = refs > 0 ? now : NULL;
-  }
+/* Holds slot i's lists (heap.c): the young cells its frame reaches move to the heap, its roots
+ * are counted once, and the roots it held before are dropped.  The population loop does this as
+ * each particle stops, while its cells are still in the cache; at a resampling barrier only the
+ * counts of particles with no offspring or with several change (count_block). */
+static void hold_slot(sirenrt_filter *f, int k, int64_t i, int *failed) {
+  const rt_rootset *now = rt_roots_now(f, i);
+  rt_heap_hold(f->heap, k, &f->ctx[i], frame_of(f, i), now, rt_held_of(f, i), f->held_set[i], failed);
+  f->held_set[i] = now;
 }
 
 int rt_hold_all(sirenrt_filter *f) {
   int failed = 0;
-  hold_block(f, 0, 0, f->n, NULL, &failed);
-  f->arenas_used = 0;
+  for (int64_t i = 0; i < f->n; i++) hold_slot(f, 0, i, &failed);
   return failed ? -1 : 0;
 }
 
-static void hold_range(void *arg, int k, int threads) {
-  barrier_args *a = arg;
-  int64_t lo, hi;
-  blocks_of(a, k, threads, &lo, &hi);
-  for (int64_t b = lo; b < hi; b++)
-    hold_block(a->f, k, rt_block_lo(b), rt_block_hi(b, a->f->n), NULL, &a->failed[k]);
+/* Each held root counted once more for every extra offspring, or dropped by a particle with none.
+ * A dead particle's release cannot free what a survivor holds: the survivor's own count keeps it. */
+static void count_block(sirenrt_filter *f, int k, int64_t first, int64_t end) {
+  enum { AHEAD = 8 }; /* the cells are cold: fetch those a few slots on while counting these */
+  for (int64_t i = first; i < end; i++) {
+    if (i + AHEAD < end && f->counts[i + AHEAD] != 1 && f->held_set[i + AHEAD]) {
+      int64_t h = rt_held_of(f, i + AHEAD)[0];
+      if (rt_is_heap(h)) __builtin_prefetch(rt_heap_cell(h), 1);
+    }
+    const rt_rootset *rs = f->held_set[i];
+    if (!rs || f->counts[i] == 1) continue;
+    if (f->counts[i] == 0) {
+      rt_heap_release_held(f->heap, k, rt_held_of(f, i), rs);
+      f->held_set[i] = NULL;
+    } else {
+      rt_heap_retain_held(rt_held_of(f, i), rs->n, f->counts[i] - 1);
+    }
+  }
 }
-
-/* Whether the barrier has list memory to look after: held roots to update, or young cells to drop. */
-static int holds_lists(const sirenrt_filter *f) { return f->max_held > 0 || f->arenas_used; }
 
 /* A block's slots left without offspring and its extra offspring (counts of 2 or more). */
 static void tally_block(sirenrt_filter *f, int64_t b) {
@@ -332,7 +338,7 @@ static void fill_range(void *arg, int k, int threads) {
       n_copies += c - (c != 0);
     }
     memset(f->logw + first, 0, (size_t)(end - first) * sizeof(double));
-    if (a->lists) hold_block(f, k, first, end, counts, &a->failed[k]);
+    if (a->lists) count_block(f, k, first, end);
   }
 }
 
@@ -380,13 +386,9 @@ static int barrier(sirenrt_filter *f) {
   if (s.log_sum == -INFINITY) return rt_zero_weight_error(f);
   int resample = !(f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n);
   if (record_history(f, s, resample)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
-  a.lists = holds_lists(f);
-  f->arenas_used = 0;
-  if (!resample) {
+  a.lists = f->max_held > 0;
+  if (!resample) { /* the particles' lists were held as they stopped: nothing to count */
     profile_add(f, RT_PHASE_SERIAL, &t);
-    if (a.lists) run_team(f, threads, hold_range, &a);
-    profile_add(f, RT_PHASE_FILL, &t);
-    if (any_failed(&a, threads)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
     return 0;
   }
   f->log_evidence_done += s.log_sum - log((double)n);
@@ -447,6 +449,7 @@ typedef struct pass_chunk {
   int64_t first_error; /* lowest slot that recorded an error, -1 if none */
   int64_t first_bad;   /* lowest slot whose resume broke the protocol, -1 if none */
   int32_t bad_status;
+  int out_of_memory;   /* holding some particle's lists failed */
 } pass_chunk;
 
 typedef struct pass_args {
@@ -459,7 +462,7 @@ static void resume_range(void *arg, int k, int threads) {
   pass_args *a = arg;
   sirenrt_filter *f = a->f;
   pass_chunk *out = &a->chunks[k];
-  *out = (pass_chunk){0, -1, -1, -1, 0};
+  *out = (pass_chunk){0, -1, -1, -1, 0, 0};
   int64_t lo = f->n * k / threads, hi = f->n * (k + 1) / threads;
   /* Read once: a resume may write through pointers the compiler cannot tell from f's fields. */
   sirenrt_resume_fn resume = f->model->resume;
@@ -467,6 +470,7 @@ static void resume_range(void *arg, int k, int threads) {
   uint8_t *frames = f->frames;
   size_t frame_size = f->model->frame_size;
   uint32_t epoch = f->epoch;
+  int lists = f->max_held > 0;
   for (int64_t i = lo; i < hi; i++) {
     if (!can_proceed(f, i)) continue;
     sirenrt_ctx *c = &ctx[i];
@@ -487,6 +491,7 @@ static void resume_range(void *arg, int k, int threads) {
     }
     f->state[i] = (int8_t)r;
     out->any_at_resample |= r == SIRENRT_AT_RESAMPLE;
+    if (known && (lists || c->arena_used)) hold_slot(f, k, i, &out->out_of_memory);
   }
 }
 
@@ -497,12 +502,13 @@ static int resume_all(sirenrt_filter *f) {
   pass_args a = {f, {{0}}};
   int threads = team_size(f);
   run_team(f, threads, resume_range, &a);
-  int any = 0;
+  int any = 0, out_of_memory = 0;
   int64_t error = -1, bad = -1;
   int32_t bad_status = 0;
   for (int k = 0; k < threads; k++) {
     pass_chunk *c = &a.chunks[k];
     any |= c->any_at_resample;
+    out_of_memory |= c->out_of_memory;
     if (c->last_zero >= 0) f->last_zero_site = f->ctx[c->last_zero].zero_site;
     if (error < 0) error = c->first_error;
     if (bad < 0 && c->first_bad >= 0) {
@@ -511,6 +517,7 @@ static int resume_all(sirenrt_filter *f) {
     }
   }
   if (error >= 0 && (bad < 0 || error <= bad)) return fail_from_particle(f, &f->ctx[error]), -1;
+  if (out_of_memory) return rt_filter_fail(f, rt_strdup_printf("error: out of memory")), -1;
   if (bad >= 0) {
     if (bad_status == SIRENRT_NEED_ROW) /* would wait forever */
       return rt_filter_fail(f, rt_strdup_printf("error: internal error: particle waits for a row of a closed stream")), -1;

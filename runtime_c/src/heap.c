@@ -2,22 +2,25 @@
  *
  * Lists are immutable, so whatever several particles have in common after resampling can be one
  * copy: a particle builds cells in its own young arena (values.c: a bump allocator, addressed by
- * index, private to the particle), and at every resampling barrier the cells its frame still reaches
- * are PROMOTED into this heap, where they stay put and are named by their address.  Offspring of one
- * parent then share the parent's cells: a resampling copies the frame (a few words) and adds
- * references, never list memory, so the barrier's cost does not grow with the steps run, and a
- * trajectory-keeping model holds the ancestral tree of its particles, not N separate histories.
+ * index, private to the particle), and whenever it stops (at resample(), at its end, or waiting for
+ * a row) the cells its frame still reaches are PROMOTED into this heap, where they stay put and are
+ * named by their address.  Offspring of one parent then share the parent's cells: a resampling
+ * copies the frame (a few words) and adds references, never list memory, so the barrier's cost does
+ * not grow with the steps run, and a trajectory-keeping model holds the ancestral tree of its
+ * particles, not N separate histories.  Promoting as a particle stops, rather than at the barrier,
+ * finds its young cells still in the cache.
  *
  * Heap cells are reference counted, lazily: references from one heap cell to another are counted
- * when the referring cell is promoted; references from frames are counted only at barriers, as the
- * particle's HELD roots (the list slots of its frame when the barrier ended, filter.c).  Between
- * barriers a particle can reach only cells reachable from its held roots or from its young arena, so
- * nothing it can read is freed; at the next barrier each slot first counts its new roots (once per
- * offspring) and then drops its old held ones, in that order per slot, which keeps every count at
- * least the number of references that will survive the barrier, whatever order the slots (and
- * threads) take.  A cell whose count reaches zero is freed with whatever it alone kept alive.
+ * when the referring cell is promoted; references from frames are counted only when a particle
+ * stops, as its HELD roots (the list slots of its frame then, filter.c).  While it runs a particle
+ * can reach only cells reachable from its held roots or from its young arena, so nothing it can
+ * read is freed; when it stops it first counts its new roots and then drops its old held ones, in
+ * that order, which keeps every count at least the number of references that survive, whatever
+ * order the particles (and threads) take.  At a resampling barrier a particle's held roots are
+ * counted once more for each extra offspring, or dropped when it has none.  A cell whose count
+ * reaches zero is freed with whatever it alone kept alive.
  *
- * Young cells that are not reachable at a barrier are never touched: the arena is simply reset.
+ * Young cells that are not reachable when the particle stops are never touched: the arena is reset.
  * Counts are updated with atomics (slots sharing a cell may be on different threads); cells come from
  * per-thread free lists by size, refilled from big chunks, so the barrier's passes never take a lock.
  * Under AddressSanitizer every cell is its own malloc, so that a cell used after it was freed is
@@ -107,7 +110,10 @@ static uint64_t *heap_alloc(heap_local *L, uint32_t words) {
   if (RT_HEAP_MALLOC || words > SMALL_CELL_WORDS) return malloc((size_t)words * sizeof(uint64_t));
   uint64_t *cell = L->free[words];
   if (cell) {
+    /* Freed cells lie anywhere and are cold: fetch the next one now, so that the next particle's
+     * allocation (about a particle's work from now) finds it in the cache. */
     L->free[words] = (uint64_t *)(uintptr_t)cell[1];
+    if (L->free[words]) __builtin_prefetch(L->free[words], 1);
     return cell;
   }
   if (!L->chunk || L->chunk_used + words > CHUNK_WORDS) {
@@ -240,26 +246,24 @@ static void release_list(heap_local *L, int64_t h, const char *elem) {
   }
 }
 
-/* ------------------------------------------------------------------ a slot at a barrier --------- */
+/* ------------------------------------------------------------------ a particle that stops -------- */
 
-void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t refs,
-                  int64_t *held, const rt_rootset *before, int *failed) {
+void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t *held,
+                  const rt_rootset *before, int *failed) {
   heap_local *L = &heap->locals[k];
   promoter p = {L, ctx, 0};
-  /* A root that still holds what it held at the last barrier, in a particle with one offspring, would
-   * get +1 and -1: the common case, so it is skipped both ways. */
-  int same = refs == 1 && before == now;
-  for (int32_t j = 0; refs > 0 && j < now->n; j++) {
+  /* A root that still holds what it held when the particle last stopped would get +1 and -1: the
+   * common case, so it is skipped both ways. */
+  int same = before == now;
+  for (int32_t j = 0; j < now->n; j++) {
     uint64_t *slot = (uint64_t *)(frame + now->slots[j].offset);
     if (same && (int64_t)*slot == held[j]) continue;
-    int64_t h = promote_list(&p, (int64_t)*slot, now->slots[j].elem);
-    if (refs > 1) retain(L, h, refs - 1);
-    *slot = (uint64_t)h;
+    *slot = (uint64_t)promote_list(&p, (int64_t)*slot, now->slots[j].elem);
   }
   for (int32_t j = 0; before && j < before->n; j++)
     if (!(same && (int64_t)*(uint64_t *)(frame + now->slots[j].offset) == held[j]))
       release_list(L, held[j], before->slots[j].elem);
-  for (int32_t j = 0; refs > 0 && j < now->n; j++) held[j] = (int64_t)*(uint64_t *)(frame + now->slots[j].offset);
+  for (int32_t j = 0; j < now->n; j++) held[j] = (int64_t)*(uint64_t *)(frame + now->slots[j].offset);
   ctx->arena_used = 0;
   if (p.failed) *failed = 1;
 }

@@ -275,12 +275,12 @@ rt_heap *rt_heap_new(int threads); /* per-thread free lists for threads 0..threa
 void rt_heap_clear(rt_heap *h);    /* returns the free lists' memory: call once no cell is live */
 void rt_heap_free(rt_heap *h);
 int64_t rt_heap_live_words(const rt_heap *h);
-/* One slot at a barrier, on thread k: promotes the young cells its roots `now` reach (rewriting the
- * frame), counts each root `refs` times (the slot's offspring; 0 for a slot that dies), then drops the
- * references `held` (the roots `before` at the last barrier; NULL: none) and, when refs > 0, stores
- * the new roots in held.  Resets the young arena.  Sets *failed when out of memory. */
-void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t refs,
-                  int64_t *held, const rt_rootset *before, int *failed);
+/* A particle that stops, on thread k: promotes the young cells its roots `now` reach (rewriting the
+ * frame), counts each root once, then drops the references `held` (its roots `before`, when it last
+ * stopped; NULL: none) and stores the new roots in held.  Resets the young arena.  Sets *failed when
+ * out of memory. */
+void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t *held,
+                  const rt_rootset *before, int *failed);
 void rt_heap_retain_held(const int64_t *held, int32_t n, int64_t refs);
 /* Calls fn(arg, word, elem) for every list handle word of a value of type t stored at `words` (elem: that
  * list's element type), in order; returns the number of words of t. */
@@ -327,7 +327,6 @@ struct sirenrt_filter {
                         * copy), and in its serial parts */
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
   int64_t *copy_source; /* scratch: the particle copied into free_slots[j] at a resampling */
-  int arenas_used;     /* some particle has built list cells since the last barrier */
   rt_heap *heap;       /* the population's list cells; estimate()'s clone borrows them and the
                         * rootsets, with references of its own to what it holds */
   int32_t owns_heap;
@@ -380,8 +379,9 @@ void rt_pool_free(rt_pool *pool);
 int rt_alloc_population(sirenrt_filter *f);
 int rt_advance(sirenrt_filter *f);                /* the population loop: 0, or 1 with f failed */
 int rt_zero_weight_error(sirenrt_filter *f);      /* fails f with "all particles have zero weight" */
-/* What a barrier that keeps the population does to lists: every particle's young cells that its
- * frame reaches move to the heap and its roots become its held roots.  0, or -1 out of memory. */
+/* What the population loop does to each particle's lists as it stops, for every particle: the young
+ * cells its frame reaches move to the heap and its roots become its held roots (a no-op for a
+ * particle already held).  0, or -1 out of memory. */
 int rt_hold_all(sirenrt_filter *f);
 const rt_rootset *rt_roots_now(const sirenrt_filter *f, int64_t i);
 static inline int64_t *rt_held_of(const sirenrt_filter *f, int64_t i) { return f->held + (size_t)i * (size_t)f->max_held; }

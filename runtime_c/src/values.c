@@ -41,8 +41,6 @@ static int64_t arena_alloc(sirenrt_ctx *ctx, uint32_t words, int32_t site) {
   }
   int64_t at = ctx->arena_used;
   ctx->arena_used = (uint32_t)need;
-  /* else the barrier need not reset arenas; any particle's thread may say so */
-  if (ctx->filter) __atomic_store_n(&ctx->filter->arenas_used, 1, __ATOMIC_RELAXED);
   return at;
 }
 
