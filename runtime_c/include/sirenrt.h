@@ -159,13 +159,14 @@ SIRENRT_API void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t sit
  *
  * A list value is an int64 HANDLE; SIRENRT_NIL (-1) is the empty list everywhere.  Handles are opaque
  * to generated code, which only compares them with SIRENRT_NIL and passes them to the functions below.
- *  - Young handles (bit 60 set, a 32-bit index below it) name cells a particle built since the last
- *    resampling barrier, in its own young arena: a bump allocator, private to the particle.
+ *  - Young handles (bit 60 set, a 32-bit index below it) name cells a particle built since it was
+ *    last resumed, in its own young arena: a bump allocator, private to the particle.
  *  - Heap handles (a positive value with none of bits 60..63 set: the cell's address) name cells in
- *    the population's heap.  At every barrier the young cells a frame still reaches are promoted
- *    there and the arena starts empty; heap cells are immutable and shared, so the offspring of one
- *    particle share its lists, and resampling copies frames, never list memory.  Heap cells are
- *    reference counted at barriers and freed when no particle reaches them.
+ *    the population's heap.  Whenever a particle stops (resample(), its end, a missing row) the young
+ *    cells its frame still reaches are promoted there and the arena starts empty; heap cells are
+ *    immutable and shared, so the offspring of one particle share its lists, and resampling copies
+ *    frames, never list memory.  Heap cells are reference counted (frames' references when particles
+ *    stop and at resampling) and freed when no particle reaches them.
  *  - Shared handles (bit 62 set) denote data owned by the filter (sirenrt_file / sirenrt_stream_row),
  *    read-only and never copied into particles.  All list operations accept every kind, also mixed
  *    (a cons cell whose tail is a shared list).  Layout: bit 61 = "elements of one row" (else "list of

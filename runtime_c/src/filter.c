@@ -248,9 +248,10 @@ int rt_hold_all(sirenrt_filter *f) {
 
 /* Each held root counted once more for every extra offspring, or dropped by a particle with none.
  * A dead particle's release cannot free what a survivor holds: the survivor's own count keeps it. */
-static void count_block(sirenrt_filter *f, int k, int64_t first, int64_t end) {
+static void count_block(sirenrt_filter *f, int k, int64_t first, int64_t end, int *failed) {
   enum { AHEAD = 8 }; /* the cells are cold: fetch those a few slots on while counting these */
   for (int64_t i = first; i < end; i++) {
+    if (f->state[i] == SIRENRT_FINISHED && f->held_set[i] != &f->result_roots) hold_slot(f, k, i, failed);
     if (i + AHEAD < end && f->counts[i + AHEAD] != 1 && f->held_set[i + AHEAD]) {
       int64_t h = rt_held_of(f, i + AHEAD)[0];
       if (rt_is_heap(h)) __builtin_prefetch(rt_heap_cell(h), 1);
@@ -338,7 +339,7 @@ static void fill_range(void *arg, int k, int threads) {
       n_copies += c - (c != 0);
     }
     memset(f->logw + first, 0, (size_t)(end - first) * sizeof(double));
-    if (a->lists) count_block(f, k, first, end);
+    if (a->lists) count_block(f, k, first, end, &a->failed[k]);
   }
 }
 
@@ -387,6 +388,7 @@ static int barrier(sirenrt_filter *f) {
   int resample = !(f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n);
   if (record_history(f, s, resample)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   a.lists = f->max_held > 0;
+  __atomic_store_n(&f->arenas_used, 0, __ATOMIC_RELAXED); /* every particle that built cells was held */
   if (!resample) { /* the particles' lists were held as they stopped: nothing to count */
     profile_add(f, RT_PHASE_SERIAL, &t);
     return 0;
@@ -491,7 +493,11 @@ static void resume_range(void *arg, int k, int threads) {
     }
     f->state[i] = (int8_t)r;
     out->any_at_resample |= r == SIRENRT_AT_RESAMPLE;
-    if (known && (lists || c->arena_used)) hold_slot(f, k, i, &out->out_of_memory);
+    /* A finished particle keeps its result's cells young, unless a later barrier holds them
+     * (count_block): at the end of a run nobody copies them.  A model without list slots reads the
+     * filter's flag, not each context's second cache line. */
+    if (known && r != SIRENRT_FINISHED && (lists || __atomic_load_n(&f->arenas_used, __ATOMIC_RELAXED)))
+      hold_slot(f, k, i, &out->out_of_memory);
   }
 }
 

@@ -327,6 +327,7 @@ struct sirenrt_filter {
                         * copy), and in its serial parts */
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
   int64_t *copy_source; /* scratch: the particle copied into free_slots[j] at a resampling */
+  int arenas_used;     /* some particle built list cells since the last barrier (values.c) */
   rt_heap *heap;       /* the population's list cells; estimate()'s clone borrows them and the
                         * rootsets, with references of its own to what it holds */
   int32_t owns_heap;
