@@ -17,18 +17,16 @@
 #include <string.h>
 #include <time.h>
 
-int rt_filter_fail(sirenrt_filter *f, char *msg) {
-  free(f->error);
-  f->error = msg ? msg : rt_strdup_printf("error: out of memory");
-  f->failed = 1;
-  f->est_valid = 0;
-  return 1;
-}
-
 int rt_filter_refuse(sirenrt_filter *f, char *msg) {
   free(f->error);
   f->error = msg ? msg : rt_strdup_printf("error: out of memory");
   return 1;
+}
+
+int rt_filter_fail(sirenrt_filter *f, char *msg) {
+  f->failed = 1;
+  f->est_valid = 0;
+  return rt_filter_refuse(f, msg);
 }
 
 /* Turns a particle's recorded error into the filter's rendered error. */
@@ -759,19 +757,14 @@ int32_t sirenrt_filter_run(sirenrt_filter *f, const double *rows, int64_t n_rows
 
 int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols) {
   if (!f) return rt_set_last_error("sirenrt_filter_step: no filter"), 1;
-  if (!f->model->streamable) {
-    free(f->error);
-    f->error = rt_strdup_printf("error: this program cannot be run as a stream: %s",
-                                f->model->not_streamable_reason ? f->model->not_streamable_reason : "unknown reason");
-    return 1;
-  }
+  if (!f->model->streamable)
+    return rt_filter_refuse(f, rt_strdup_printf("error: this program cannot be run as a stream: %s",
+                                                f->model->not_streamable_reason ? f->model->not_streamable_reason
+                                                                                : "unknown reason"));
   if (f->model->n_files < 1) return rt_filter_fail(f, rt_strdup_printf("error: a streamable model must read a file"));
   if (f->mode == RT_MODE_STREAMING && f->failed) return 1; /* the stream is broken until run() */
-  if (n_cols < 0 || (n_cols > 0 && !row)) {
-    free(f->error);
-    f->error = rt_strdup_printf("error: step: bad row (%lld columns)", (long long)n_cols);
-    return 1;
-  }
+  if (n_cols < 0 || (n_cols > 0 && !row))
+    return rt_filter_refuse(f, rt_strdup_printf("error: step: bad row (%lld columns)", (long long)n_cols));
   if (f->mode != RT_MODE_STREAMING) { /* a fresh stream */
     reset_population(f);
     f->mode = RT_MODE_STREAMING;
