@@ -76,25 +76,38 @@ static int estimate_value(const char *type, item *items, int64_t m, size_t offse
 
 /* Weighted mean of one scalar word.  Zero-weight particles are skipped so their values (maybe NaN)
  * cannot poison the sum. */
+/* A weighted mean, accumulated one value at a time.  Averaging the offsets from one particle's
+ * value keeps a value every particle agrees on exact (three particles at 3.0 give 3.0, not
+ * 3.0000000000000004) and loses less to cancellation; the plain weighted sum is the IEEE answer
+ * once a value is infinite, where an offset from an infinite base would be inf - inf = NaN. */
+typedef struct mean_acc {
+  double base, s, plain, total;
+  int infinite;
+} mean_acc;
+
+static const mean_acc MEAN_ACC_EMPTY = {NAN, 0.0, 0.0, 0.0, 0};
+
+/* Adds word w (a float or bool of `kind`) with weight wk; zero weights are skipped so that their
+ * values (maybe NaN) cannot poison the sum. */
+static void mean_add(mean_acc *a, char kind, uint64_t w, double wk) {
+  if (!(wk > 0.0)) return;
+  double x = kind == 'f' ? word_as_double(w) : (w != 0 ? 1.0 : 0.0);
+  if (isnan(a->base)) a->base = x;
+  a->s += wk * (x - a->base);
+  a->plain += wk * x;
+  a->infinite |= isinf(x);
+  a->total += wk;
+}
+
+static int mean_emit(const mean_acc *a, out_buf *o) {
+  if (!(a->total > 0.0)) return emit(o, 0.0);
+  return emit(o, a->infinite ? a->plain / a->total : a->base + a->s / a->total);
+}
+
 static int estimate_scalar(char kind, const item *items, int64_t m, size_t offset, out_buf *o) {
-  /* Averaging the offsets from one particle's value keeps a value every particle agrees on exact
-   * (three particles at 3.0 give 3.0, not 3.0000000000000004) and loses less to cancellation. */
-  double base = NAN, s = 0.0, total = 0.0;
-  double plain = 0.0; /* the plain weighted sum: the IEEE answer once a value is infinite, where an
-                       * offset from an infinite base would be inf - inf = NaN */
-  int infinite = 0;
-  for (int64_t i = 0; i < m; i++) {
-    if (!(items[i].w > 0.0)) continue;
-    uint64_t w = items[i].words[offset];
-    double x = kind == 'f' ? word_as_double(w) : (w != 0 ? 1.0 : 0.0);
-    if (isnan(base)) base = x;
-    s += items[i].w * (x - base);
-    plain += items[i].w * x;
-    infinite |= isinf(x);
-    total += items[i].w;
-  }
-  if (!(total > 0.0)) return emit(o, 0.0);
-  return emit(o, infinite ? plain / total : base + s / total);
+  mean_acc a = MEAN_ACC_EMPTY;
+  for (int64_t i = 0; i < m; i++) mean_add(&a, kind, items[i].words[offset], items[i].w);
+  return mean_emit(&a, o);
 }
 
 /* estimate_list's per-index means for a list of floats or bools: the same arithmetic in the same
@@ -105,44 +118,31 @@ static int estimate_scalar(char kind, const item *items, int64_t m, size_t offse
 static int estimate_scalar_list(char kind, const item *items, int64_t m, size_t offset, const int64_t *len,
                                 int64_t longest, out_buf *o) {
   size_t n = (size_t)(longest ? longest : 1);
-  double *total = calloc(n, sizeof(double)), *base = malloc(n * sizeof(double)), *s = calloc(n, sizeof(double));
-  double *plain = calloc(n, sizeof(double)), *sum = calloc(n, sizeof(double));
+  double *total = calloc(n, sizeof(double));
   int64_t *cnt = calloc(n, sizeof(int64_t));
-  char *infinite = calloc(n, 1);
+  mean_acc *acc = malloc(n * sizeof(mean_acc));
   int status = -1;
-  if (!total || !base || !s || !plain || !sum || !cnt || !infinite) goto done;
+  if (!total || !cnt || !acc) goto done;
   for (int64_t i = 0; i < m; i++)
     for (int64_t k = 0; k < len[i]; k++) {
       total[k] += items[i].w;
       cnt[k]++;
     }
-  for (int64_t k = 0; k < longest; k++) base[k] = NAN;
+  for (int64_t k = 0; k < longest; k++) acc[k] = MEAN_ACC_EMPTY;
   for (int64_t i = 0; i < m; i++) {
     int64_t cursor = (int64_t)items[i].words[offset];
     for (int64_t k = 0; k < len[i]; k++) {
       uint64_t w;
       if (rt_list_uncons(items[i].ctx, cursor, &w, 1, &cursor, -1)) goto done;
-      double wk = total[k] > 0.0 ? items[i].w / total[k] : 1.0 / (double)cnt[k];
-      if (!(wk > 0.0)) continue;
-      double x = kind == 'f' ? word_as_double(w) : (w != 0 ? 1.0 : 0.0);
-      if (isnan(base[k])) base[k] = x;
-      s[k] += wk * (x - base[k]);
-      plain[k] += wk * x;
-      infinite[k] |= isinf(x);
-      sum[k] += wk;
+      mean_add(&acc[k], kind, w, total[k] > 0.0 ? items[i].w / total[k] : 1.0 / (double)cnt[k]);
     }
   }
   status = 0;
-  for (int64_t k = 0; k < longest && !status; k++)
-    status = emit(o, !(sum[k] > 0.0) ? 0.0 : infinite[k] ? plain[k] / sum[k] : base[k] + s[k] / sum[k]);
+  for (int64_t k = 0; k < longest && !status; k++) status = mean_emit(&acc[k], o);
 done:
   free(total);
-  free(base);
-  free(s);
-  free(plain);
-  free(sum);
   free(cnt);
-  free(infinite);
+  free(acc);
   return status;
 }
 
