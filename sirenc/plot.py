@@ -8,8 +8,8 @@
 ``record`` runs a streamable model row by row (``Filter.step``; the answers are those of
 ``Filter.run``) and takes the posterior after each row (``Filter.summary``: the mean, drawn as a
 line, and the 5% and 95% quantiles, drawn as a 90% credible band); other models run whole, and
-only their final estimate is known. At every resampling step the runtime's progress hook reports
-the ESS of the weights about to be resampled and the log evidence so far (``sirenc.progress``).
+only their final estimate is known. For every resampling step the filter's history
+(``Filter.history``) has the ESS of the weights it resampled and the log evidence after it.
 """
 
 from __future__ import annotations
@@ -71,33 +71,27 @@ def summary_components(summary: Any, name: str = "result") -> list[tuple[str, An
 
 def record(f, rows: Any = None, progress: Callable | None = None) -> History:
     """Run filter ``f`` (``rows`` replace its data as in ``Filter.run``), keeping each step's
-    ESS and log evidence, and for a streamable model the estimate after each data row.
-    ``progress`` gets the reports as in ``Filter.run(progress=...)``."""
+    ESS and log evidence (``Filter.history``), and for a streamable model the estimate after each
+    data row. ``progress`` gets the reports as in ``Filter.run(progress=...)``."""
     from sirenc.progress import Progress, Reporter
 
-    ess: list[float] = []
-    evidence: list[float] = []
     start = time.perf_counter()
     data = _rows(f, rows) if f.model.info["streamable"] else None
 
-    def keep(p: Progress) -> None:
-        if not p.done:
-            ess.append(p.ess)
-            evidence.append(p.log_evidence)
-        if progress is not None:
-            if data is not None:    # stepping: the runtime sees the rows one at a time
-                p = Progress(p.steps, len(data) if p.steps <= len(data) else None, p.particles,
-                             time.perf_counter() - start, p.done, p.ess, p.log_evidence)
-            progress(p)
+    def forward(p: Progress) -> None:
+        if data is not None:    # stepping: the runtime sees the rows one at a time
+            p = Progress(p.steps, len(data) if p.steps <= len(data) else None, p.particles,
+                         time.perf_counter() - start, p.done, p.ess, p.log_evidence)
+        progress(p)
 
     if data is None:
-        f.run(rows, progress=keep, progress_interval=0)
+        f.run(rows, progress=forward if progress is not None else None, progress_interval=0)
         history = History(f.n_particles, f.estimate(), time.perf_counter() - start)
     else:
         per_row: list[list[float]] = []
         bands: list[list[tuple[float, float]]] = []
         labels: list[str] = []
-        reporter = Reporter(keep)
+        reporter = Reporter(forward) if progress is not None else None
         with f._progress(reporter, 0.0):
             try:
                 for row in data:
@@ -107,7 +101,7 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
                     per_row.append([s.mean for _, s in parts])
                     bands.append([(s.quantiles[0.05], s.quantiles[0.95]) for _, s in parts])
             except BaseException:
-                if reporter.error is not None:
+                if reporter is not None and reporter.error is not None:
                     error, reporter.error = reporter.error, None
                     try:
                         raise error from None
@@ -116,8 +110,8 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
                 raise
         final = f.estimate()
         if progress is not None:
-            progress(Progress(len(ess), len(data), f.n_particles, time.perf_counter() - start, True,
-                              f.ess, f.log_evidence))
+            progress(Progress(len(f.history()["ess"]), len(data), f.n_particles, time.perf_counter() - start,
+                              True, f.ess, f.log_evidence))
         widths = {len(r) for r in per_row}
         estimate = np.array(per_row, dtype=np.float64) if per_row and len(widths) == 1 and labels else None
         band = np.array(bands, dtype=np.float64) if estimate is not None else None
@@ -125,8 +119,8 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
                           lower=band[:, :, 0] if band is not None else None,
                           upper=band[:, :, 1] if band is not None else None,
                           labels=labels if estimate is not None else [])
-    history.ess = np.array(ess, dtype=np.float64)
-    history.log_evidence = np.array(evidence, dtype=np.float64)
+    steps = f.history()
+    history.ess, history.log_evidence = steps["ess"], steps["log_evidence"]
     return history
 
 
