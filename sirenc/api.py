@@ -210,7 +210,7 @@ class _Entry:
     history: Callable[..., int]
     save: Callable[..., int]
     load: Callable[[Any, int, int], Any]
-    set_progress: Callable[..., None] | None   # None: a model.so built before progress reporting
+    set_progress: Callable[..., None]
 
 
 class _CodePin:
@@ -246,10 +246,16 @@ class _CodePin:
 
 
 def _newer_entry(lib: Any, name: str) -> Callable[..., Any]:
-    try:
-        return getattr(lib, name)
-    except AttributeError:
-        raise SirenUsageError(f"this model.so was built by an older sirenc without {name}; recompile it") from None
+    """Entry point ``name`` of a model.so, looked up when first called: a model.so built by an older
+    sirenc lacks it, which is an error only for the caller that needs it."""
+    def call(*args: Any) -> Any:
+        try:
+            entry = getattr(lib, name)
+        except AttributeError:
+            raise SirenUsageError(f"this model.so was built by an older sirenc without {name}; "
+                                  "recompile it") from None
+        return entry(*args)
+    return call
 
 
 class Model:
@@ -285,7 +291,7 @@ class Model:
             set_file=rt.sirenrt_filter_set_file,
             history=rt.sirenrt_filter_history, save=rt.sirenrt_filter_save,
             load=lambda buf, n, threads: rt.sirenrt_filter_load(descriptor, buf, n, threads),
-            set_progress=getattr(rt, "sirenrt_filter_set_progress", None),
+            set_progress=rt.sirenrt_filter_set_progress,
         )
         return cls(descriptor, entry, jit, None, on_free=jit.close)
 
@@ -296,13 +302,13 @@ class Model:
             new=lib.sirenc_new, free=lib.sirenc_free, run=lib.sirenc_run, step=lib.sirenc_step,
             estimate=lib.sirenc_estimate, log_evidence=lib.sirenc_log_evidence,
             ess=lib.sirenc_ess, error=lib.sirenc_error,
-            particles=lambda *a: _newer_entry(lib, "sirenc_particles")(*a),
-            size=lambda *a: _newer_entry(lib, "sirenc_size")(*a),
-            set_file=lambda *a: _newer_entry(lib, "sirenc_set_file")(*a),
-            history=lambda *a: _newer_entry(lib, "sirenc_history")(*a),
-            save=lambda *a: _newer_entry(lib, "sirenc_save")(*a),
-            load=lambda *a: _newer_entry(lib, "sirenc_load")(*a),
-            set_progress=getattr(lib, "sirenc_set_progress", None),
+            particles=_newer_entry(lib, "sirenc_particles"),
+            size=_newer_entry(lib, "sirenc_size"),
+            set_file=_newer_entry(lib, "sirenc_set_file"),
+            history=_newer_entry(lib, "sirenc_history"),
+            save=_newer_entry(lib, "sirenc_save"),
+            load=_newer_entry(lib, "sirenc_load"),
+            set_progress=_newer_entry(lib, "sirenc_set_progress"),
         )
         library.acquire()   # released by the model's pin (also if __init__ refuses the model)
         return cls(lib.sirenc_info(), entry, library, path, on_free=library.release)
@@ -484,10 +490,6 @@ class Filter:
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval >= 0:
             raise SirenUsageError(f"progress_interval must be a number of seconds >= 0, not {interval!r}")
         set_progress = self.model._entry.set_progress
-        if set_progress is None:
-            what = self.model.path or "the runtime library"
-            raise SirenUsageError(f"{what} was built by a sirenc without progress reporting; "
-                                  "rebuild it to use progress=")
 
         def stop(_type, error, _traceback):
             # An exception outside reporter.report (a Ctrl-C's KeyboardInterrupt lands on whatever
