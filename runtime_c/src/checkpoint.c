@@ -388,12 +388,8 @@ static int read_cells(loader *l) {
     rt_heap_retain(h, 1); /* the loader's reference, until every frame has taken its own */
     l->cells[i] = h;
     l->cell_types[i] = l->types[type];
-    uint64_t small[16], *words = payload - 1 <= 16 ? small : malloc((size_t)(payload - 1) * sizeof(uint64_t));
-    if (!words) return r->bad = "out of memory", -1;
-    int got = get(r, words, (size_t)(payload - 1) * sizeof(uint64_t));
-    if (!got) memcpy(cell + 3, words, (size_t)(payload - 1) * sizeof(uint64_t));
-    if (words != small) free(words);
-    if (got) break;
+    /* get() writes nothing when the bytes run short, so a truncated cell keeps its nil handles */
+    if (get(r, cell + 3, (size_t)(payload - 1) * sizeof(uint64_t))) break;
     cell[2] = (uint64_t)decode_list(l, tail);
     rt_each_list(cell + 3, l->types[type], decode_word, l);
     int64_t tail_len = cell[2] == (uint64_t)SIRENRT_NIL ? 0 : -1;
