@@ -292,17 +292,21 @@ class Outcome:
     history: dict | None = None  # Filter.history(): one entry per resample()
 
 
-def finish(f, result, elapsed: float) -> Outcome:
-    """The outcome of a run of filter ``f``, with its posterior summary and history."""
+def finish(f, result, elapsed: float, summarise: bool = True) -> Outcome:
+    """The outcome of a run of filter ``f``, with its posterior summary and history unless
+    ``summarise`` is false (the ``siren`` command prints neither)."""
+    if not summarise:
+        return Outcome(result, elapsed, f.log_evidence, f.ess)
     return Outcome(result, elapsed, f.log_evidence, f.ess, f.summary(), f.history())
 
 
-def run_filter(model, particles: int, seed: int, rows=None, progress=None, **options) -> Outcome:
+def run_filter(model, particles: int, seed: int, rows=None, progress=None, summarise: bool = True,
+               **options) -> Outcome:
     f = model.filter(particles=particles, seed=seed, **options)
     start = time.perf_counter()
     f.run(rows, progress=progress)
     result = f.estimate()
-    return finish(f, result, time.perf_counter() - start)
+    return finish(f, result, time.perf_counter() - start, summarise)
 
 
 def verbose_blocks(outcome: Outcome, resampling: bool = True) -> list[str]:
@@ -319,12 +323,6 @@ def verbose_blocks(outcome: Outcome, resampling: bool = True) -> list[str]:
                                     f"resampling: min {ess.min():.6g}, median {float(np.median(ess)):.6g}, "
                                     f"last {ess[-1]:.6g}"])
     return out
-
-
-def summary_json(summary) -> object:
-    from sirenc.summary import jsonable
-
-    return jsonable(summary)
 
 
 def posterior_block(outcome: Outcome) -> list[str]:
@@ -365,11 +363,13 @@ def cmd_run(args) -> int:
         outcome = run_filter(model, args.particles, args.seed, None, progress=progress_bar(args), **options)
     plan = dict(facts.plan or {})
     if args.json:
+        from sirenc.summary import jsonable
+
         print(json.dumps({
             "method": args.method, "particles": args.particles, "seed": args.seed,
             "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(plan),
             "log_evidence": outcome.log_evidence, "ess": outcome.ess, "time_s": outcome.evaluation_time,
-            "analysis_time_s": analysis_time, "summary": summary_json(outcome.summary),
+            "analysis_time_s": analysis_time, "summary": jsonable(outcome.summary),
             "history": {k: v.tolist() for k, v in (outcome.history or {}).items()},
         }))
         return 0

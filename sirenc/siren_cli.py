@@ -112,7 +112,7 @@ def run(args) -> int:
         print(f"{e.render()}\nRuntimeViolatedAnnotationError: {e.message}", file=sys.stderr)
         return 1
     seed = secrets.randbits(63) if args.seed is None else args.seed
-    outcome = cli.run_filter(model, args.particles, seed)
+    outcome = cli.run_filter(model, args.particles, seed, summarise=False)
     out = cli.block("Evaluation Time", [repr(outcome.evaluation_time)])
     out += cli.block("Result", [cli.format_value(outcome.result)])
     if args.verbose:
