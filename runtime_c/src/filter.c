@@ -777,28 +777,6 @@ int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols
   return check_final_weights(f);
 }
 
-/* ------------------------------------------------------------------ data rows ------------------ */
-
-/* List.hd in generated code.  A step function's List.hd(row) of a data row is the hot case (once per
- * particle-step): it is read here in place, under the same checks as sirenrt_list_get's (the handle's
- * file, loaded, row and element in range); every other list, and a row handle that fails a check,
- * goes to sirenrt_list_get, so answers and errors are its own. */
-int64_t sirenrt_list_head_word(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site) {
-  const int64_t row_bits = RT_SHARED_BIT | RT_ROW_BIT;
-  const sirenrt_filter *f = ctx->filter;
-  if (list >= 0 && (list & row_bits) == row_bits && i == 0 && f) {
-    int32_t id = rt_shared_file(list);
-    const rt_table *t = id < f->model->n_files ? &f->tables[id] : NULL;
-    int64_t r = rt_shared_row_r(list), k = rt_shared_row_k(list);
-    if (t && t->loaded && r < t->n_rows && k < rt_row_len(t, r)) {
-      int64_t word;
-      memcpy(&word, &t->vals[t->row_start[r] + k], sizeof word);
-      return word;
-    }
-  }
-  return sirenrt_list_get(ctx, list, i, site);
-}
-
 /* ------------------------------------------------------------------ queries -------------------- */
 
 double sirenrt_filter_log_evidence(const sirenrt_filter *f) {

@@ -202,6 +202,21 @@ int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site
   return (int64_t)w;
 }
 
+/* List.hd in generated code.  A step function's List.hd(row) of a data row is the hot case (once per
+ * particle-step): it is read here in place, under shared_table's checks (the handle's file, loaded,
+ * row and element in range); every other list, and a row handle that fails them, goes to
+ * sirenrt_list_get, so answers and errors are its own. */
+int64_t sirenrt_list_head_word(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site) {
+  const int64_t row_bits = RT_SHARED_BIT | RT_ROW_BIT;
+  const rt_table *t;
+  if (list >= 0 && (list & row_bits) == row_bits && i == 0 && (t = shared_table(ctx, list))) {
+    int64_t word;
+    memcpy(&word, &t->vals[t->row_start[rt_shared_row_r(list)] + rt_shared_row_k(list)], sizeof word);
+    return word;
+  }
+  return sirenrt_list_get(ctx, list, i, site);
+}
+
 int64_t sirenrt_list_tl(sirenrt_ctx *ctx, int64_t list, int32_t site) {
   if (list == SIRENRT_NIL) {
     rt_fail(ctx, site, "List.tl of an empty list");
