@@ -436,15 +436,8 @@ class Filter:
             try:
                 self._check(self.model._entry.run(self._f, buf, *shape))
             except CompiledModelError as e:
-                if reporter is not None and reporter.error is not None:
-                    # The callback's own exception. Dropped from the reporter first: its traceback
-                    # holds this frame, and a reference cycle through a Filter could be collected
-                    # at interpreter exit after the JIT code the filter's destructor reads.
-                    error, reporter.error = reporter.error, None
-                    try:
-                        raise error from None
-                    finally:
-                        del error
+                if reporter is not None:
+                    reporter.reraise()
                 if rows is None and "of an empty list" in e.message:   # a CSV row with a column missing?
                     from sirenc.data import short_row_note
                     note = short_row_note(self.model.info["files"])

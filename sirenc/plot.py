@@ -101,12 +101,8 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
                     per_row.append([s.mean for _, s in parts])
                     bands.append([(s.quantiles[0.05], s.quantiles[0.95]) for _, s in parts])
             except BaseException:
-                if reporter is not None and reporter.error is not None:
-                    error, reporter.error = reporter.error, None
-                    try:
-                        raise error from None
-                    finally:
-                        del error
+                if reporter is not None:
+                    reporter.reraise()
                 raise
         final = f.estimate()
         if progress is not None:

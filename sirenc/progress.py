@@ -125,6 +125,19 @@ class Reporter:
             return 1
         return 0
 
+    def reraise(self) -> None:
+        """Raise the callback's own exception, if it is what stopped the run. It is dropped from
+        the reporter first: its traceback holds the caller's frame, and a reference cycle through a
+        Filter could be collected at interpreter exit after the JIT code the filter's destructor
+        reads."""
+        if self.error is None:
+            return
+        error, self.error = self.error, None
+        try:
+            raise error from None
+        finally:
+            del error
+
     def close(self) -> None:
         close = getattr(self.callback, "close", None)
         if close is not None:
