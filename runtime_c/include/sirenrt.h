@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 3
+#define SIRENRT_ABI_VERSION 4
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -89,8 +89,9 @@ typedef struct sirenrt_root {
   const char *type;
 } sirenrt_root;
 
-/* Result type descriptor grammar (prefix):  T := 'f' | 'b' | 'u' | 'P' T T | 'L' T
+/* Result type descriptor grammar (prefix):  T := 'f' | 'b' | 'S' | 'u' | 'P' T T | 'L' T
  *   f float: 1 word (double bits)    b bool: 1 word (int64 0/1)    u unit: 0 words
+ *   S a symbolic word (see "Symbolic values" below): 1 word
  *   P a b: the words of a, then the words of b        L a: 1 word, a list handle (cells hold words(a))
  * e.g. "PfLf" = (float, float list): word 0 = double, word 1 = list handle. */
 typedef struct sirenrt_model {
@@ -109,6 +110,13 @@ typedef struct sirenrt_model {
   const sirenrt_site *sites;   /* site id -> source location */
   int32_t n_roots;
   const sirenrt_root *roots;   /* list handles in the frame at each resume point (collector roots) */
+  /* Symbolic methods (method != "pf"; both 0/NULL under pf): */
+  int32_t n_vars;
+  const char *const *vars;     /* program variable names, the `var` argument of sirenrt_ssi_assume */
+  int32_t n_sym_roots;
+  const sirenrt_root *sym_roots; /* frame slots holding a symbolic word ('S') at each resume point;
+                                  * `type` is "S".  Lists of symbolic words are list roots whose
+                                  * element descriptor contains 'S'. */
 } sirenrt_model;
 
 typedef struct sirenrt_options {
@@ -122,6 +130,36 @@ typedef struct sirenrt_options {
                                 * checked before allocating.  0: half the machine's memory (or of the
                                 * container's limit, if smaller).  Data files are not counted. */
 } sirenrt_options;
+
+/* ------------------------------------------------------------------------------------------------
+ * Symbolic values (-m ssi; docs/symbolic-values.md).  A value the compiler cannot prove concrete is a
+ * SYMBOLIC WORD, passed as int64: the bit pattern of a double (a constant; a bool is 0.0 or 1.0), or a
+ * node reference, whose top 16 bits are 0x7FFD (never produced by arithmetic or parsing).  Nodes live
+ * in the particle's symbolic state.  Type descriptor letter 'S' (frames, lists, results) is one such
+ * word; the estimate of an 'S' leaf is the particle's closed-form expected value (SPEC 10.4).
+ * The operators build raw nodes (SPEC 7.4), folding two constants at once; errors are recorded on
+ * ctx like a draw's (the value returned is then a NaN constant).
+ * ------------------------------------------------------------------------------------------------ */
+enum { SIRENRT_ANN_NONE = 0, SIRENRT_ANN_SAMPLE = 1, SIRENRT_ANN_SYMBOLIC = 2 };
+SIRENRT_API int64_t sirenrt_sym_add(sirenrt_ctx *ctx, int64_t a, int64_t b);
+SIRENRT_API int64_t sirenrt_sym_sub(sirenrt_ctx *ctx, int64_t a, int64_t b); /* Add(a, Mul(-1, b)) */
+SIRENRT_API int64_t sirenrt_sym_mul(sirenrt_ctx *ctx, int64_t a, int64_t b);
+SIRENRT_API int64_t sirenrt_sym_div(sirenrt_ctx *ctx, int64_t a, int64_t b);
+SIRENRT_API int64_t sirenrt_sym_neg(sirenrt_ctx *ctx, int64_t a);            /* Mul(-1, a) */
+SIRENRT_API int64_t sirenrt_sym_eq(sirenrt_ctx *ctx, int64_t a, int64_t b);  /* bool word */
+SIRENRT_API int64_t sirenrt_sym_lt(sirenrt_ctx *ctx, int64_t a, int64_t b);  /* bool word */
+SIRENRT_API int64_t sirenrt_sym_ite(sirenrt_ctx *ctx, int64_t c, int64_t t, int64_t f);
+/* value_expr (SPEC 6.4): the concrete value of w, sampling what it depends on (bools as 0/1). */
+SIRENRT_API double sirenrt_sym_value(sirenrt_ctx *ctx, int64_t w, int32_t site);
+/* `let [ann] x <- family(p0, p1, p2)`: unused parameters are 0; categorical's probs is a list handle.
+ * Returns the variable's node reference, or for SIRENRT_ANN_SAMPLE its drawn value.  `var` indexes
+ * model->vars (-1: anonymous). */
+SIRENRT_API int64_t sirenrt_ssi_assume(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2,
+                                       int32_t var, int32_t annotation, int32_t site);
+/* `observe(family(p0, p1, p2), x)` with x already forced: adds the log-likelihood of x under the
+ * observation's marginal (SSI, SPEC 12.1) to the particle's log weight. */
+SIRENRT_API void sirenrt_ssi_observe(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2,
+                                     double x, int32_t site);
 
 /* ------------------------------------------------------------------------------------------------
  * Distributions: four functions per family, declared in sirenrt_families.h, which is generated from
@@ -293,6 +331,10 @@ SIRENRT_API void sirenrt_filter_set_progress(sirenrt_filter *f, sirenrt_progress
                                              double interval_s);
 /* Words of list cells held: the particles' young arenas and the shared heap (a diagnostic). */
 SIRENRT_API int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);
+/* The runtime inference plan (SPEC 16.4) of the final particles: "x: symbolic\ny: sample\n", one
+ * line per program variable that some particle created, in model->vars order; "" under pf.  Owned
+ * by f, valid until its next call. */
+SIRENRT_API const char *sirenrt_filter_runtime_plan(sirenrt_filter *f);
 SIRENRT_API const char *sirenrt_last_error(void);                        /* thread-local; for NULL returns etc. */
 /* Checkpoints.  sirenrt_filter_save writes the whole filter (options, data rows so far, every
  * particle's weight, stream, frame and lists) into a malloc'd buffer (*buf, *len; free it with
@@ -346,6 +388,7 @@ SIRENRT_API int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len);
 SIRENRT_API sirenrt_filter *sirenc_load(const uint8_t *buf, int64_t len, int32_t threads);
 /* The filter's last error; with f == NULL, the thread's last error (e.g. why sirenc_new failed). */
 SIRENRT_API const char *sirenc_error(const sirenrt_filter *f);
+SIRENRT_API const char *sirenc_runtime_plan(sirenrt_filter *f);
 SIRENRT_API void sirenc_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user, double interval_s);
 
 #ifdef __cplusplus

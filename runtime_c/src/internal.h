@@ -219,6 +219,7 @@ struct __attribute__((aligned(64))) sirenrt_ctx {
   int32_t err_site;
   char *err_msg;       /* the first error of this particle (malloc'd), NULL if none */
   int64_t want_row;    /* the stream row a NEED_ROW particle waits for */
+  struct rt_sym_state *sym; /* symbolic state (sym.h); NULL until the particle's first symbolic op */
 };
 
 /* errors.c */
