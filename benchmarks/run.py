@@ -1,6 +1,7 @@
-"""Speed of compiled filters next to hand-written C bootstrap filters, in one run.
+"""Speed of compiled filters next to hand-written C filters, in one run.
 
     python benchmarks/run.py [--steps 100] [--particles 1000,10000,100000] [--repeat 5]
+    python benchmarks/run.py --suite [--particles ...] [--models noise,slds]
 
 Prints ns per particle-step (best of --repeat runs) for the random-walk model
 (benchmarks/models/walk) compiled with `-m pf`, and for two hand-written C
@@ -14,7 +15,16 @@ filters of the same model on the same data, all on one thread:
 
 The ratio columns are sirenc's time over each. The last column is the compiled
 filter on every core (the hand-written filters have no parallel version; the
-answers do not change). The load average is printed: other jobs on the machine
+answers do not change).
+
+A second table times the same model with every x symbolic (`-m ssi`: each
+particle carries an exact Gaussian belief) against
+benchmarks/handwritten/rw_kalman_rb.c, a hand-written Rao-Blackwellised
+(Kalman) particle filter with the same resampling, built with -march=native.
+
+`--suite` times the eleven benchmark models (benchmarks/models, on their own
+data) under `-m pf` and under every `-m ssi` plan the plan analysis accepts
+(benchmarks/plans.py). The load average is printed: other jobs on the machine
 slow the large N most.
 """
 
@@ -59,14 +69,41 @@ def time_handwritten(exe: Path, data: Path, n: int, repeat: int) -> float:
     return best
 
 
-def time_sirenc(model, rows: np.ndarray, n: int, repeat: int, threads: int = 1) -> float:
+def time_sirenc(model, rows: np.ndarray | None, n: int, repeat: int, threads: int = 1, steps: int = 0) -> float:
+    """Best ns per particle-step; `rows` replace the data file (None: the program reads its own,
+    `steps` rows of it)."""
     f = model.filter(particles=n, seed=0, threads=threads)
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()
         f.run(rows)
         best = min(best, time.perf_counter() - start)
-    return best * 1e9 / (n * len(rows))
+    return best * 1e9 / (n * (len(rows) if rows is not None else steps))
+
+
+def suite(particles: list[int], models: list[str], repeat: int) -> None:
+    """ns per particle-step of each benchmark model under pf and every accepted ssi plan."""
+    from plans import MODELS, accepted_plans
+
+    import sirenc
+
+    print(f"benchmark models on their own data; ns per particle-step, best of {repeat}, one thread")
+    print(f"{'model':<13} {'method':<6} {'plan':>5} | " + " | ".join(f"{f'N={n}':>11}" for n in particles))
+    for name in models:
+        steps = len((MODELS / name / "data.csv").read_text().strip().splitlines()) - 1
+        runs = [("pf", "-", str(MODELS / name / "model.si"))]
+        with tempfile.TemporaryDirectory() as tmp:
+            for plan in accepted_plans(name):
+                d = Path(tmp) / plan.number
+                d.mkdir()
+                runs.append(("ssi", plan.number, str(plan.write(d))))
+            for method, number, path in runs:
+                model = sirenc.compile(path, method=method)
+                cells = [time_sirenc(model, None, n, repeat, steps=steps) for n in particles]
+                print(f"{name:<13} {method:<6} {number:>5} | " + " | ".join(f"{c:>11.1f}" for c in cells),
+                      flush=True)
+    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    print(f"load average: {load}")
 
 
 def main() -> None:
@@ -76,7 +113,14 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--particles", default="1000,10000,100000")
     p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--suite", action="store_true", help="time the eleven benchmark models instead")
+    p.add_argument("--models", default="", help="with --suite: a comma-separated subset")
     args = p.parse_args()
+    particles = [int(x) for x in args.particles.split(",")]
+    if args.suite:
+        from plans import BENCHMARKS
+        suite(particles, args.models.split(",") if args.models else list(BENCHMARKS), args.repeat)
+        return
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
@@ -93,13 +137,23 @@ def main() -> None:
         print(f"{'N':>8} | {'sirenc -m pf':>12} | {'C, own stream':>13} | {'ratio':>5} | "
               f"{'C, fastest':>10} | {'ratio':>5} | {f'sirenc, {threads} threads':>18}")
         print(f"{'-' * 8}-+-{'-' * 12}-+-{'-' * 13}-+-{'-' * 5}-+-{'-' * 10}-+-{'-' * 5}-+-{'-' * 18}")
-        for n in (int(x) for x in args.particles.split(",")):
+        for n in particles:
             ours = time_sirenc(model, rows, n, args.repeat)
             ref = time_handwritten(own, data, n, args.repeat)
             ref_fast = time_handwritten(fast, data, n, args.repeat)
             parallel = time_sirenc(model, rows, n, args.repeat, threads)
             print(f"{n:>8} | {ours:>12.2f} | {ref:>13.2f} | {ours / ref:>5.2f} | {ref_fast:>10.2f} | "
                   f"{ours / ref_fast:>5.2f} | {parallel:>18.2f}")
+        rb = build_handwritten(tmp, "rw_kalman_rb", native=True)
+        symbolic = sirenc.compile(str(HERE / "models" / "walk" / "model.si"), method="ssi")
+        print()
+        print("the same walk with x symbolic (exact Gaussian belief per particle); ns per particle-step")
+        print(f"{'N':>8} | {'sirenc -m ssi':>13} | {'C, Rao-Blackwellised':>20} | {'ratio':>5}")
+        print(f"{'-' * 8}-+-{'-' * 13}-+-{'-' * 20}-+-{'-' * 5}")
+        for n in particles:
+            ours = time_sirenc(symbolic, rows, n, args.repeat)
+            ref = time_handwritten(rb, data, n, args.repeat)
+            print(f"{n:>8} | {ours:>13.2f} | {ref:>20.2f} | {ours / ref:>5.2f}")
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"load average: {load}")
 

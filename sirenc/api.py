@@ -211,6 +211,7 @@ class _Entry:
     save: Callable[..., int]
     load: Callable[[Any, int, int], Any]
     set_progress: Callable[..., None]
+    runtime_plan: Callable[[Any], Any]
 
 
 class _CodePin:
@@ -292,6 +293,7 @@ class Model:
             history=rt.sirenrt_filter_history, save=rt.sirenrt_filter_save,
             load=lambda buf, n, threads: rt.sirenrt_filter_load(descriptor, buf, n, threads),
             set_progress=rt.sirenrt_filter_set_progress,
+            runtime_plan=rt.sirenrt_filter_runtime_plan,
         )
         return cls(descriptor, entry, jit, None, on_free=jit.close)
 
@@ -309,6 +311,7 @@ class Model:
             save=_newer_entry(lib, "sirenc_save"),
             load=_newer_entry(lib, "sirenc_load"),
             set_progress=_newer_entry(lib, "sirenc_set_progress"),
+            runtime_plan=_newer_entry(lib, "sirenc_runtime_plan"),
         )
         library.acquire()   # released by the model's pin (also if __init__ refuses the model)
         return cls(lib.sirenc_info(), entry, library, path, on_free=library.release)
@@ -392,6 +395,7 @@ def _describe(m: Any) -> dict:
         "streamable": bool(m.streamable),
         "not_streamable_reason": _text(m.not_streamable_reason),
         "files": [_text(m.files[i]) for i in range(m.n_files)],
+        "vars": [_text(m.vars[i]) for i in range(m.n_vars)],
     }
 
 
@@ -537,6 +541,15 @@ class Filter:
     @property
     def ess(self) -> float:
         return float(self.model._entry.ess(self._f))
+
+    def runtime_plan(self) -> dict[str, str]:
+        """The runtime inference plan (SPEC 16.4) of the particles as they stand: each program
+        variable some particle created, in declaration order, with ``"symbolic"`` (no particle
+        sampled it), ``"sample"`` (every particle did) or ``"dynamic"``. Empty under ``pf``."""
+        from sirenc.runtime.ffi import ffi
+
+        text = ffi.string(self.model._entry.runtime_plan(self._f)).decode("utf-8")
+        return dict(line.split(": ", 1) for line in text.splitlines() if line)
 
     # ------------------------------------------------------------ summaries
 
@@ -705,7 +718,7 @@ def _as_float64(data: Any, ndim: int, what: str) -> np.ndarray:
 # ------------------------------------------------------- result type descriptors
 
 def unflatten(result_type: str, values: np.ndarray) -> Any:
-    """Rebuild the estimate's structure from ``result_type`` (``f b u P<a><b> L<a>``)
+    """Rebuild the estimate's structure from ``result_type`` (``f b S u P<a><b> L<a>``)
     and the preorder-flattened values the runtime returns."""
     value, pos, used = _read(result_type, 0, values, 0)
     if pos != len(result_type) or used != len(values):
@@ -717,7 +730,7 @@ def unflatten(result_type: str, values: np.ndarray) -> Any:
 def _skip(desc: str, pos: int) -> int:
     """Index just past the type starting at ``desc[pos]``."""
     tag = desc[pos]
-    if tag in "fbu":
+    if tag in "fbSu":
         return pos + 1
     if tag == "L":
         return _skip(desc, pos + 1)
@@ -728,7 +741,7 @@ def _skip(desc: str, pos: int) -> int:
 
 def _read(desc: str, pos: int, values: np.ndarray, at: int) -> tuple[Any, int, int]:
     tag = desc[pos]
-    if tag in "fb":
+    if tag in "fbS":   # S: a symbolic value, estimated by its expected value
         return float(values[at]), pos + 1, at + 1
     if tag == "u":
         return None, pos + 1, at
@@ -739,7 +752,7 @@ def _read(desc: str, pos: int, values: np.ndarray, at: int) -> tuple[Any, int, i
     if tag == "L":
         n = int(values[at])
         at += 1
-        if desc[pos + 1] in "fb":
+        if desc[pos + 1] in "fbS":
             return values[at: at + n].copy(), pos + 2, at + n
         end = _skip(desc, pos + 1)
         items = []

@@ -263,9 +263,12 @@ def plan_lines(plan: dict) -> list[str]:
     return [f"{name}: {encoding}" for name, encoding in plan.items()] or [""]
 
 
-def runtime_plan(plan: dict) -> dict:
-    """How the variables of the checked ``plan`` were represented: under pf every random variable
-    is drawn where it is bound."""
+def runtime_plan(outcome: "Outcome", plan: dict) -> dict:
+    """How the variables were represented in the run (SPEC 16.4): what the particles recorded
+    under a symbolic method; under pf every random variable of the checked ``plan`` is drawn where
+    it is bound."""
+    if outcome.runtime_plan is not None:
+        return outcome.runtime_plan
     return {name: "sample" for name in plan}
 
 
@@ -290,14 +293,16 @@ class Outcome:
     ess: float
     summary: object = None      # Filter.summary(): the posterior of each number of the result
     history: dict | None = None  # Filter.history(): one entry per resample()
+    runtime_plan: dict | None = None  # Filter.runtime_plan() under a symbolic method, else None
 
 
 def finish(f, result, elapsed: float, summarise: bool = True) -> Outcome:
     """The outcome of a run of filter ``f``, with its posterior summary and history unless
     ``summarise`` is false (the ``siren`` command prints neither)."""
+    plan = f.runtime_plan() if f.model.info["method"] != "pf" else None
     if not summarise:
-        return Outcome(result, elapsed, f.log_evidence, f.ess)
-    return Outcome(result, elapsed, f.log_evidence, f.ess, f.summary(), f.history())
+        return Outcome(result, elapsed, f.log_evidence, f.ess, runtime_plan=plan)
+    return Outcome(result, elapsed, f.log_evidence, f.ess, f.summary(), f.history(), plan)
 
 
 def run_filter(model, particles: int, seed: int, rows=None, progress=None, summarise: bool = True,
@@ -367,7 +372,7 @@ def cmd_run(args) -> int:
 
         print(json.dumps({
             "method": args.method, "particles": args.particles, "seed": args.seed,
-            "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(plan),
+            "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(outcome, plan),
             "log_evidence": outcome.log_evidence, "ess": outcome.ess, "time_s": outcome.evaluation_time,
             "analysis_time_s": analysis_time, "summary": jsonable(outcome.summary),
             "history": {k: v.tolist() for k, v in (outcome.history or {}).items()},
@@ -382,7 +387,7 @@ def cmd_run(args) -> int:
     out += block("Result", [format_value(outcome.result)])
     if args.verbose:
         out += verbose_blocks(outcome)
-    out += block("Runtime Inference Plan", plan_lines(runtime_plan(plan)))
+    out += block("Runtime Inference Plan", plan_lines(runtime_plan(outcome, plan)))
     print("\n".join(out))
     return 0
 

@@ -31,7 +31,7 @@ import sys
 from sirenc import cli
 from sirenc.diagnostics import SirenPlanError, SirenUsageError
 
-RUNNABLE_METHODS = ("pf",)
+RUNNABLE_METHODS = ("pf", "ssi")
 RUNNABLE_HANDLERS = ("smc",)
 
 
@@ -118,7 +118,7 @@ def run(args) -> int:
     if args.verbose:
         out += cli.verbose_blocks(outcome, resampling=False)   # what the siren command always printed
     plan = dict(c.plan.plan) if c.plan is not None else {}
-    _emit(out + cli.block("Runtime Inference Plan", cli.plan_lines(cli.runtime_plan(plan))))
+    _emit(out + cli.block("Runtime Inference Plan", cli.plan_lines(cli.runtime_plan(outcome, plan))))
     return 0
 
 

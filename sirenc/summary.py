@@ -1,7 +1,7 @@
 """Posterior summaries of a filter's result: weighted mean, variance and quantiles of every
 number in it, from the particles' own values and normalised weights (``Filter.summary``).
 
-The walk follows the result type descriptor (``f b u P<a><b> L<a>``) over all particles at
+The walk follows the result type descriptor (``f b S u P<a><b> L<a>``) over all particles at
 once: each particle's values are its slice of the flattened array the runtime returns (a list
 is its length, then its elements), and ``at`` holds every particle's position in its slice.
 Particles of zero weight take no part, as in the estimator; a list's element k is summarised
@@ -64,7 +64,7 @@ def summarize(result_type: str, values: np.ndarray, offsets: np.ndarray, weights
 def _walk(desc: str, pos: int, values: np.ndarray, at: np.ndarray, who: np.ndarray, w: np.ndarray,
           levels: tuple) -> tuple[Any, int]:
     tag = desc[pos]
-    if tag in "fb":
+    if tag in "fbS":
         x = values[at[who]]
         at[who] += 1
         return weighted_summary(x, w[who], levels), pos + 1
