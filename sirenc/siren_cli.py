@@ -7,29 +7,32 @@ It prints the original's report (Handler, Inference Algorithm, with -a/-ao the I
 Inference Plan and the Analysis Time, the Evaluation Time, the Result, the Runtime Inference
 Plan), so the original's benchmark harness runs with `siren` in its place.
 
-What runs today: the SMC handler (-l smc, the default) with the plain particle filter, `-m pf`
-(every random variable drawn where it is bound), a method name the original does not have.
-The original's default method, ssi, and ds and bp can be analysed (-a/-ao) but not run yet;
-asking to run them, or the MH handler (-l mh), is exit status 2 with a message saying so.
+What runs today: the SMC handler (-l smc, the default) with semi-symbolic inference, `-m ssi`
+(the original's default), or with the plain particle filter, `-m pf` (every random variable drawn
+where it is bound), a method name the original does not have. ds and bp can be analysed (-a/-ao)
+but not run yet; asking to run them, or the MH handler (-l mh), is exit status 2 with a message
+saying so.
 
 Where the original differs: without -s every run draws a fresh seed (the original seeds from
 the operating system too); with -s the particles still get streams of their own (SPEC 0.3).
 `-v` prints the log evidence and the ESS where the original prints its mixture and particle
 states (SPEC 16.3 leaves that debugging output open). A plan the analysis rejects ends with
-`AnalysisViolatedAnnotationError: ...` (with -a/-ao) or, when running -m pf without -a, with
-`RuntimeViolatedAnnotationError: ...` -- pf samples every variable, so a `symbolic` annotation
-would be violated at run time; sirenc only finds it before running. The harness looks for
-that name (SPEC 18). Exit status as for sirenc: 0, 1 (program, plan, data), 2 (usage), 3 (bug).
+`AnalysisViolatedAnnotationError: ...` (with -a/-ao). Without -a, a `symbolic` variable that the
+run has to sample ends it with `RuntimeViolatedAnnotationError: ...`, as in the original: under
+ssi when a particle would sample it, under pf (which samples every variable) before running. The
+harness looks for those names (SPEC 18). Exit status as for sirenc: 0, 1 (program, plan, data),
+2 (usage), 3 (bug).
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 import secrets
 import sys
 
 from sirenc import cli
-from sirenc.diagnostics import SirenPlanError, SirenUsageError
+from sirenc.diagnostics import SirenPlanError, SirenRuntimeError, SirenUsageError
 
 RUNNABLE_METHODS = ("pf", "ssi")
 RUNNABLE_HANDLERS = ("smc",)
@@ -39,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="siren",
         description="Run a Siren program with the original siren's command line and report "
-        "(compiled by sirenc; today -l smc -m pf runs, -a/-ao analyse ssi, ds and bp too).")
+        "(compiled by sirenc; today -l smc with -m ssi or pf runs, -a/-ao analyse ds and bp too).")
     p.add_argument("file", help="the Siren program (.si)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also print the log evidence and the ESS (before the runtime plan)")
@@ -53,8 +56,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-l", "--handler", choices=("smc", "mh"), default="smc",
                    help="smc (default) or mh (not compiled yet)")
     p.add_argument("-m", "--method", choices=("ssi", "ds", "bp", "pf"), default="ssi",
-                   help="ssi (default), ds, bp: analysed (-a/-ao), not compiled yet; "
-                   "pf: sirenc's plain particle filter, runs")
+                   help="ssi (default): semi-symbolic inference; pf: sirenc's plain particle filter; "
+                   "ds, bp: analysed (-a/-ao), not compiled yet")
     p.add_argument("-s", "--seed", type=int, default=None,
                    help="random seed (default: a fresh one each run)")
     p.add_argument("--max-rvs", type=int, default=4, metavar="K",
@@ -73,8 +76,8 @@ def _not_runnable(args) -> str | None:
         return ("the MH handler (-l mh) is not compiled yet; sirenc runs the SMC handler "
                 "(-l smc, the default) with -m pf, and -ao analyses a plan under either handler")
     if args.method not in RUNNABLE_METHODS:
-        return (f"method '{args.method}' is not compiled yet; sirenc runs the plain particle filter: "
-                "use -m pf (with -ao, ssi, ds and bp plans are analysed)")
+        return (f"method '{args.method}' is not compiled yet; sirenc runs semi-symbolic inference and "
+                "the plain particle filter: use -m ssi or -m pf (with -ao, ds and bp plans are analysed)")
     return None
 
 
@@ -112,7 +115,14 @@ def run(args) -> int:
         print(f"{e.render()}\nRuntimeViolatedAnnotationError: {e.message}", file=sys.stderr)
         return 1
     seed = secrets.randbits(63) if args.seed is None else args.seed
-    outcome = cli.run_filter(model, args.particles, seed, summarise=False)
+    try:
+        outcome = cli.run_filter(model, args.particles, seed, summarise=False)
+    except SirenRuntimeError as e:
+        violation = re.search(r"\S+ is annotated as symbolic but will be sampled", e.message)
+        if violation is None:
+            raise
+        print(f"{e.render()}\nRuntimeViolatedAnnotationError: {violation.group(0)}", file=sys.stderr)
+        return 1
     out = cli.block("Evaluation Time", [repr(outcome.evaluation_time)])
     out += cli.block("Result", [cli.format_value(outcome.result)])
     if args.verbose:
