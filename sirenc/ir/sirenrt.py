@@ -83,7 +83,7 @@ class LayoutAttr(ParametrizedAttribute):
             if descriptor == "S":
                 continue
             if not descriptor.startswith("L") or scalars_of(descriptor) != [list_type(descriptor[1:])]:
-                raise VerifyException(f"a root holds a list handle or a symbolic word, not '{descriptor}'")
+                raise VerifyException(f"a root holds a list handle, not '{descriptor}' (a symbolic word's root is \"S\")")
 
 
 SirenRT = Dialect("sirenrt", [], [LayoutAttr])
