@@ -124,7 +124,7 @@ def _plan(c: Compilation, module):
 def _unsupported(c: Compilation) -> None:
     if c.method not in SUPPORTED_METHODS:
         raise SirenUsageError(
-            f"method '{c.method}' can be checked (sirenc check) but not compiled yet; use -m pf or -m ssi"
+            f"method '{c.method}' can be checked (sirenc check) but not compiled yet; use -m pf"
         )
 
 
