@@ -21,7 +21,9 @@ form here, and only here:
 * a run-time error names a site, an index into the model's table of locations;
 * symbolic words (``!smc.sym``, ``-m ssi``) are int64 words; ``smc.sym_const`` is a
   bitcast of the double (a bool first 0.0 / 1.0), ``smc.sym_binop {kind}`` calls
-  ``sirenrt_sym_<kind>(ctx, a, b)``, ``smc.sym_neg`` ``sirenrt_sym_neg(ctx, a)``,
+  ``sirenrt_sym_<kind>(ctx, a, b)``, ``smc.sym_neg`` ``sirenrt_sym_neg(ctx, a)`` (add,
+  sub, mul, eq, lt and neg of words that are non-NaN doubles, i.e. constants, are folded
+  inline and call nothing),
   ``smc.sym_ite`` ``sirenrt_sym_ite(ctx, c, t, f)``, ``smc.sym_value``
   ``sirenrt_sym_value(ctx, w, site)``, ``smc.assume`` ``sirenrt_ssi_assume(ctx, family,
   p0, p1, p2, var, annotation, site)`` (unused parameters 0; a sampled value's bits are
@@ -422,18 +424,61 @@ class _SymConst(_Pattern):
         e.replace(rewriter, [e.add(llvm.BitcastOp(value, i64)).results[0]])
 
 
+def _ordered(e: _Emitter, *words: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
+    """Whether every word is a plain double that is not NaN (a node reference is a NaN
+    pattern), and the words as doubles."""
+    doubles = [e.add(llvm.BitcastOp(w, f64)).results[0] for w in words]
+    first = doubles[0]
+    other = doubles[1] if len(doubles) > 1 else first
+    return e.add(llvm.FCmpOp(first, other, "ord")).res, doubles
+
+
+# Constant operands are folded inline, as the runtime would fold them (SPEC 7.4 folds two
+# constants at once): IEEE arithmetic and comparisons of two non-NaN doubles. Division
+# (a constant division by zero is an error the runtime reports) and NaN operands (which
+# include node references) go to the runtime.
+_INLINE_BINOPS = {"add": llvm.FAddOp, "sub": llvm.FSubOp, "mul": llvm.FMulOp}
+_INLINE_COMPARISONS = {"eq": "oeq", "lt": "olt"}
+
+
 class _SymBinOp(_Pattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: smc.SymBinOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
-        e.replace(rewriter, [e.call("sym_" + op.kind.data, op.lhs, op.rhs)])
+        kind = op.kind.data
+        if kind not in _INLINE_BINOPS and kind not in _INLINE_COMPARISONS:
+            e.replace(rewriter, [e.call("sym_" + kind, op.lhs, op.rhs)])
+            return
+        both, (a, b) = _ordered(e, op.lhs, op.rhs)
+
+        def fold(f: _Emitter) -> list[SSAValue]:
+            if kind in _INLINE_BINOPS:
+                value = f.add(_INLINE_BINOPS[kind](a, b)).res
+            else:
+                test = f.add(llvm.FCmpOp(a, b, _INLINE_COMPARISONS[kind])).res
+                value = f.add(llvm.SelectOp.create(operands=[test, f.const_f(1.0), f.const_f(0.0)],
+                                                   result_types=[f64])).results[0]
+            return [f.add(llvm.BitcastOp(value, i64)).results[0]]
+
+        def build(f: _Emitter) -> list[SSAValue]:
+            return [f.call("sym_" + kind, op.lhs, op.rhs)]
+
+        e.replace(rewriter, [e.if_else(both, fold, build, [i64])[0]])
 
 
 class _SymNeg(_Pattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: smc.SymNegOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
-        e.replace(rewriter, [e.call("sym_neg", op.operand)])
+        ordered, (a,) = _ordered(e, op.operand)
+
+        def fold(f: _Emitter) -> list[SSAValue]:
+            return [f.add(llvm.BitcastOp(f.add(llvm.FNegOp(a)).res, i64)).results[0]]
+
+        def build(f: _Emitter) -> list[SSAValue]:
+            return [f.call("sym_neg", op.operand)]
+
+        e.replace(rewriter, [e.if_else(ordered, fold, build, [i64])[0]])
 
 
 class _SymIte(_Pattern):

@@ -292,3 +292,5 @@ def test_every_benchmark_reaches_llvm_ir_under_ssi(path):
     text = driver.run_until(c, "llvm")
     assert "@sirenrt_ssi_assume" in text and 'c"ssi\\00"' in text
     assert not any(op.name.startswith(("siren.", "smc.")) for op in c.products["llvm-dialect"].walk())
+    # LLVM parses, verifies, optimises and compiles it (linking needs the runtime's functions)
+    assert driver.run_until(c, "obj")[:4] == b"\x7fELF"

@@ -5,6 +5,9 @@
 // three parameter words (unused ones 0; categorical's probabilities a list
 // handle), the variable's index and the annotation; a sampled value's bits come
 // back as a double. The particle's smc.vars become the function's sirenrt.vars.
+// add, sub, mul, eq, lt and neg of two non-NaN doubles (constants; a node
+// reference is a NaN pattern) are folded inline, as the runtime would; division,
+// ite and everything else is a call.
 
 builtin.module {
   "smc.particle"() <{sym_name = "main", model = #smc.model<"PSf", false, "no stream", "", 0 : i64, []>}> ({
@@ -51,7 +54,14 @@ builtin.module {
 // CHECK-NEXT:   %[[ANON:.*]] = llvm.mlir.constant(-1 : i32) : i32
 // CHECK-NEXT:   %[[SYMB:.*]] = llvm.mlir.constant(2 : i32) : i32
 // CHECK:        llvm.call @sirenrt_ssi_assume(%ctx, %[[CAT]], %[[M]], %[[M]], %[[NIL]], %[[ANON]], %[[SYMB]], %{{.*}})
-// CHECK:        llvm.call @sirenrt_sym_sub(%ctx, %[[X]], %[[M]])
+// CHECK:        %[[XF:.*]] = llvm.bitcast %[[X]] : i64 to f64
+// CHECK-NEXT:   %[[MF:.*]] = llvm.bitcast %[[M]] : i64 to f64
+// CHECK-NEXT:   %[[ORD:.*]] = llvm.fcmp "ord" %[[XF]], %[[MF]] : f64
+// CHECK-NEXT:   llvm.cond_br %[[ORD]], ^[[FOLD:.*]], ^[[CALL:.*]]
+// CHECK-NEXT: ^[[FOLD]]:
+// CHECK-NEXT:   llvm.fsub %[[XF]], %[[MF]] : f64
+// CHECK:      ^[[CALL]]:
+// CHECK-NEXT:   llvm.call @sirenrt_sym_sub(%ctx, %[[X]], %[[M]])
 // CHECK:        llvm.call @sirenrt_sym_neg(%ctx,
 // CHECK:        llvm.call @sirenrt_sym_lt(%ctx,
 // CHECK:        llvm.call @sirenrt_sym_ite(%ctx,
