@@ -241,8 +241,8 @@ let () = resample() in
 """, "smc")
     particle = _ops(m, smc.ParticleOp)[0]
     roots = particle.model.root_list()
-    assert (1, 0, "S") in roots or any(d == "S" for _, _, d in roots)
-    assert any(d == "LS" for _, _, d in roots)
+    assert sorted(d for _, _, d in roots) == ["LS", "S"]
+    assert all(point == 1 for point, _, _ in roots)
     stores = _ops(m, smc.FrameStoreOp)
     assert any(isinstance(s.value.type, smc.SymType) for s in stores)
 
