@@ -1,7 +1,10 @@
 """The compilation pipeline: one table of named stages, nothing else knows their order.
 
-    ast -> siren -> plan -> smc -> llvm-dialect -> llvm
-                                    llvm-dialect -> obj -> so
+    ast -> siren -> plan -> symbolic -> smc -> llvm-dialect -> llvm
+                                                llvm-dialect -> obj -> so
+
+``symbolic`` runs the `symbolic-values` pass under ``-m ssi`` (which values may be
+symbolic); under ``-m pf`` every value is concrete and the stage hands on its input.
 
 ``sirenc --emit=STAGE`` stops after STAGE and prints it. Each stage takes the
 product of the stage it follows; the ``Compilation`` carries what later stages
@@ -21,7 +24,7 @@ from dataclasses import dataclass, field
 from sirenc.diagnostics import SirenUsageError
 
 METHODS = ("pf", "ssi", "ds", "bp")
-SUPPORTED_METHODS = ("pf",)
+SUPPORTED_METHODS = ("pf", "ssi")
 # What `sirenc`, `sirenc run`, `sirenc check` and `sirenc.compile` use without -m: the one method
 # that compiles today. (SPEC's original defaults to ssi; the `siren` command keeps that default.)
 DEFAULT_METHOD = "pf"
@@ -110,20 +113,37 @@ def _plan(c: Compilation, module):
 
     get_pass("inline-functions")().apply(None, module)
     module.verify()
+    # pf always analyses (its plan says every variable is sampled); the symbolic methods
+    # only when checking (--no-check skips the analysis).
     if c.check or c.method == "pf":
         c.plan = analyze(module, c.method, c.max_rvs, c.analysis_budget)
         annotate(module, c.plan)
     return module
 
 
-def _smc(c: Compilation, module):
-    from sirenc.registry import get_pass
-
+def _unsupported(c: Compilation) -> None:
     if c.method not in SUPPORTED_METHODS:
         raise SirenUsageError(
             f"method '{c.method}' can be checked (sirenc check) but not compiled yet; use -m pf"
         )
-    get_pass("lower-siren-to-smc")(base_dir=c.base_dir).apply(None, module)
+
+
+def _symbolic(c: Compilation, module):
+    from sirenc.registry import get_pass
+
+    _unsupported(c)
+    if c.method == "pf":
+        return module
+    get_pass("symbolic-values")().apply(None, module)
+    module.verify()
+    return module
+
+
+def _smc(c: Compilation, module):
+    from sirenc.registry import get_pass
+
+    _unsupported(c)
+    get_pass("lower-siren-to-smc")(base_dir=c.base_dir, method=c.method).apply(None, module)
     get_pass("spill-across-suspends")().apply(None, module)
     module.verify()
     return module
@@ -167,14 +187,19 @@ class Stage:
 
     run: Callable
     after: str | None
-    transforms: bool = False
+    transforms: bool | Callable[[Compilation], bool] = False
+
+    def transforms_for(self, c: Compilation) -> bool:
+        return self.transforms(c) if callable(self.transforms) else self.transforms
 
 
 STAGES: dict[str, Stage] = {
     "ast": Stage(_ast, None),
     "siren": Stage(_siren, "ast"),
     "plan": Stage(_plan, "siren", transforms=True),
-    "smc": Stage(_smc, "plan", transforms=True),
+    # Under pf the symbolic stage changes nothing: no copy of its input.
+    "symbolic": Stage(_symbolic, "plan", transforms=lambda c: c.method != "pf"),
+    "smc": Stage(_smc, "symbolic", transforms=True),
     "llvm-dialect": Stage(_llvm_dialect, "smc", transforms=True),
     "llvm": Stage(_llvm, "llvm-dialect"),
     "obj": Stage(_obj, "llvm-dialect"),
@@ -275,11 +300,16 @@ def run_until(c: Compilation, stage: str):
         if name not in c.products:
             step = STAGES[name]
             product = c.products[step.after] if step.after is not None else None
-            if step.transforms and c.snapshots:
+            transforms = step.transforms_for(c)
+            if transforms and c.snapshots:
                 product = product.clone()
-            elif step.transforms:
+            elif transforms:
                 del c.products[step.after]   # consumed: no one may read it half-transformed
             c.products[name] = step.run(c, product)
+            if not c.snapshots and step.after in c.products and c.products[name] is product:
+                # Handed on unchanged: one product under two names, and the next stage that
+                # transforms it consumes it under the new one.
+                del c.products[step.after]
     return c.products[stage]
 
 
@@ -344,7 +374,9 @@ def model_info(c: Compilation, module):
         not_streamable_reason=model.not_streamable_reason.data,
         files=layout.file_list(),
         sites=[Span(s.filename.data, s.line.data, s.column.data) for s in layout.sites.data],
-        roots=layout.root_list(),
+        roots=[r for r in layout.root_list() if r[2] != "S"],
+        vars=[v.data for v in fn.attributes["sirenrt.vars"].data] if "sirenrt.vars" in fn.attributes else [],
+        sym_roots=[r for r in layout.root_list() if r[2] == "S"],
     )
 
 

@@ -32,6 +32,11 @@ class ModelInfo:
     # (pc, frame offset, list type): the frame slots holding list handles at each
     # resume point, where the runtime's collector starts tracing.
     roots: list[tuple[int, int, str]] = field(default_factory=list)
+    # Symbolic methods only (empty under pf): the program variables by the `var` index of
+    # sirenrt_ssi_assume, and (pc, frame offset, "S"): the frame slots holding a symbolic word
+    # at each resume point.
+    vars: list[str] = field(default_factory=list)
+    sym_roots: list[tuple[int, int, str]] = field(default_factory=list)
 
     def replace_data(self, data: str) -> None:
         """Read ``data`` (``sirenc run --data``) instead of the program's data file (file 0)."""

@@ -179,6 +179,9 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
     ]
     files = [string(f) for f in info.files]
     roots = [_struct("sirenrt_root", pc=pc, offset=offset, type=string(typ)) for pc, offset, typ in info.roots]
+    sym_roots = [_struct("sirenrt_root", pc=pc, offset=offset, type=string(typ))
+                 for pc, offset, typ in info.sym_roots]
+    variables = [string(v) for v in info.vars]
     model = _struct(
         "sirenrt_model",
         abi_version=abi_version(),
@@ -192,6 +195,9 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
         sites=_private_array(mod, f"{MODEL_SYMBOL}.sites", descriptor_type("sirenrt_site"), sites),
         n_roots=len(roots),
         roots=_private_array(mod, f"{MODEL_SYMBOL}.roots", descriptor_type("sirenrt_root"), roots),
+        n_vars=len(variables), vars=_private_array(mod, f"{MODEL_SYMBOL}.vars", _PTR, variables),
+        n_sym_roots=len(sym_roots),
+        sym_roots=_private_array(mod, f"{MODEL_SYMBOL}.sym_roots", descriptor_type("sirenrt_root"), sym_roots),
     )
     g = ir.GlobalVariable(mod, model.type, name=MODEL_SYMBOL)
     g.global_constant = True

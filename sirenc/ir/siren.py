@@ -5,7 +5,10 @@ dialect) so that ``inline-functions`` can use plain symbol lookup; the main
 expression is ``func.func @main``. Everything else is here. Values are typed
 statically: ``f64`` (every number), ``i1`` (bool), ``!siren.unit``,
 ``!siren.string``, ``!siren.pair<A, B>``, ``!siren.list<T>`` and
-``!siren.dist<"family">``. Each op carries its source location in
+``!siren.dist<"family">``. Under ``-m ssi`` the ``symbolic-values`` pass retypes the
+values that may be symbolic: a number or bool that may be a symbolic expression is
+``!siren.sym``, a distribution with such a parameter ``!siren.symdist<"family">``, and
+``siren.to_sym`` / ``siren.force`` convert between the two worlds. Each op carries its source location in
 ``op.location`` so later stages can report errors against the user's code.
 
 Example (`let x <- gaussian(0., 1.) in observe(gaussian(x, 1.), 2.)`)::
@@ -33,6 +36,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
     IRDLOperation,
+    base,
     irdl_attr_definition,
     irdl_op_definition,
     lazy_traits_def,
@@ -92,8 +96,40 @@ class DistType(ParametrizedAttribute, TypeAttribute):
     family: StringAttr = param_def()
 
 
+@irdl_attr_definition
+class SymType(ParametrizedAttribute, TypeAttribute):
+    """A number or bool that may be a symbolic expression (``-m ssi``; SPEC 6.2): one
+    symbolic word at run time. Bools are 0.0 / 1.0. Only the `symbolic-values` pass
+    introduces it, for values it cannot prove concrete."""
+
+    name = "siren.sym"
+
+
+@irdl_attr_definition
+class SymDistType(ParametrizedAttribute, TypeAttribute):
+    """A distribution of a known family whose number parameters are symbolic words
+    (a list parameter, categorical's probabilities, stays a concrete list)."""
+
+    name = "siren.symdist"
+    family: StringAttr = param_def()
+
+
 unit = UnitType()
 string = StringType()
+sym = SymType()
+
+
+def symdist_type(family: str) -> SymDistType:
+    return SymDistType(StringAttr(family))
+
+
+_NUMBER = base(Float64Type) | base(SymType)
+_BOOL = base(IntegerType) | base(SymType)
+_DIST = base(DistType) | base(SymDistType)
+
+
+def is_sym(t: Attribute) -> bool:
+    return isinstance(t, SymType)
 
 def dist_type(family: str) -> DistType:
     return DistType(StringAttr(family))
@@ -151,19 +187,28 @@ class ConstOp(IRDLOperation):
 
 
 class BinaryFloatOp(IRDLOperation):
-    lhs = operand_def(Float64Type)
-    rhs = operand_def(Float64Type)
+    """On floats; or, under ``-m ssi``, on two symbolic words (the `symbolic-values`
+    pass coerces both operands), building a symbolic expression."""
+
+    lhs = operand_def(_NUMBER)
+    rhs = operand_def(_NUMBER)
     result = result_def()
     traits = traits_def(Pure())
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[self.result_type()])
+        symbolic = is_sym(lhs.type) or is_sym(rhs.type)
+        super().__init__(operands=[lhs, rhs], result_types=[sym if symbolic else self.result_type()])
 
     @classmethod
     def result_type(cls) -> Attribute:
         return f64
 
     def verify_(self) -> None:
+        if is_sym(self.lhs.type) or is_sym(self.rhs.type):
+            if self.lhs.type != self.rhs.type:
+                raise VerifyException(f"{self.name} on a symbolic value takes two symbolic operands")
+            _expect(self.result, sym, f"result of {self.name}")
+            return
         _expect(self.result, self.result_type(), f"result of {self.name}")
 
 
@@ -211,12 +256,15 @@ class NegOp(IRDLOperation):
     """`-a`. `%r = "siren.neg"(%a) : (f64) -> f64`"""
 
     name = "siren.neg"
-    operand = operand_def(Float64Type)
-    result = result_def(Float64Type)
+    operand = operand_def(_NUMBER)
+    result = result_def(_NUMBER)
     traits = traits_def(Pure())
 
     def __init__(self, operand: SSAValue):
-        super().__init__(operands=[operand], result_types=[f64])
+        super().__init__(operands=[operand], result_types=[operand.type])
+
+    def verify_(self) -> None:
+        _expect(self.result, self.operand.type, "result of siren.neg")
 
 
 @irdl_op_definition
@@ -228,15 +276,19 @@ class BoolToFloatOp(IRDLOperation):
     """
 
     name = "siren.bool_to_float"
-    operand = operand_def(IntegerType)
-    result = result_def(Float64Type)
+    operand = operand_def(_BOOL)
+    result = result_def(_NUMBER)
     traits = traits_def(Pure())
 
     def __init__(self, operand: SSAValue):
-        super().__init__(operands=[operand], result_types=[f64])
+        super().__init__(operands=[operand], result_types=[sym if is_sym(operand.type) else f64])
 
     def verify_(self) -> None:
+        if is_sym(self.operand.type):
+            _expect(self.result, sym, "result of siren.bool_to_float of a symbolic bool")
+            return
         _expect(self.operand, i1, "operand of siren.bool_to_float")
+        _expect(self.result, f64, "result of siren.bool_to_float")
 
 
 @irdl_op_definition
@@ -249,15 +301,15 @@ class FloatToBoolOp(IRDLOperation):
     """
 
     name = "siren.float_to_bool"
-    operand = operand_def(Float64Type)
-    result = result_def(IntegerType)
+    operand = operand_def(_NUMBER)
+    result = result_def(_BOOL)
     traits = traits_def(Pure())
 
     def __init__(self, operand: SSAValue):
-        super().__init__(operands=[operand], result_types=[i1])
+        super().__init__(operands=[operand], result_types=[sym if is_sym(operand.type) else i1])
 
     def verify_(self) -> None:
-        _expect(self.result, i1, "result of siren.float_to_bool")
+        _expect(self.result, sym if is_sym(self.operand.type) else i1, "result of siren.float_to_bool")
 
 
 @irdl_op_definition
@@ -267,16 +319,17 @@ class EqOp(IRDLOperation):
     name = "siren.eq"
     lhs = operand_def()
     rhs = operand_def()
-    result = result_def(IntegerType)
+    result = result_def(_BOOL)
     traits = traits_def(Pure())
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[i1])
+        super().__init__(operands=[lhs, rhs], result_types=[sym if is_sym(lhs.type) else i1])
 
     def verify_(self) -> None:
         if self.lhs.type != self.rhs.type:
             raise VerifyException("siren.eq compares values of one type")
-        _expect(self.result, i1, "result of siren.eq")
+        # Two symbolic words build an Eq expression; compound values compare concretely.
+        _expect(self.result, sym if is_sym(self.lhs.type) else i1, "result of siren.eq")
 
 
 # ---- pairs ------------------------------------------------------------------
@@ -508,7 +561,7 @@ class IfOp(IRDLOperation):
     """
 
     name = "siren.if"
-    cond = operand_def(IntegerType)
+    cond = operand_def(_BOOL)
     result = result_def()
     then_region = region_def("single_block")
     else_region = region_def("single_block")
@@ -520,7 +573,10 @@ class IfOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        _expect(self.cond, i1, "condition of siren.if")
+        # A symbolic condition (``-m ssi``): both branches are pure and run, and the result
+        # is their ite (the `symbolic-values` pass made sure it can be, else it forced it).
+        if not is_sym(self.cond.type):
+            _expect(self.cond, i1, "condition of siren.if")
         for region in (self.then_region, self.else_region):
             if _yielded(region).type != self.result.type:
                 raise VerifyException("siren.if branches must yield the result type")
@@ -591,7 +647,7 @@ class DistOp(IRDLOperation):
     name = "siren.dist"
     family = prop_def(StringAttr)
     params = var_operand_def()
-    result = result_def(DistType)
+    result = result_def(_DIST)
     traits = traits_def(Pure())
 
     def __init__(self, family: str, params: Sequence[SSAValue]):
@@ -607,8 +663,12 @@ class DistOp(IRDLOperation):
         arity = distributions.family(family).arity
         if len(self.params) != arity:
             raise VerifyException(f"{family} takes {arity} parameters")
-        if self.result.type != dist_type(family):
+        if self.result.type not in (dist_type(family), symdist_type(family)):
             raise VerifyException("siren.dist result type must name its family")
+        symbolic = isinstance(self.result.type, SymDistType)
+        for p in self.params:
+            if is_sym(p.type) and not symbolic:
+                raise VerifyException("a siren.dist with a symbolic parameter is a !siren.symdist")
 
 
 @irdl_op_definition
@@ -620,7 +680,7 @@ class AssumeOp(IRDLOperation):
     """
 
     name = "siren.assume"
-    dist = operand_def(DistType)
+    dist = operand_def(_DIST)
     var = prop_def(StringAttr)
     annotation = opt_prop_def(StringAttr)
     result = result_def()
@@ -637,7 +697,11 @@ class AssumeOp(IRDLOperation):
         if self.annotation is not None and self.annotation.data not in ("sample", "symbolic"):
             raise VerifyException("annotation must be 'sample' or 'symbolic'")
         dist_op = self.dist.owner
-        if isinstance(dist_op, DistOp):
+        if is_sym(self.result.type):
+            if self.annotation is not None and self.annotation.data == "sample":
+                raise VerifyException("a sampled variable is concrete, not !siren.sym")
+            return
+        if isinstance(dist_op, DistOp) and isinstance(self.dist.type, DistType):
             want = draw_type(self.dist.type, [p.type for p in dist_op.params])
             if want != self.result.type:
                 raise VerifyException(f"a draw from {self.dist.type} has type {want}")
@@ -651,7 +715,7 @@ class ObserveOp(IRDLOperation):
     """
 
     name = "siren.observe"
-    dist = operand_def(DistType)
+    dist = operand_def(_DIST)
     value = operand_def()
     result = result_def(UnitType)
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
@@ -675,6 +739,60 @@ class ResampleOp(IRDLOperation):
         super().__init__(result_types=[unit])
 
 
+# ---- symbolic values (-m ssi) ----------------------------------------------
+
+
+@irdl_op_definition
+class ToSymOp(IRDLOperation):
+    """A concrete value where a symbolic one is expected: a number's or a bool's constant
+    symbolic word (bools 0.0 / 1.0), or a distribution's parameters as symbolic words.
+
+    `%s = "siren.to_sym"(%x) : (f64) -> !siren.sym`
+    """
+
+    name = "siren.to_sym"
+    operand = operand_def(base(Float64Type) | base(IntegerType) | base(DistType))
+    result = result_def(base(SymType) | base(SymDistType))
+    traits = traits_def(Pure())
+
+    def __init__(self, operand: SSAValue):
+        t = operand.type
+        result = symdist_type(t.family.data) if isinstance(t, DistType) else sym
+        super().__init__(operands=[operand], result_types=[result])
+
+    def verify_(self) -> None:
+        t = self.operand.type
+        if isinstance(t, DistType):
+            _expect(self.result, symdist_type(t.family.data), "result of siren.to_sym of a distribution")
+            return
+        if t not in (f64, i1):
+            raise VerifyException(f"siren.to_sym takes f64, i1 or a distribution, got {t}")
+        _expect(self.result, sym, "result of siren.to_sym")
+
+
+@irdl_op_definition
+class ForceOp(IRDLOperation):
+    """`value_expr` (SPEC 6.4): the concrete value of a symbolic word, sampling the random
+    variables it depends on; a bool is true unless the value is 0. Its location is the
+    construct that needs the value (an observation, a condition, a bound).
+
+    `%x = "siren.force"(%s) : (!siren.sym) -> f64`
+    """
+
+    name = "siren.force"
+    operand = operand_def(SymType)
+    result = result_def(base(Float64Type) | base(IntegerType))
+    # Forcing samples: never merged, moved or removed.
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, operand: SSAValue, result_type: Attribute):
+        super().__init__(operands=[operand], result_types=[result_type])
+
+    def verify_(self) -> None:
+        if self.result.type not in (f64, i1):
+            raise VerifyException("siren.force gives f64 or i1")
+
+
 Siren = Dialect(
     "siren",
     [
@@ -683,6 +801,7 @@ Siren = Dialect(
         NilOp, ConsOp, HdOp, TlOp, LenOp, RevOp, RangeOp, FileReadOp,
         YieldOp, IfOp, FoldOp, MapOp,
         DistOp, AssumeOp, ObserveOp, ResampleOp,
+        ToSymOp, ForceOp,
     ],
-    [UnitType, StringType, PairType, ListType, DistType],
+    [UnitType, StringType, PairType, ListType, DistType, SymType, SymDistType],
 )

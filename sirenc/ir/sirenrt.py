@@ -35,7 +35,9 @@ class LayoutAttr(ParametrizedAttribute):
     `frame_size`, `result_offset`: bytes (the pc is an i32 at byte 0, padded to 8);
     `files`: the data files by file id (file 0 is the data run()/step() replace); `sites`:
     the run-time error sites by site id; `roots`: per resume point, the frame words
-    holding list handles, as [pc, byte offset, descriptor].
+    holding list handles, as [pc, byte offset, descriptor], and (symbolic methods) those
+    holding symbolic words, as [pc, byte offset, "S"] (the model's sym_roots).
+    The program variables of a symbolic method are the function's ``sirenrt.vars``.
 
     `#sirenrt.layout<32 : i64, 8 : i64, ["/data.csv"], [loc("m.si":3:9)], [[1 : i32, 16 : i64, "Lf"]]>`
     """
@@ -77,8 +79,11 @@ class LayoutAttr(ParametrizedAttribute):
             if offset % 8 or not results <= offset <= size - 8:
                 raise VerifyException(f"root offset {offset} is not a word of the frame past the pc")
             # The descriptor grammar is sirenrt.h's; the smc dialect parses it for its list types.
+            # "S": a symbolic word (the model's sym_roots).
+            if descriptor == "S":
+                continue
             if not descriptor.startswith("L") or scalars_of(descriptor) != [list_type(descriptor[1:])]:
-                raise VerifyException(f"a root holds a list handle, not '{descriptor}'")
+                raise VerifyException(f"a root holds a list handle, not '{descriptor}' (a symbolic word's root is \"S\")")
 
 
 SirenRT = Dialect("sirenrt", [], [LayoutAttr])

@@ -15,6 +15,16 @@ unpack; only the body arguments of folds and maps are unpacked before their
 owner is lowered. When the walk is done no `siren` op and no cast may be left:
 anything else is an internal error naming the op.
 
+Under ``-m ssi`` (after `symbolic-values`) a ``!siren.sym`` value is one ``!smc.sym``
+word and a ``!siren.symdist`` its parameters as symbolic words; arithmetic on them
+becomes ``smc.sym_binop``/``smc.sym_neg``, an ``if`` on a symbolic condition runs both
+(pure) branches and combines each scalar of their results with ``smc.sym_ite``,
+``siren.force`` becomes ``smc.sym_value`` and ``siren.to_sym`` ``smc.sym_const``. Every
+``let x <- d`` becomes ``smc.assume`` (its parameters as symbolic words; `var` numbers
+the program variables in order of first appearance, the particle's ``smc.vars``), and
+an observation of a distribution with symbolic parameters ``smc.sym_observe`` (one with
+concrete parameters keeps ``smc.observe``).
+
 A program whose main expression folds over `File.read` data (possibly through
 `List.map`) at its top level is *streamable*: that fold pulls rows with
 ``smc.next_row``, which waits for the caller's next row (DESIGN section 6).
@@ -30,7 +40,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import (
-    FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr, UnrealizedConversionCastOp, f64, i1, i64,
+    ArrayAttr, FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr, UnrealizedConversionCastOp, f64, i1, i64,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
@@ -55,6 +65,10 @@ def flatten(t: Attribute) -> list[Attribute]:
         return [handle(t)]
     if isinstance(t, siren.DistType):
         return smc.machine_params(t.family.data)  # delta of a bool is widened to f64
+    if isinstance(t, siren.SymType):
+        return [smc.sym]
+    if isinstance(t, siren.SymDistType):
+        return smc.sym_params(t.family.data)
     return []  # unit, string
 
 
@@ -68,6 +82,8 @@ def descriptor(t: Attribute) -> str:
         return "f"
     if t == i1:
         return "b"
+    if isinstance(t, siren.SymType):
+        return "S"
     if isinstance(t, siren.PairType):
         return "P" + descriptor(t.first) + descriptor(t.second)
     if isinstance(t, siren.ListType):
@@ -111,11 +127,18 @@ class _Facts:
     """What the patterns of one lowering share."""
 
     base_dir: str
+    method: str = "pf"
     streamed: siren.FoldOp | None = None
     skipped: set[Operation] = field(default_factory=set)   # the streamed fold's data source
     strings: dict[SSAValue, str] = field(default_factory=dict)
     # Where each distribution value was written: a draw's invalid parameter is reported there.
     dist_locations: dict[SSAValue, Attribute] = field(default_factory=dict)
+    # Symbolic methods: the program variables, in order of first appearance among the assumes.
+    vars: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def symbolic(self) -> bool:
+        return self.method != "pf"
 
     def abs_path(self, relative: str) -> str:
         return os.path.abspath(os.path.join(self.base_dir, relative))
@@ -158,6 +181,16 @@ class _Builder:
 
     def bool_to_float(self, b: SSAValue) -> SSAValue:
         return self.add(arith.SelectOp(b, self.const_f(1.0), self.const_f(0.0))).result
+
+    def sym_const(self, v: float) -> SSAValue:
+        return self.add(smc.SymConstOp(self.const_f(v))).result
+
+    def to_sym(self, v: SSAValue) -> SSAValue:
+        """A scalar as a symbolic word: numbers and bools become constants; list handles
+        (categorical's probabilities) and symbolic words stay."""
+        if v.type == f64 or v.type == i1:
+            return self.add(smc.SymConstOp(v)).result
+        return v
 
     def not_nil(self, lst: SSAValue) -> SSAValue:
         is_nil = self.add(smc.IsNilOp(lst)).result
@@ -245,7 +278,7 @@ class _Builder:
 
 def unpack(value: SSAValue) -> list[SSAValue]:
     """The scalars of a lowered value."""
-    if value.type == f64 or value.type == i1 or isinstance(value.type, smc.ListHandleType):
+    if value.type == f64 or value.type == i1 or isinstance(value.type, smc.ListHandleType | smc.SymType):
         return [value]
     owner = value.owner
     if isinstance(owner, UnrealizedConversionCastOp) and len(owner.outputs) == 1:
@@ -341,26 +374,30 @@ class _Const(_Lowering):
             self.facts.strings[value] = op.value.data
 
 
-def _float_binop(op_type, arith_op):
+def _float_binop(op_type, arith_op, kind: str):
     @lowers(op_type)
     class _Binop(_Lowering):
         def lower(self, op, b):
             (x,), (y,) = b.get(op.lhs), b.get(op.rhs)
+            if isinstance(op.result.type, siren.SymType):
+                return [b.add(smc.SymBinOp(kind, x, y)).result]
             return [b.add(arith_op(x, y)).result]
 
     _Binop.__name__ = f"_{op_type.__name__}"
     return _Binop
 
 
-for _siren_op, _arith_op in ((siren.AddOp, arith.AddfOp), (siren.SubOp, arith.SubfOp),
-                             (siren.MulOp, arith.MulfOp), (siren.DivOp, arith.DivfOp)):
-    _float_binop(_siren_op, _arith_op)
+for _siren_op, _arith_op, _kind in ((siren.AddOp, arith.AddfOp, "add"), (siren.SubOp, arith.SubfOp, "sub"),
+                                    (siren.MulOp, arith.MulfOp, "mul"), (siren.DivOp, arith.DivfOp, "div")):
+    _float_binop(_siren_op, _arith_op, _kind)
 
 
 @lowers(siren.NegOp)
 class _Neg(_Lowering):
     def lower(self, op, b):
         (x,) = b.get(op.operand)
+        if isinstance(op.result.type, siren.SymType):
+            return [b.add(smc.SymNegOp(x)).result]
         return [b.add(arith.NegfOp(x)).result]
 
 
@@ -368,6 +405,8 @@ class _Neg(_Lowering):
 class _BoolToFloat(_Lowering):
     def lower(self, op, b):
         (x,) = b.get(op.operand)
+        if isinstance(op.result.type, siren.SymType):
+            return [x]   # a symbolic bool is already 0.0 / 1.0
         one = b.add(arith.ConstantOp(FloatAttr(1.0, f64))).result
         zero = b.add(arith.ConstantOp(FloatAttr(0.0, f64))).result
         return [b.add(arith.SelectOp(x, one, zero)).result]
@@ -377,6 +416,10 @@ class _BoolToFloat(_Lowering):
 class _FloatToBool(_Lowering):
     def lower(self, op, b):
         (x,) = b.get(op.operand)
+        if isinstance(op.result.type, siren.SymType):
+            # ite(x = 0, false, true): Python's truth, NaN is true
+            is_zero = b.add(smc.SymBinOp("eq", x, b.sym_const(0.0))).result
+            return [b.add(smc.SymIteOp(is_zero, b.sym_const(0.0), b.sym_const(1.0))).result]
         zero = b.add(arith.ConstantOp(FloatAttr(0.0, f64))).result
         return [b.add(arith.CmpfOp(x, zero, "une")).result]  # Python's truth: NaN is true
 
@@ -385,12 +428,17 @@ class _FloatToBool(_Lowering):
 class _Lt(_Lowering):
     def lower(self, op, b):
         (x,), (y,) = b.get(op.lhs), b.get(op.rhs)
+        if isinstance(op.result.type, siren.SymType):
+            return [b.add(smc.SymBinOp("lt", x, y)).result]
         return [b.add(arith.CmpfOp(x, y, "olt")).result]
 
 
 @lowers(siren.EqOp)
 class _Eq(_Lowering):
     def lower(self, op, b):
+        if isinstance(op.result.type, siren.SymType):
+            (x,), (y,) = b.get(op.lhs), b.get(op.rhs)
+            return [b.add(smc.SymBinOp("eq", x, y)).result]
         return [b.equal(b.get(op.lhs), b.get(op.rhs), op.lhs.type)]
 
 
@@ -467,11 +515,51 @@ class _FileRead(_Lowering):
 class _If(_Lowering):
     def lower(self, op: siren.IfOp, b):
         (cond,) = b.get(op.cond)
+        if isinstance(cond.type, smc.SymType):
+            return self.ite(op, cond, b)
         return b.if_else(
             cond,
             lambda: b.inline_region(op.then_region.block, []),
             lambda: b.inline_region(op.else_region.block, []),
         )
+
+
+    @staticmethod
+    def ite(op: siren.IfOp, cond: SSAValue, b: _Builder) -> list[SSAValue]:
+        """A symbolic condition with pure branches (SPEC 7.5): both branches run, then, else,
+        and each scalar of the result is the ite of the two."""
+        results = []
+        for region in (op.then_region, op.else_region):
+            block = region.block
+            terminator = block.last_op
+            for inner in list(block.ops):
+                if inner is terminator:
+                    break
+                inner.detach()
+                b.rewriter.insert(inner, InsertPoint.before(op))
+            results.append(unpack(terminator.operands[0]))
+        out = []
+        for t, f in zip(*results, strict=True):
+            if not (isinstance(t.type, smc.SymType) and isinstance(f.type, smc.SymType)):
+                raise LoweringError(f"lower-siren-to-smc: an ite of {t.type} and {f.type}{where(op)}")
+            out.append(b.add(smc.SymIteOp(cond, t, f)).result)
+        return out
+
+
+@lowers(siren.ToSymOp)
+class _ToSym(_Lowering):
+    def lower(self, op: siren.ToSymOp, b):
+        return [b.to_sym(v) for v in b.get(op.operand)]
+
+
+@lowers(siren.ForceOp)
+class _Force(_Lowering):
+    def lower(self, op: siren.ForceOp, b):
+        (w,) = b.get(op.operand)
+        value = b.add(smc.SymValueOp(w)).result
+        if op.result.type == i1:
+            return [b.add(arith.CmpfOp(value, b.const_f(0.0), "une")).result]  # NaN is true
+        return [value]
 
 
 @lowers(siren.FoldOp)
@@ -556,6 +644,8 @@ class _Dist(_Lowering):
 @lowers(siren.AssumeOp)
 class _Assume(_Lowering):
     def lower(self, op: siren.AssumeOp, b):
+        if self.facts.symbolic:
+            return self.assume(op, b)
         sample = smc.SampleOp(op.dist.type.family.data, b.get(op.dist))
         draw = b.add(sample).result
         # An invalid parameter is reported at the distribution call itself.
@@ -565,6 +655,22 @@ class _Assume(_Lowering):
             return [b.add(arith.CmpfOp(draw, b.const_f(0.0), "une")).result]
         return [draw]
 
+    def assume(self, op: siren.AssumeOp, b):
+        """Every variable of a symbolic method is created by the runtime, also one with
+        constant parameters: it records its entry (and the runtime plan)."""
+        family = op.dist.type.family.data
+        params = [b.to_sym(v) for v in b.get(op.dist)]
+        name = op.var.data
+        var = self.facts.vars[name] if name else -1
+        annotation = smc.ANNOTATIONS[op.annotation.data if op.annotation is not None else None]
+        assume = smc.AssumeOp(family, params, var, annotation)
+        value = b.add(assume).result
+        if op.dist in self.facts.dist_locations:
+            assume.location = self.facts.dist_locations[op.dist]
+        if op.result.type == i1:   # a sampled bool
+            return [b.add(arith.CmpfOp(value, b.const_f(0.0), "une")).result]
+        return [value]
+
 
 @lowers(siren.ObserveOp)
 class _Observe(_Lowering):
@@ -572,7 +678,10 @@ class _Observe(_Lowering):
         (value,) = b.get(op.value)
         if value.type == i1:
             value = b.bool_to_float(value)
-        b.add(smc.ObserveOp(op.dist.type.family.data, b.get(op.dist), value))
+        if isinstance(op.dist.type, siren.SymDistType):
+            b.add(smc.SymObserveOp(op.dist.type.family.data, b.get(op.dist), value))
+        else:
+            b.add(smc.ObserveOp(op.dist.type.family.data, b.get(op.dist), value))
         return []
 
 
@@ -601,12 +710,16 @@ class _Return(_Lowering):
 # -- the pass -------------------------------------------------------------------------------
 
 
-def lower_module(module: ModuleOp, base_dir: str) -> None:
+def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     if main.body.block.args:
         raise LoweringError("lower-siren-to-smc: @main takes no arguments (the program reads its data with File.read)")
     result_type = main.function_type.outputs.data[0]
-    facts = _Facts(base_dir)
+    facts = _Facts(base_dir, method)
+    if facts.symbolic:
+        for op in main.walk():
+            if isinstance(op, siren.AssumeOp) and op.var.data:
+                facts.vars.setdefault(op.var.data, len(facts.vars))
     facts.streamed, reason = streamed_fold(main)
     data_file = ""
     if facts.streamed is not None:
@@ -624,6 +737,8 @@ def lower_module(module: ModuleOp, base_dir: str) -> None:
     body = Region()
     main.body.move_blocks(body)
     particle = smc.ParticleOp("main", model, body)
+    if facts.symbolic:
+        particle.attributes["smc.vars"] = ArrayAttr([StringAttr(v) for v in facts.vars])
     for op in list(module.ops):
         op.detach()
         op.erase()
@@ -649,6 +764,7 @@ def _check_lowered(main: func.FuncOp) -> None:
 class LowerSirenToSMC(ModulePass):
     name = "lower-siren-to-smc"
     base_dir: str = "."
+    method: str = "pf"   # "ssi": assumes become smc.assume (after symbolic-values)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        lower_module(op, self.base_dir)
+        lower_module(op, self.base_dir, self.method)

@@ -18,7 +18,17 @@ form here, and only here:
   ``smc.next_row`` asks ``sirenrt_stream_row`` and, answered SIRENRT_NEED, stores
   its point and returns NEED_ROW (2); ``smc.finish`` stores the result's words and
   returns FINISHED (0);
-* a run-time error names a site, an index into the model's table of locations.
+* a run-time error names a site, an index into the model's table of locations;
+* symbolic words (``!smc.sym``, ``-m ssi``) are int64 words; ``smc.sym_const`` is a
+  bitcast of the double (a bool first 0.0 / 1.0), ``smc.sym_binop {kind}`` calls
+  ``sirenrt_sym_<kind>(ctx, a, b)``, ``smc.sym_neg`` ``sirenrt_sym_neg(ctx, a)`` (add,
+  sub, mul, eq, lt and neg of words that are non-NaN doubles, i.e. constants, are folded
+  inline and call nothing),
+  ``smc.sym_ite`` ``sirenrt_sym_ite(ctx, c, t, f)``, ``smc.sym_value``
+  ``sirenrt_sym_value(ctx, w, site)``, ``smc.assume`` ``sirenrt_ssi_assume(ctx, family,
+  p0, p1, p2, var, annotation, site)`` (unused parameters 0; a sampled value's bits are
+  bitcast back to a double) and ``smc.sym_observe`` ``sirenrt_ssi_observe(ctx, family,
+  p0, p1, p2, x, site)``.
 
 It works in two steps. (1) One rewrite pattern per op turns every smc, arith
 and math op into `llvm` ops in place; a pattern that needs a branch builds an
@@ -57,7 +67,7 @@ from math import pi
 
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math, scf
-from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, IntegerAttr, IntegerType, ModuleOp, f64, i8, i32, i64
+from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType, ModuleOp, f64, i1, i8, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -66,6 +76,7 @@ from xdsl.pattern_rewriter import (
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
+from sirenc import distributions
 from sirenc.diagnostics import SirenDataError, Span
 from sirenc.ir import sirenrt, smc
 from sirenc.ir.locations import loc_of, span_of
@@ -85,8 +96,8 @@ PTR = llvm.LLVMPointerType()
 
 
 def machine(t: Attribute) -> Attribute:
-    """List handles are int64 words in LLVM."""
-    return i64 if isinstance(t, smc.ListHandleType) else t
+    """List handles and symbolic words are int64 words in LLVM."""
+    return i64 if isinstance(t, smc.ListHandleType | smc.SymType) else t
 
 
 # -- the C runtime's functions ---------------------------------------------------------------
@@ -105,7 +116,21 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "list_range": ((f64, f64, i32), i64),
     "file": ((i32, i32), i64),
     "stream_row": ((i64, i32), i64),
+    # symbolic values (-m ssi)
+    "sym_add": ((i64, i64), i64),
+    "sym_sub": ((i64, i64), i64),
+    "sym_mul": ((i64, i64), i64),
+    "sym_div": ((i64, i64), i64),
+    "sym_eq": ((i64, i64), i64),
+    "sym_lt": ((i64, i64), i64),
+    "sym_neg": ((i64,), i64),
+    "sym_ite": ((i64, i64, i64), i64),
+    "sym_value": ((i64, i32), f64),
+    "ssi_assume": ((i32, i64, i64, i64, i32, i32, i32), i64),
+    "ssi_observe": ((i32, i64, i64, i64, f64, i32), None),
 }
+# The most parameters a family has: sirenrt_ssi_assume/observe take p0, p1, p2.
+MAX_PARAMS = 3
 
 
 @cache
@@ -137,6 +162,7 @@ class _Lowering:
     sites: list[FileLineColLoc] = field(default_factory=list)
     site_ids: dict[tuple[str, int, int], int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
+    vars: ArrayAttr | None = None   # a symbolic method's program variables (smc.vars)
 
     def __post_init__(self) -> None:
         if self.model.streamable.value.data:
@@ -384,6 +410,119 @@ class _Observe(_Pattern):
         e.if_else(finite, store, slow, [])
 
 
+# -- symbolic values (-m ssi) --
+
+
+class _SymConst(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.SymConstOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        value = op.value
+        if value.type == i1:
+            value = e.add(llvm.SelectOp.create(operands=[value, e.const_f(1.0), e.const_f(0.0)],
+                                               result_types=[f64])).results[0]
+        e.replace(rewriter, [e.add(llvm.BitcastOp(value, i64)).results[0]])
+
+
+def _ordered(e: _Emitter, *words: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
+    """Whether every word is a plain double that is not NaN (a node reference is a NaN
+    pattern), and the words as doubles."""
+    doubles = [e.add(llvm.BitcastOp(w, f64)).results[0] for w in words]
+    first = doubles[0]
+    other = doubles[1] if len(doubles) > 1 else first
+    return e.add(llvm.FCmpOp(first, other, "ord")).res, doubles
+
+
+# Constant operands are folded inline, as the runtime would fold them (SPEC 7.4 folds two
+# constants at once): IEEE arithmetic and comparisons of two non-NaN doubles. Division
+# (a constant division by zero is an error the runtime reports) and NaN operands (which
+# include node references) go to the runtime.
+_INLINE_BINOPS = {"add": llvm.FAddOp, "sub": llvm.FSubOp, "mul": llvm.FMulOp}
+_INLINE_COMPARISONS = {"eq": "oeq", "lt": "olt"}
+
+
+class _SymBinOp(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.SymBinOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        kind = op.kind.data
+        if kind not in _INLINE_BINOPS and kind not in _INLINE_COMPARISONS:
+            e.replace(rewriter, [e.call("sym_" + kind, op.lhs, op.rhs)])
+            return
+        both, (a, b) = _ordered(e, op.lhs, op.rhs)
+
+        def fold(f: _Emitter) -> list[SSAValue]:
+            if kind in _INLINE_BINOPS:
+                value = f.add(_INLINE_BINOPS[kind](a, b)).res
+            else:
+                test = f.add(llvm.FCmpOp(a, b, _INLINE_COMPARISONS[kind])).res
+                value = f.add(llvm.SelectOp.create(operands=[test, f.const_f(1.0), f.const_f(0.0)],
+                                                   result_types=[f64])).results[0]
+            return [f.add(llvm.BitcastOp(value, i64)).results[0]]
+
+        def build(f: _Emitter) -> list[SSAValue]:
+            return [f.call("sym_" + kind, op.lhs, op.rhs)]
+
+        e.replace(rewriter, [e.if_else(both, fold, build, [i64])[0]])
+
+
+class _SymNeg(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.SymNegOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        ordered, (a,) = _ordered(e, op.operand)
+
+        def fold(f: _Emitter) -> list[SSAValue]:
+            return [f.add(llvm.BitcastOp(f.add(llvm.FNegOp(a)).res, i64)).results[0]]
+
+        def build(f: _Emitter) -> list[SSAValue]:
+            return [f.call("sym_neg", op.operand)]
+
+        e.replace(rewriter, [e.if_else(ordered, fold, build, [i64])[0]])
+
+
+class _SymIte(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.SymIteOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        e.replace(rewriter, [e.call("sym_ite", op.cond, op.then_value, op.else_value)])
+
+
+class _SymValue(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.SymValueOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        e.replace(rewriter, [e.call("sym_value", op.operand, e.site())])
+
+
+def _family_and_params(e: _Emitter, family: str, params) -> list[SSAValue]:
+    """The family id and p0, p1, p2 (unused ones 0) of sirenrt_ssi_assume/observe."""
+    words = list(params)
+    words += [e.const_i(0, i64) for _ in range(MAX_PARAMS - len(words))]
+    return [e.const_i(distributions.family(family).id, i32), *words]
+
+
+class _Assume(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.AssumeOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        head = _family_and_params(e, op.family.data, op.params)
+        var, annotation = e.const_i(op.var.value.data, i32), e.const_i(op.annotation.value.data, i32)
+        word = e.call("ssi_assume", *head, var, annotation, e.site())
+        if op.result.type == f64:   # `sample`: the drawn value's bits
+            word = e.add(llvm.BitcastOp(word, f64)).results[0]
+        e.replace(rewriter, [word])
+
+
+class _SymObserve(_Pattern):
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.SymObserveOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        head = _family_and_params(e, op.family.data, op.params)
+        e.call("ssi_observe", *head, op.value, e.site())
+        e.replace(rewriter, [])
+
+
 class _Nil(_Pattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: smc.NilOp, rewriter: PatternRewriter) -> None:
@@ -501,7 +640,8 @@ _ONE_TO_ONE = [
 ]
 
 _SMC_PATTERNS = [_FrameLoad, _FrameStore, _Finish, _Sample, _Observe, _Nil, _IsNil, _Cons, _Head, _Tail,
-                 _Length, _Reverse, _Range, _ReadFile]
+                 _Length, _Reverse, _Range, _ReadFile,
+                 _SymConst, _SymBinOp, _SymNeg, _SymIte, _SymValue, _Assume, _SymObserve]
 
 def _check_step1(fn: llvm.FuncOp) -> None:
     for op in fn.walk():
@@ -602,7 +742,7 @@ def _resume_function(particle: smc.ParticleOp) -> llvm.FuncOp:
 def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
     fn = _resume_function(particle)
     module.body.block.insert_op_before(fn, particle)
-    low = _Lowering(module, fn, particle.model)
+    low = _Lowering(module, fn, particle.model, vars=particle.attributes.get("smc.vars"))
     particle.detach()
     particle.erase()
 
@@ -617,6 +757,8 @@ def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
 
     fn.attributes["smc.model"] = low.model
     fn.attributes["sirenrt.layout"] = low.layout()
+    if low.vars is not None:
+        fn.attributes["sirenrt.vars"] = low.vars
     return fn
 
 

@@ -23,7 +23,9 @@ twice, the accumulator, the draw), not one per temporary.
 
 The suspension points are numbered 1, 2, ... in walk order (0 is the start),
 and the particle's ``#smc.model`` records the number of slots and, per point,
-the slots holding list handles (where the runtime's collector starts).
+the slots holding list handles (where the runtime's collector starts) and, under
+a symbolic method, the slots holding ``!smc.sym`` words (descriptor ``S``: spilled
+like an ``f64``, one word, and traced by the runtime's symbolic state).
 
 Contract with `lower-smc-to-llvm`: afterwards the ``index`` of every
 ``smc.next_row`` is defined by the op right before it, an ``smc.frame_load``
@@ -182,13 +184,16 @@ def spill(particle: smc.ParticleOp) -> None:
             Rewriter.insert_op(load, InsertPoint.before(use.operation))
             use.operation.operands[use.index] = load.result
         slots[value] = slot
-    # Number the suspension points, and record which slots hold list handles at each.
+    # Number the suspension points, and record which slots hold list handles or symbolic
+    # words at each.
     roots = model.root_list()
     for point, suspend in enumerate((op for op in particle.walk() if isinstance(op, smc.SUSPENSIONS)), start=1):
         suspend.point = IntegerAttr(point, i32)
         for value in live.get(suspend, []):
             if isinstance(value.type, smc.ListHandleType) and value in slots:
                 roots.append((point, slots[value], value.type.descriptor))
+            elif isinstance(value.type, smc.SymType) and value in slots:
+                roots.append((point, slots[value], "S"))
     particle.model = model.with_frame(next_slot, roots)
 
 

@@ -30,7 +30,7 @@ def model(request, tmp_path_factory, data_file):
 
 def test_info(model, data_file):
     assert model.info == {
-        "abi_version": 3, "name": "toy", "method": "pf", "plan": "x: sample",
+        "abi_version": 4, "name": "toy", "method": "pf", "plan": "x: sample",
         "result_type": "f", "frame_size": 40, "streamable": True,
         "not_streamable_reason": "", "files": [str(data_file)],
     }

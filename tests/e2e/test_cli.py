@@ -179,7 +179,7 @@ def test_usage_errors_exit_2(tmp_path):
 
 @needs_runtime
 def test_methods_not_compiled_yet_say_so():
-    r = sirenc("run", EXAMPLES / "walk.si", "-m", "ssi", "-p", "10")
+    r = sirenc("run", EXAMPLES / "walk.si", "-m", "ds", "-p", "10")
     assert r.returncode == 2
     assert "-m pf" in r.stderr
 

@@ -38,7 +38,7 @@ def _run(exe: Path, so: Path, *args: str) -> tuple[dict[str, str], str]:
 
 def test_c_host_runs_the_model(embed_exe, model_so):
     fields, out = _run(embed_exe, model_so.so, str(PARTICLES), "7", *map(str, model_so.ys))
-    assert fields["abi_version"] == "3"
+    assert fields["abi_version"] == "4"
     assert fields["name"] == "toy" and fields["method"] == "pf"
     assert fields["result_type"] == "f" and fields["n_files"] == "1"
 

@@ -218,6 +218,8 @@ _WHAT = {
                 "cannot be determined when conditioning on this observation"),
     "condition": ("is sampled because this condition depends on it",
                   "cannot be determined because this condition depends on it"),
+    "force": ("is sampled because its value is needed here",
+              "cannot be determined because its value is needed here"),
     "ite": ("is sampled while building this conditional value",
             "cannot be determined after this conditional value"),
     "if-join": ("may be sampled in one branch of this conditional",

@@ -364,6 +364,15 @@ class Interpreter:
     def _op_resample(self, op, state):
         return self._set(state, op, UNIT)
 
+    # The coercions of `symbolic-values` (which runs after the analysis; these rules let a
+    # retyped program be analysed again): to_sym changes no value, force is value_expr.
+    def _op_to_sym(self, op, state):
+        return self._set(state, op, self._arg(state, op.operand))
+
+    def _op_force(self, op, state):
+        self.shared.cause = Cause(op, "force")
+        return self._set(state, op, state.value_expr(self._arg(state, op.operand)))
+
     # -- control --
 
     def _op_if(self, op, state):
@@ -487,6 +496,8 @@ RULES: dict[type[Operation], Callable[[Interpreter, Operation, AbsState], AbsSta
     siren.IfOp: Interpreter._op_if,
     siren.FoldOp: Interpreter._op_fold,
     siren.MapOp: Interpreter._op_map,
+    siren.ToSymOp: Interpreter._op_to_sym,
+    siren.ForceOp: Interpreter._op_force,
 }
 
 
