@@ -32,7 +32,7 @@ def test_info(model, data_file):
     assert model.info == {
         "abi_version": 4, "name": "toy", "method": "pf", "plan": "x: sample",
         "result_type": "f", "frame_size": 40, "streamable": True,
-        "not_streamable_reason": "", "files": [str(data_file)],
+        "not_streamable_reason": "", "files": [str(data_file)], "vars": [],
     }
 
 
