@@ -5,6 +5,8 @@
  * structural, so the shapes built here decide which variables stay symbolic. */
 #include "sym_node.h"
 
+#include <string.h>
+
 #define C(x) rt_sym_word(x)
 #define D(w) rt_sym_double(w)
 
@@ -134,50 +136,98 @@ uint64_t rt_sym_ite(sirenrt_ctx *ctx, uint64_t c, uint64_t t, uint64_t f) {
 
 /* ------------------------------------------------------------------ eval ----------------------- */
 
-/* Recursion follows the graph's depth (a chain of posteriors: one level per time step); every node
- * is simplified once per walk (stamp and memo), so shared subgraphs cost nothing extra. */
-static uint64_t eval_rec(rt_sym_state *s, uint64_t w, uint32_t gen) {
+/* What a node evaluated to, once its walk is done: an RV stands for itself (or its point mass); an
+ * expression node and a delta RV keep their result in memo. */
+static uint64_t result_of(rt_sym_state *s, uint64_t w) {
   if (!rt_sym_is_node(w)) return w;
-  uint32_t i = rt_sym_index(w);
-  rt_sym_node *n = &s->nodes[i];
+  const rt_sym_node *n = rt_node(s, w);
   if (n->kind == RT_NODE_RV) {
     if (n->rv_state != RT_RV_SYMBOLIC) return C(n->u.value);
-    int delta = n->family == SIRENRT_FAM_DELTA;
-    if (n->stamp == gen) return delta ? n->u.memo : w;
-    n->stamp = gen;
-    if (delta) { /* a point mass on an expression: it stands for that expression */
-      n->u.memo = w;
-      uint64_t r = eval_rec(s, n->w[0], gen);
-      s->nodes[i].u.memo = r;
-      return r;
-    }
-    int np = rt_sym_expr_params(n->family);
-    for (int k = 0; k < np; k++) {
-      uint64_t p = s->nodes[i].w[k];
-      if (rt_sym_is_node(p)) {
-        uint64_t r = eval_rec(s, p, gen);
-        s->nodes[i].w[k] = r;
-      }
-    }
-    return w;
+    return n->family == SIRENRT_FAM_DELTA ? n->u.memo : w;
   }
-  if (n->kind < RT_NODE_ADD || n->kind > RT_NODE_LT) return w;
-  if (n->stamp == gen) return n->u.memo;
-  n->stamp = gen;
-  n->u.memo = w;
-  int kind = n->kind;
-  uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
-  a = eval_rec(s, a, gen);
-  b = eval_rec(s, b, gen);
-  if (kind == RT_NODE_ITE) c = eval_rec(s, c, gen);
-  uint64_t r = smart(s, kind, a, b, c, w);
-  s->nodes[i].u.memo = r;
-  return r;
+  return n->kind >= RT_NODE_ADD && n->kind <= RT_NODE_LT ? n->u.memo : w;
+}
+
+/* A post-order walk with an explicit stack: a chain of posteriors is as deep as the run is long.
+ * Every node is simplified once per walk (stamp), so shared subgraphs cost nothing extra; an RV's
+ * parameters are replaced by their simplified forms (SPEC 6.3's side effect of eval).  Stack
+ * entries are node indices, bit 32 set for the second visit (the children are done). */
+static uint64_t eval_walk(rt_sym_state *s, uint64_t w, uint32_t gen) {
+  if (!rt_sym_is_node(w)) return w;
+  const uint64_t done = UINT64_C(1) << 32;
+  uint64_t local[64];
+  rt_vec stack = {local, 0, 64};
+  int heap = 0;
+#define PUSH(x)                                                                      \
+  do {                                                                               \
+    if (stack.n == stack.cap) {                                                      \
+      uint64_t *big = malloc(stack.cap * 2 * sizeof *big);                           \
+      if (!big) {                                                                    \
+        s->oom = 1;                                                                  \
+        goto out;                                                                    \
+      }                                                                              \
+      memcpy(big, stack.v, stack.n * sizeof *big);                                   \
+      if (heap) free(stack.v);                                                       \
+      stack.v = big;                                                                 \
+      stack.cap *= 2;                                                                \
+      heap = 1;                                                                      \
+    }                                                                                \
+    stack.v[stack.n++] = (x);                                                        \
+  } while (0)
+  PUSH(rt_sym_index(w));
+  while (stack.n) {
+    uint64_t e = stack.v[--stack.n];
+    uint32_t i = (uint32_t)e;
+    rt_sym_node *n = &s->nodes[i];
+    int kind = n->kind;
+    if (kind == RT_NODE_RV) {
+      if (n->rv_state != RT_RV_SYMBOLIC) continue;
+      int np = n->family == SIRENRT_FAM_DELTA ? 1 : rt_sym_expr_params(n->family);
+      if (e & done) {
+        if (n->family == SIRENRT_FAM_DELTA) {
+          n->u.memo = result_of(s, n->w[0]);
+        } else {
+          for (int k = 0; k < np; k++) {
+            uint64_t r = result_of(s, s->nodes[i].w[k]);
+            s->nodes[i].w[k] = r;
+          }
+        }
+        continue;
+      }
+      if (n->stamp == gen) continue;
+      n->stamp = gen;
+      if (n->family == SIRENRT_FAM_DELTA) n->u.memo = w; /* only a cycle would read it before it is set */
+      uint64_t ch[3] = {n->w[0], n->w[1], n->w[2]};
+      PUSH(e | done);
+      for (int k = np; k-- > 0;)
+        if (rt_sym_is_node(ch[k])) PUSH(rt_sym_index(ch[k]));
+      continue;
+    }
+    if (kind < RT_NODE_ADD || kind > RT_NODE_LT) continue;
+    uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
+    if (e & done) {
+      uint64_t r = smart(s, kind, result_of(s, a), result_of(s, b), kind == RT_NODE_ITE ? result_of(s, c) : c,
+                         rt_sym_ref(i));
+      s->nodes[i].u.memo = r;
+      continue;
+    }
+    if (n->stamp == gen) continue;
+    n->stamp = gen;
+    n->u.memo = rt_sym_ref(i);
+    PUSH(e | done);
+    if (kind == RT_NODE_ITE && rt_sym_is_node(c)) PUSH(rt_sym_index(c));
+    if (rt_sym_is_node(b)) PUSH(rt_sym_index(b));
+    if (rt_sym_is_node(a)) PUSH(rt_sym_index(a));
+  }
+#undef PUSH
+out:
+  if (heap) free(stack.v);
+  return result_of(s, w);
 }
 
 uint64_t rt_sym_eval(rt_sym_state *s, uint64_t w) {
   if (!rt_sym_is_node(w)) return w;
-  return eval_rec(s, w, rt_sym_gen(s));
+  return eval_walk(s, w, rt_sym_gen(s));
 }
 
 void rt_sym_eval_params(rt_sym_state *s, uint32_t rv) {
@@ -185,7 +235,7 @@ void rt_sym_eval_params(rt_sym_state *s, uint32_t rv) {
   int np = rt_sym_expr_params(s->nodes[rv].family);
   s->nodes[rv].stamp = gen; /* a cycle back to rv would stop here */
   for (int k = 0; k < np; k++) {
-    uint64_t r = eval_rec(s, s->nodes[rv].w[k], gen);
+    uint64_t r = eval_walk(s, s->nodes[rv].w[k], gen);
     s->nodes[rv].w[k] = r;
   }
 }

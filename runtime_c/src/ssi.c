@@ -254,45 +254,92 @@ static int occurs_in_params(rt_sym_state *s, uint32_t c, uint32_t q) {
 
 enum { HOIST_OK = 0, HOIST_NONCONJUGATE = 1, HOIST_OOM = -1 };
 
-/* H(cur, G) of SPEC 12.3; on NonConjugate, *nc is the parent to sample.  Recursion follows the chain
- * of parents to hoist through (one level per ancestor). */
-static int hoist_rec(rt_sym_state *s, uint32_t cur, const rt_vec *ghosts, uint32_t *nc) {
-  rt_vec order = {0}, g1 = {0};
-  int rc = HOIST_OOM;
-  if (topo_parents(s, cur, &order)) goto done;
-  for (size_t i = 0; i < ghosts->n; i++)
-    if (rt_vec_push(&g1, ghosts->v[i])) goto done;
-  for (size_t i = 0; i < order.n; i++) {
-    uint32_t q = (uint32_t)order.v[i];
-    if (!contains(&g1, q)) {
-      int r = hoist_rec(s, q, &g1, nc);
-      if (r != HOIST_OK) {
-        rc = r;
-        goto done;
-      }
-    }
-    if (rt_vec_push(&g1, q)) goto done;
-  }
-  for (size_t i = order.n; i-- > 0;) {
-    uint32_t q = (uint32_t)order.v[i];
+/* Step 3 of H(cur, G): swap cur with its parents, last first.  A parent that no longer occurs in
+ * cur's distribution (an earlier swap simplified it away) has nothing to reverse. */
+static int swap_parents(rt_sym_state *s, uint32_t cur, const rt_vec *order, const rt_vec *ghosts, uint32_t *nc) {
+  for (size_t i = order->n; i-- > 0;) {
+    uint32_t q = (uint32_t)order->v[i];
     if (contains(ghosts, q)) continue;
     int occ = occurs_in_params(s, cur, q);
-    if (occ < 0) goto done;
-    if (!occ) continue; /* simplified away by an earlier swap: nothing to reverse */
+    if (occ < 0) return HOIST_OOM;
+    if (!occ) continue;
     int cyc = would_cycle(s, q, cur);
-    if (cyc < 0) goto done;
+    if (cyc < 0) return HOIST_OOM;
     int sw = cyc ? 0 : rt_sym_swap(s, q, cur);
-    if (sw < 0 || s->oom) goto done;
+    if (sw < 0 || s->oom) return HOIST_OOM;
     if (sw == 0) {
       *nc = q;
-      rc = HOIST_NONCONJUGATE;
+      return HOIST_NONCONJUGATE;
+    }
+  }
+  return HOIST_OK;
+}
+
+/* H(cur, G) of SPEC 12.3 with its recursion on an explicit stack of frames (hoisting the first
+ * variable of a chain goes through every later one).  A frame's G is its caller's G1, which does not
+ * change while the callee runs.  On NonConjugate, *nc is the parent to sample. */
+typedef struct hoist_frame {
+  uint32_t cur;
+  int entered; /* the callee for order[i] has run */
+  size_t i;
+  rt_vec order, g1;
+} hoist_frame;
+
+static int frame_init(rt_sym_state *s, hoist_frame *f, uint32_t cur, const rt_vec *ghosts) {
+  memset(f, 0, sizeof *f);
+  f->cur = cur;
+  if (topo_parents(s, cur, &f->order)) return -1;
+  for (size_t i = 0; i < ghosts->n; i++)
+    if (rt_vec_push(&f->g1, ghosts->v[i])) return -1;
+  return 0;
+}
+
+static int hoist(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
+  static const rt_vec none = {0};
+  hoist_frame *frames = malloc(16 * sizeof *frames);
+  size_t n = 0, cap = 16;
+  int rc = HOIST_OOM;
+  if (!frames) return HOIST_OOM;
+  n = 1;
+  if (frame_init(s, &frames[0], rv, &none)) goto done;
+  while (n) {
+    hoist_frame *f = &frames[n - 1];
+    if (f->i < f->order.n) {
+      uint32_t q = (uint32_t)f->order.v[f->i];
+      if (!f->entered && !contains(&f->g1, q)) {
+        f->entered = 1;
+        if (n == cap) {
+          hoist_frame *big = realloc(frames, cap * 2 * sizeof *big);
+          if (!big) goto done;
+          frames = big;
+          cap *= 2;
+        }
+        n++;
+        if (frame_init(s, &frames[n - 1], q, &frames[n - 2].g1)) goto done;
+        continue;
+      }
+      f->entered = 0;
+      if (rt_vec_push(&f->g1, q)) goto done;
+      f->i++;
+      continue;
+    }
+    int r = swap_parents(s, f->cur, &f->order, n > 1 ? &frames[n - 2].g1 : &none, nc);
+    rt_vec_free(&f->order);
+    rt_vec_free(&f->g1);
+    n--;
+    if (r != HOIST_OK) {
+      rc = r;
       goto done;
     }
   }
   rc = HOIST_OK;
 done:
-  rt_vec_free(&order);
-  rt_vec_free(&g1);
+  while (n) {
+    n--;
+    rt_vec_free(&frames[n].order);
+    rt_vec_free(&frames[n].g1);
+  }
+  free(frames);
   if (s->oom) rc = HOIST_OOM;
   return rc;
 }
@@ -300,9 +347,8 @@ done:
 /* hoist_and_eval (12.2).  After it, rv's parameters are constants; a parent that stayed (which only
  * a failed swap leaves) is reported as NonConjugate so that the caller samples it. */
 static int hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
-  rt_vec empty = {0};
   rt_sym_eval_params(s, rv);
-  int r = s->oom ? HOIST_OOM : hoist_rec(s, rv, &empty, nc);
+  int r = s->oom ? HOIST_OOM : hoist(s, rv, nc);
   if (r != HOIST_OK) return r;
   rt_sym_eval_params(s, rv);
   if (s->oom) return HOIST_OOM;

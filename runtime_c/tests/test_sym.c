@@ -442,6 +442,7 @@ int main(void) {
   kalman(50, 0, 1);
   kalman(1000, 0, 1);
   kalman(5000, 0, 0);
+  kalman(10000, 0, 1);
   kalman(5000, 1, 0);
   test_posterior_draws();
   test_plan();
