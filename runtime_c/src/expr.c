@@ -109,6 +109,10 @@ static uint64_t smart(rt_sym_state *s, int kind, uint64_t a, uint64_t b, uint64_
 static uint64_t raw(sirenrt_ctx *ctx, int kind, uint64_t a, uint64_t b, uint64_t c) {
   rt_sym_state *s = rt_sym_own(ctx);
   if (!s) return C(NAN);
+  if (!rt_sym_valid(s, a) || !rt_sym_valid(s, b) || !rt_sym_valid(s, c)) {
+    rt_sym_bad_word(ctx, -1);
+    return C(NAN);
+  }
   uint64_t r = rt_sym_node_new(s, kind, a, b, c);
   rt_sym_check_oom(ctx, s, -1);
   return r;
@@ -328,7 +332,9 @@ int rt_sym_value(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
     *out = D(w);
     return 0;
   }
-  if (!rt_sym_own(ctx)) return -1;
+  rt_sym_state *s = rt_sym_own(ctx);
+  if (!s) return -1;
+  if (!rt_sym_valid(s, w)) return rt_sym_bad_word(ctx, site);
   return force(ctx, w, out, site);
 }
 
@@ -382,6 +388,7 @@ int rt_sym_mean(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
   }
   rt_sym_state *s = rt_sym_own(ctx);
   if (!s) return -1;
+  if (!rt_sym_valid(s, w)) return rt_sym_bad_word(ctx, site);
   w = rt_sym_eval(s, w);
   if (rt_sym_check_oom(ctx, s, site)) return -1;
   return mean_rec(ctx, w, out, site);

@@ -448,7 +448,10 @@ static int64_t new_rv(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, 
   if (!s) return -1;
   uint64_t p[3] = {C(0.0), C(0.0), C(0.0)};
   int np = rt_sym_expr_params(family);
-  for (int k = 0; k < np; k++) p[k] = params[k];
+  for (int k = 0; k < np; k++) {
+    if (!rt_sym_valid(s, params[k])) return rt_sym_bad_word(ctx, site);
+    p[k] = params[k];
+  }
   double count = 0.0;
   if (family == SIRENRT_FAM_EXPONENTIAL) { /* SPEC 9: exponential(r) is Gamma(1.0, r) */
     family = SIRENRT_FAM_GAMMA;

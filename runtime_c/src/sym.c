@@ -121,6 +121,11 @@ int rt_sym_check_oom(sirenrt_ctx *ctx, rt_sym_state *s, int32_t site) {
   return -1;
 }
 
+int rt_sym_bad_word(sirenrt_ctx *ctx, int32_t site) {
+  rt_fail(ctx, site, "internal error: invalid symbolic reference");
+  return -1;
+}
+
 int rt_vec_push(rt_vec *a, uint64_t x) {
   if (a->n == a->cap) {
     size_t cap = a->cap ? a->cap * 2 : 16;
@@ -248,7 +253,21 @@ rt_sym_state *rt_sym_load(const uint8_t *buf, int64_t len) {
   s->live_after_sweep = h.live_after_sweep;
   s->n_rvs = h.n_rvs;
   if (h.n_vars) memcpy(s->plan, buf + sizeof h + nodes, (size_t)h.n_vars);
-  /* Marks and stamps are transient; a stale one would make the next walk skip a node. */
-  for (uint32_t i = 0; i < s->top; i++) s->nodes[i].mark = s->nodes[i].stamp = 0;
+  /* Marks and stamps are transient; a stale one would make the next walk skip a node.  Links must
+   * stay inside the pool, or a walk would read past it. */
+  for (uint32_t i = 0; i < s->top; i++) {
+    rt_sym_node *n = &s->nodes[i];
+    n->mark = n->stamp = 0;
+    int bad = n->kind > RT_NODE_PROBS;
+    if (n->kind == RT_NODE_FREE) {
+      bad |= n->w[0] != RT_SYM_NONE && n->w[0] >= s->top;
+    } else {
+      for (int k = 0; k < 3; k++) bad |= rt_sym_is_node(n->w[k]) && rt_sym_index(n->w[k]) >= s->top;
+    }
+    if (bad) {
+      sym_free(s);
+      return NULL;
+    }
+  }
   return s;
 }

@@ -63,6 +63,12 @@ static inline rt_sym_node *rt_node(rt_sym_state *s, uint64_t w) { return &s->nod
 static inline int rt_sym_is_kind(rt_sym_state *s, uint64_t w, int kind) {
   return rt_sym_is_node(w) && rt_node(s, w)->kind == kind;
 }
+/* A word this state can read: a constant, or a reference to a live node (words come from generated
+ * code and checkpoints; a bad one is reported, never followed). */
+static inline int rt_sym_valid(const rt_sym_state *s, uint64_t w) {
+  if (!rt_sym_is_node(w)) return 1;
+  return s && rt_sym_index(w) < s->top && s->nodes[rt_sym_index(w)].kind != RT_NODE_FREE;
+}
 /* A random variable still symbolic (not a point mass): the only kind that hoisting moves. */
 static inline int rt_sym_is_free_rv(rt_sym_state *s, uint64_t w) {
   if (!rt_sym_is_node(w)) return 0;
@@ -80,6 +86,7 @@ static inline int rt_sym_expr_params(int family) {
 }
 
 /* sym.c */
+int rt_sym_bad_word(sirenrt_ctx *ctx, int32_t site); /* records "invalid symbolic reference"; -1 */
 uint32_t rt_sym_gen(rt_sym_state *s); /* a fresh walk generation */
 /* A new node (fields zeroed, words 0.0); its reference, or a NaN word with s->oom set. */
 uint64_t rt_sym_node_new(rt_sym_state *s, int kind, uint64_t w0, uint64_t w1, uint64_t w2);

@@ -431,6 +431,49 @@ static void test_categorical(void) {
   ctx_done(&ctx);
 }
 
+/* Non-conjugate parents are sampled and the child scored given the sample; exponential is gamma;
+ * delta stands for its expression; means of Ite/Eq; value forces only the branch taken. */
+static void test_mixed(void) {
+  sirenrt_ctx ctx;
+  double logw;
+  ctx_init(&ctx, &logw, 15);
+  uint64_t v = assume(&ctx, SIRENRT_FAM_GAMMA, C(2.0), C(1.0), 0);
+  double lp = observe(&ctx, SIRENRT_FAM_GAUSSIAN, C(0.0), v, 0, 0.7); /* variance v, not 1/v */
+  CHECK(rt_node(ctx.sym, v)->rv_state == RT_RV_SAMPLED, "a gamma variance is sampled");
+  double vs = D(rt_sym_eval(ctx.sym, v));
+  CHECK_REL(lp, log_norm(0.7, 0.0, vs), 1e-12, "scored given the sampled variance");
+  CHECK(logw == 0.0, "observe leaves the weight to its caller");
+
+  uint64_t l = assume(&ctx, SIRENRT_FAM_EXPONENTIAL, C(2.0), 0, 0);
+  lp = observe(&ctx, SIRENRT_FAM_POISSON, l, 0, 0, 3.0);
+  CHECK_REL(lp, log_negbin(1.0, 2.0 / 3.0, 3.0), 1e-12, "exponential-poisson: log-likelihood");
+  CHECK_REL(mean(&ctx, l), 4.0 / 3.0, 1e-12, "exponential-poisson: posterior mean");
+
+  uint64_t x = assume(&ctx, SIRENRT_FAM_GAUSSIAN, C(2.0), C(1.0), 0);
+  uint64_t d = assume(&ctx, SIRENRT_FAM_DELTA, rt_sym_binop(&ctx, RT_SYM_ADD, x, C(1.0)), 0, 0);
+  CHECK_REL(mean(&ctx, d), 3.0, 1e-12, "delta: mean of its expression");
+  lp = observe(&ctx, SIRENRT_FAM_GAUSSIAN, d, C(1.0), 0, 4.0);
+  CHECK_REL(lp, log_norm(4.0, 3.0, 2.0), 1e-12, "delta: observed through it, x stays symbolic");
+  CHECK(rt_node(ctx.sym, x)->rv_state == RT_RV_SYMBOLIC, "x symbolic");
+
+  uint64_t z = assume(&ctx, SIRENRT_FAM_BERNOULLI, C(0.3), 0, 0);
+  CHECK_REL(mean(&ctx, rt_sym_ite(&ctx, z, C(5.0), C(1.0))), 0.3 * 5 + 0.7 * 1, 1e-12, "mean of ite");
+  CHECK(mean(&ctx, rt_sym_binop(&ctx, RT_SYM_EQ, z, C(1.0))) == 0.0, "mean of eq compares means");
+  CHECK(mean(&ctx, rt_sym_binop(&ctx, RT_SYM_LT, z, C(1.0))) == 1.0, "mean of lt compares means");
+  CHECK(rt_node(ctx.sym, z)->rv_state == RT_RV_SYMBOLIC, "means sample nothing here");
+
+  uint64_t sure = assume(&ctx, SIRENRT_FAM_BERNOULLI, C(1.0), 0, 0);
+  uint64_t y = assume(&ctx, SIRENRT_FAM_GAUSSIAN, C(0.0), C(1.0), 0);
+  double val = NAN;
+  CHECK(rt_sym_value(&ctx, rt_sym_ite(&ctx, sure, C(5.0), y), &val, -1) == 0 && val == 5.0, "ite forced: %g", val);
+  CHECK(rt_node(ctx.sym, y)->rv_state == RT_RV_SYMBOLIC, "the branch not taken is not forced");
+
+  /* A reference that is not a live node is reported, not followed. */
+  CHECK(rt_sym_value(&ctx, rt_sym_ref(1u << 30), &val, 5) == -1, "bad reference refused");
+  if (ctx.err_msg) CHECK_CONTAINS(ctx.err_msg, "invalid symbolic reference");
+  ctx_done(&ctx);
+}
+
 int main(void) {
   test_simplification();
   test_gaussian_affine();
@@ -448,5 +491,6 @@ int main(void) {
   test_plan();
   test_copy_on_write();
   test_categorical();
+  test_mixed();
   return check_report("test_sym");
 }
