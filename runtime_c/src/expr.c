@@ -159,24 +159,14 @@ static uint64_t result_of(rt_sym_state *s, uint64_t w) {
 static uint64_t eval_walk(rt_sym_state *s, uint64_t w, uint32_t gen) {
   if (!rt_sym_is_node(w)) return w;
   const uint64_t done = UINT64_C(1) << 32;
-  uint64_t local[64];
-  rt_vec stack = {local, 0, 64};
-  int heap = 0;
-#define PUSH(x)                                                                      \
-  do {                                                                               \
-    if (stack.n == stack.cap) {                                                      \
-      uint64_t *big = malloc(stack.cap * 2 * sizeof *big);                           \
-      if (!big) {                                                                    \
-        s->oom = 1;                                                                  \
-        goto out;                                                                    \
-      }                                                                              \
-      memcpy(big, stack.v, stack.n * sizeof *big);                                   \
-      if (heap) free(stack.v);                                                       \
-      stack.v = big;                                                                 \
-      stack.cap *= 2;                                                                \
-      heap = 1;                                                                      \
-    }                                                                                \
-    stack.v[stack.n++] = (x);                                                        \
+  uint64_t buf[64];
+  rt_vec stack = RT_VEC_ON(buf);
+#define PUSH(x)                      \
+  do {                               \
+    if (rt_vec_push(&stack, (x))) {  \
+      s->oom = 1;                    \
+      goto out;                      \
+    }                                \
   } while (0)
   PUSH(rt_sym_index(w));
   while (stack.n) {
@@ -225,7 +215,7 @@ static uint64_t eval_walk(rt_sym_state *s, uint64_t w, uint32_t gen) {
   }
 #undef PUSH
 out:
-  if (heap) free(stack.v);
+  rt_vec_free(&stack);
   return result_of(s, w);
 }
 
@@ -262,7 +252,8 @@ uint64_t rt_sym_subst(rt_sym_state *s, uint64_t e, uint32_t p, double v) {
 static int each_rv(rt_sym_state *s, uint64_t e, int (*visit)(void *arg, rt_sym_state *s, uint64_t rv),
                    void *arg) {
   if (!rt_sym_is_node(e)) return 0;
-  rt_vec stack = {0};
+  uint64_t buf[32];
+  rt_vec stack = RT_VEC_ON(buf);
   int r = 0;
   if (rt_vec_push(&stack, e)) return -1;
   while (stack.n && !r) {

@@ -165,7 +165,8 @@ static int contains(const rt_vec *a, uint64_t x) {
  * walk is iterative (posterior chains are as deep as the run is long); a node is expanded when popped,
  * as the recursive walk would reach it. */
 static int topo_parents(rt_sym_state *s, uint32_t cur, rt_vec *out) {
-  rt_vec ps = {0}, stack = {0}, kids = {0};
+  uint64_t b1[16], b2[32], b3[16];
+  rt_vec ps = RT_VEC_ON(b1), stack = RT_VEC_ON(b2), kids = RT_VEC_ON(b3);
   int rc = -1;
   if (parents(s, cur, &ps)) goto done;
   if (ps.n == 0) {
@@ -208,7 +209,8 @@ done:
 /* Does some variable w != q among c's parents depend on q through the distributions of variables?
  * Then swapping q and c would make a cycle.  1 yes, 0 no, -1 out of memory. */
 static int would_cycle(rt_sym_state *s, uint32_t q, uint32_t c) {
-  rt_vec ps = {0}, stack = {0};
+  uint64_t b1[16], b2[32];
+  rt_vec ps = RT_VEC_ON(b1), stack = RT_VEC_ON(b2);
   int rc = -1;
   if (parents(s, c, &ps)) goto done;
   uint32_t gen = rt_sym_gen(s);
@@ -296,11 +298,9 @@ static int frame_init(rt_sym_state *s, hoist_frame *f, uint32_t cur, const rt_ve
 
 static int hoist(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
   static const rt_vec none = {0};
-  hoist_frame *frames = malloc(16 * sizeof *frames);
-  size_t n = 0, cap = 16;
+  hoist_frame local[8], *frames = local;
+  size_t n = 1, cap = 8;
   int rc = HOIST_OOM;
-  if (!frames) return HOIST_OOM;
-  n = 1;
   if (frame_init(s, &frames[0], rv, &none)) goto done;
   while (n) {
     hoist_frame *f = &frames[n - 1];
@@ -309,8 +309,9 @@ static int hoist(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
       if (!f->entered && !contains(&f->g1, q)) {
         f->entered = 1;
         if (n == cap) {
-          hoist_frame *big = realloc(frames, cap * 2 * sizeof *big);
+          hoist_frame *big = frames == local ? malloc(cap * 2 * sizeof *big) : realloc(frames, cap * 2 * sizeof *big);
           if (!big) goto done;
+          if (frames == local) memcpy(big, local, sizeof local);
           frames = big;
           cap *= 2;
         }
@@ -339,7 +340,7 @@ done:
     rt_vec_free(&frames[n].order);
     rt_vec_free(&frames[n].g1);
   }
-  free(frames);
+  if (frames != local) free(frames);
   if (s->oom) rc = HOIST_OOM;
   return rc;
 }
@@ -352,7 +353,8 @@ static int hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
   if (r != HOIST_OK) return r;
   rt_sym_eval_params(s, rv);
   if (s->oom) return HOIST_OOM;
-  rt_vec left = {0};
+  uint64_t buf[8];
+  rt_vec left = RT_VEC_ON(buf);
   if (parents(s, rv, &left)) return HOIST_OOM;
   if (left.n) {
     *nc = (uint32_t)left.v[0];

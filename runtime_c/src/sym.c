@@ -126,15 +126,14 @@ int rt_sym_bad_word(sirenrt_ctx *ctx, int32_t site) {
   return -1;
 }
 
-int rt_vec_push(rt_vec *a, uint64_t x) {
-  if (a->n == a->cap) {
-    size_t cap = a->cap ? a->cap * 2 : 16;
-    uint64_t *v = realloc(a->v, cap * sizeof *v);
-    if (!v) return -1;
-    a->v = v;
-    a->cap = cap;
-  }
-  a->v[a->n++] = x;
+int rt_vec_grow(rt_vec *a) {
+  size_t cap = a->cap ? a->cap * 2 : 16;
+  uint64_t *v = a->owned ? realloc(a->v, cap * sizeof *v) : malloc(cap * sizeof *v);
+  if (!v) return -1;
+  if (!a->owned && a->n) memcpy(v, a->v, a->n * sizeof *v);
+  a->v = v;
+  a->cap = cap;
+  a->owned = 1;
   return 0;
 }
 

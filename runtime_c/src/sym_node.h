@@ -93,13 +93,26 @@ uint64_t rt_sym_node_new(rt_sym_state *s, int kind, uint64_t w0, uint64_t w1, ui
 /* Reports s->oom on ctx (and clears it): -1, else 0. */
 int rt_sym_check_oom(sirenrt_ctx *ctx, rt_sym_state *s, int32_t site);
 
-/* A growable array of indices or words, for the walks that must not recurse. */
+/* A growable array of indices or words, for the walks that must not recurse.  It may start on a
+ * caller's buffer (RT_VEC_ON), so that the usual small walks allocate nothing. */
 typedef struct rt_vec {
   uint64_t *v;
   size_t n, cap;
+  int owned; /* v was allocated here */
 } rt_vec;
-int rt_vec_push(rt_vec *a, uint64_t x); /* 0, or -1 out of memory */
-static inline void rt_vec_free(rt_vec *a) { free(a->v); a->v = NULL; a->n = a->cap = 0; }
+#define RT_VEC_ON(buf) {(buf), 0, sizeof(buf) / sizeof((buf)[0]), 0}
+int rt_vec_grow(rt_vec *a); /* 0, or -1 out of memory */
+static inline int rt_vec_push(rt_vec *a, uint64_t x) { /* 0, or -1 out of memory */
+  if (a->n == a->cap && rt_vec_grow(a)) return -1;
+  a->v[a->n++] = x;
+  return 0;
+}
+static inline void rt_vec_free(rt_vec *a) {
+  if (a->owned) free(a->v);
+  a->v = NULL;
+  a->n = a->cap = 0;
+  a->owned = 0;
+}
 
 /* expr.c: SPEC 6.3's smart constructors and eval. */
 uint64_t rt_sm_add(rt_sym_state *s, uint64_t a, uint64_t b);
