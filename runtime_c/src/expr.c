@@ -224,6 +224,18 @@ uint64_t rt_sym_eval(rt_sym_state *s, uint64_t w) {
   return eval_walk(s, w, rt_sym_gen(s));
 }
 
+uint64_t rt_sym_simplify(sirenrt_ctx *ctx, uint64_t w) {
+  if (!rt_sym_is_node(w)) return w;
+  rt_sym_state *s = rt_sym_own(ctx);
+  if (!s) return C(NAN);
+  if (!rt_sym_valid(s, w)) {
+    rt_sym_bad_word(ctx, -1);
+    return C(NAN);
+  }
+  w = rt_sym_eval(s, w);
+  return rt_sym_check_oom(ctx, s, -1) ? C(NAN) : w;
+}
+
 void rt_sym_eval_params(rt_sym_state *s, uint32_t rv) {
   uint32_t gen = rt_sym_gen(s);
   int np = rt_sym_expr_params(s->nodes[rv].family);

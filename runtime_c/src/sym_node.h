@@ -131,6 +131,11 @@ int rt_sym_occurs(rt_sym_state *s, uint64_t e, uint32_t p);
 /* Appends the free RVs of e, left to right with duplicates, to out.  -1 out of memory. */
 int rt_sym_rvs(rt_sym_state *s, uint64_t e, rt_vec *out);
 
+/* hoist.c: hoist_and_eval (12.2) of rv.  HOIST_OK: rv's parameters are constants;
+ * HOIST_NONCONJUGATE: *nc is a parent no rule can swap (the caller samples it and retries). */
+enum { HOIST_OK = 0, HOIST_NONCONJUGATE = 1, HOIST_OOM = -1 };
+int rt_sym_hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc);
+
 /* ssi.c */
 int rt_ssi_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
 int rt_ssi_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site);

@@ -115,6 +115,7 @@ static void test_simplification(void) {
   CHECK(rt_sym_value(&ctx, twice, &v1, -1) == 0 && rt_sym_value(&ctx, x, &v2, -1) == 0, "value");
   CHECK(v1 == 2 * v2, "value of x + x is twice x: %g vs %g", v1, v2);
   CHECK(D(rt_sym_eval(ctx.sym, twice)) == v1, "a sampled RV evaluates to its value");
+  CHECK(D(rt_sym_simplify(&ctx, rt_sym_binop(&ctx, RT_SYM_MUL, C(3.0), x))) == 3 * v2, "simplify");
   ctx_done(&ctx);
 }
 
