@@ -43,6 +43,8 @@ typedef struct rt_sym_node {
   } u;
 } rt_sym_node;
 
+_Static_assert(sizeof(rt_sym_node) == 48, "a node is six words");
+
 struct rt_sym_state {
   int64_t refs;
   rt_sym_node *nodes;

@@ -230,6 +230,31 @@ static void test_bernoulli_bernoulli(void) {
   ctx_done(&ctx);
 }
 
+/* Two parents of one observation, independent and then dependent (b ~ N(a, 1): topological order and
+ * a ghost root): exact Gaussian conditioning, both posterior means and the evidence. */
+static void test_two_parents(void) {
+  sirenrt_ctx ctx;
+  double logw;
+  ctx_init(&ctx, &logw, 16);
+  uint64_t a = assume(&ctx, SIRENRT_FAM_GAUSSIAN, C(1.0), C(2.0), 0);
+  uint64_t b = assume(&ctx, SIRENRT_FAM_GAUSSIAN, C(-1.0), C(3.0), 0);
+  uint64_t mu = rt_sym_binop(&ctx, RT_SYM_ADD, a, rt_sym_binop(&ctx, RT_SYM_MUL, C(2.0), b));
+  double y = 1.7, S = 2 + 4 * 3 + 0.5, ll = observe(&ctx, SIRENRT_FAM_GAUSSIAN, mu, C(0.5), 0, y);
+  CHECK_REL(ll, log_norm(y, -1.0, S), 1e-12, "independent parents: log-likelihood");
+  CHECK_REL(mean(&ctx, b), -1.0 + 6 * (y + 1) / S, 1e-12, "independent parents: mean of b");
+  CHECK_REL(mean(&ctx, a), 1.0 + 2 * (y + 1) / S, 1e-12, "independent parents: mean of a");
+  ctx_done(&ctx);
+
+  ctx_init(&ctx, &logw, 17);
+  a = assume(&ctx, SIRENRT_FAM_GAUSSIAN, C(0.0), C(1.0), 0);
+  b = assume(&ctx, SIRENRT_FAM_GAUSSIAN, a, C(1.0), 0);
+  ll = observe(&ctx, SIRENRT_FAM_GAUSSIAN, rt_sym_binop(&ctx, RT_SYM_ADD, a, b), C(1.0), 0, 2.0);
+  CHECK_REL(ll, log_norm(2.0, 0.0, 6.0), 1e-12, "dependent parents: log-likelihood");
+  CHECK_REL(mean(&ctx, a), 2.0 / 3.0, 1e-12, "dependent parents: mean of a");
+  CHECK_REL(mean(&ctx, b), 1.0, 1e-12, "dependent parents: mean of b");
+  ctx_done(&ctx);
+}
+
 /* ------------------------------------------------------------------ Kalman ---------------------- */
 
 /* x1 ~ N(0, 1); x_t ~ N(x_{t-1}, q); y_t ~ N(x_t, r).  With `collect`, only the latest x is a root. */
@@ -483,6 +508,7 @@ int main(void) {
   test_gamma_poisson();
   test_gamma_gaussian();
   test_bernoulli_bernoulli();
+  test_two_parents();
   kalman(50, 0, 1);
   kalman(1000, 0, 1);
   kalman(5000, 0, 0);
