@@ -339,6 +339,34 @@ static void test_posterior_draws(void) {
   double m = sum / N, var = (sum2 - N * m * m) / (N - 1);
   CHECK_NEAR(m, pm, 5 * sqrt(pv / N), "posterior draws: mean");
   CHECK_NEAR(var, pv, 5 * pv * sqrt(2.0 / (N - 1)), "posterior draws: variance");
+
+  /* Beta(2, 3) after observing true: Beta(3, 3).  The sample variance's standard error comes from
+   * the draws' fourth central moment. */
+  double xs[N];
+  sum = 0.0;
+  for (int i = 0; i < N; i++) {
+    sirenrt_ctx ctx;
+    double logw, v = NAN;
+    ctx_init(&ctx, &logw, 100000 + (uint64_t)i);
+    uint64_t p = assume(&ctx, SIRENRT_FAM_BETA, C(2.0), C(3.0), 0);
+    observe(&ctx, SIRENRT_FAM_BERNOULLI, p, 0, 0, 1.0);
+    CHECK(rt_sym_value(&ctx, p, &v, -1) == 0, "value");
+    xs[i] = v;
+    sum += v;
+    ctx_done(&ctx);
+  }
+  m = sum / N;
+  double m2 = 0.0, m4 = 0.0;
+  for (int i = 0; i < N; i++) {
+    double d = xs[i] - m;
+    m2 += d * d;
+    m4 += d * d * d * d;
+  }
+  m2 /= N - 1;
+  m4 /= N;
+  pv = 3.0 * 3.0 / (36.0 * 7.0);
+  CHECK_NEAR(m, 0.5, 5 * sqrt(pv / N), "beta posterior draws: mean");
+  CHECK_NEAR(m2, pv, 5 * sqrt((m4 - m2 * m2) / N), "beta posterior draws: variance");
 }
 
 /* ------------------------------------------------------------------ plan ------------------------ */
