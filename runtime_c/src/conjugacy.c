@@ -143,8 +143,9 @@ static int beta_binomial(rt_sym_state *s, uint32_t q, uint32_t c) {
 
 /* ------------------------------------------------------------------ 11.6 Gamma-Poisson/Normal ---- */
 
-/* numpy.isclose(alpha, round(alpha)).  The marginal's n is the rounded alpha: the original truncates
- * (int()), which turns 2.9999999 into 2. */
+/* The original's precondition: alpha a constant numpy-close to an integer.  The marginal's n is alpha
+ * itself (the Gamma-Poisson mixture is exactly NegativeBinomial(alpha, beta/(1+beta)) for any real
+ * alpha); the original's int(alpha) would turn 2.9999999 into 2. */
 static int gamma_poisson(rt_sym_state *s, uint32_t q, uint32_t c) {
   uint64_t al = param(s, q, 0), be = param(s, q, 1);
   if (!is_rv(param(s, c, 0), q) || !rt_sym_is_const(al) || dep(s, be, c)) return 0;
@@ -154,7 +155,7 @@ static int gamma_poisson(rt_sym_state *s, uint32_t q, uint32_t c) {
   uint64_t p = rt_sm_div(s, be, rt_sm_add(s, C(1.0), be));
   uint64_t pa = rt_sm_add(s, al, x), pb = rt_sm_add(s, be, C(1.0));
   if (s->oom) return -1;
-  set_dist(s, c, SIRENRT_FAM_NEGATIVE_BINOMIAL, C(k), p, 0);
+  set_dist(s, c, SIRENRT_FAM_NEGATIVE_BINOMIAL, al, p, 0);
   set_dist(s, q, SIRENRT_FAM_GAMMA, pa, pb, 0);
   return 1;
 }
