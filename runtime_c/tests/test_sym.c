@@ -316,6 +316,62 @@ static void kalman(int T, int collect, int smooth) {
   ctx_done(&ctx);
 }
 
+/* A population sharing states as resampling leaves it: at every step each particle's state is replaced
+ * by a random other's (retained, then copied on the first write) and collected with its x as the only
+ * root.  Every particle is exact, so each one's evidence and mean are the Kalman filter's. */
+static void test_shared_population(void) {
+  enum { NP = 16, T = 200 };
+  sirenrt_ctx ctx[NP];
+  double logw[NP], ll[NP];
+  uint64_t x[NP];
+  rt_rng pick;
+  rt_rng_init(&pick, 7, 0, 0, RT_DOMAIN_TEST);
+  for (int i = 0; i < NP; i++) {
+    ctx_init(&ctx[i], &logw[i], 200 + (uint64_t)i);
+    ll[i] = 0.0;
+  }
+  double m = 0.0, P = 1.0, want = 0.0;
+  const double q = 0.5, r = 1.5;
+  for (int t = 0; t < T; t++) {
+    double y = cos(0.3 * t);
+    for (int i = 0; i < NP; i++) {
+      x[i] = t == 0 ? assume(&ctx[i], SIRENRT_FAM_GAUSSIAN, C(0.0), C(1.0), 0)
+                    : assume(&ctx[i], SIRENRT_FAM_GAUSSIAN, x[i], C(q), 0);
+      ll[i] += observe(&ctx[i], SIRENRT_FAM_GAUSSIAN, x[i], C(r), 0, y);
+    }
+    if (t > 0) P += q;
+    want += log_norm(y, m, P + r);
+    double k = P / (P + r);
+    m += k * (y - m);
+    P *= 1 - k;
+    /* resample: particle i takes the state of particle j (words stay valid: same indices) */
+    rt_sym_state *old[NP];
+    uint64_t oldx[NP];
+    for (int i = 0; i < NP; i++) old[i] = ctx[i].sym, oldx[i] = x[i];
+    for (int i = 0; i < NP; i++) {
+      int j = (int)rt_below(&pick, NP);
+      rt_sym_retain(old[j], 1);
+      ctx[i].sym = old[j];
+      x[i] = oldx[j];
+    }
+    for (int i = 0; i < NP; i++) rt_sym_release(old[i]);
+    for (int i = 0; i < NP; i++) {
+      rt_sym_state *s = rt_sym_own(&ctx[i]);
+      if (s && rt_sym_collect_due(s)) {
+        rt_sym_mark(s, x[i]);
+        rt_sym_sweep(s);
+      }
+    }
+  }
+  for (int i = 0; i < NP; i++) {
+    CHECK_REL(ll[i] - ll[0], 0.0, 1e-12, "particles agree");
+    CHECK_REL(mean(&ctx[i], x[i]), m, 1e-9, "shared population: filter mean");
+    CHECK(rt_sym_live_nodes(ctx[i].sym) < 200, "bounded: %lld", (long long)rt_sym_live_nodes(ctx[i].sym));
+  }
+  CHECK_REL(ll[0], want, 1e-9, "shared population: log evidence");
+  for (int i = 0; i < NP; i++) ctx_done(&ctx[i]);
+}
+
 /* ------------------------------------------------------------------ goodness of fit ------------ */
 
 /* value() of a Gaussian parent after an observation draws from the exact posterior: mean and
@@ -542,6 +598,7 @@ int main(void) {
   kalman(5000, 0, 0);
   kalman(10000, 0, 1);
   kalman(5000, 1, 0);
+  test_shared_population();
   test_posterior_draws();
   test_plan();
   test_copy_on_write();
