@@ -322,8 +322,19 @@ int rt_sym_rvs(rt_sym_state *s, uint64_t e, rt_vec *out) { return each_rv(s, e, 
  *          for independent factors, as the original computes them); Ite is m(c)m(t) + (1-m(c))m(f);
  *          Eq/Lt compare the means.
  * Left to right, post-order, on explicit stacks: sums built by folds are as deep as they are long.
- * Tasks are (word, phase) pairs: phase 1 combines the values its children left on the value stack. */
+ * Tasks are (word, phase) pairs: phase 1 combines the values its children left on the value stack
+ * (a forced Ite: picks its branch), phase 2 records a forced Ite's value.  Each expression node's
+ * value is kept for the rest of the walk (stamp, memo): programs build DAGs whose trees are
+ * exponential (a position chosen by an ite of the previous one, step after step), and every
+ * occurrence of a node has the same value once the first has forced or marginalised its RVs. */
 enum { FOLD_FORCE, FOLD_MEAN };
+
+/* The nodes array may have moved (forcing and marginalising allocate): index it afresh. */
+static void remember(rt_sym_state *s, uint64_t e, uint32_t gen, uint64_t value) {
+  rt_sym_node *n = &s->nodes[rt_sym_index(e)];
+  n->stamp = gen;
+  n->u.memo = value;
+}
 
 static int fold(sirenrt_ctx *ctx, uint64_t w, int mode, double *out, int32_t site) {
   uint64_t tb[64], vb[32];
@@ -338,6 +349,7 @@ static int fold(sirenrt_ctx *ctx, uint64_t w, int mode, double *out, int32_t sit
     if (rt_vec_push(&vals, rt_sym_word(x))) goto oom;   \
   } while (0)
 #define POP() D(vals.v[--vals.n])
+  uint32_t gen = rt_sym_gen(ctx->sym);
   TASK(w, 0);
   while (tasks.n) {
     uint64_t phase = tasks.v[--tasks.n], e = tasks.v[--tasks.n];
@@ -374,6 +386,14 @@ static int fold(sirenrt_ctx *ctx, uint64_t w, int mode, double *out, int32_t sit
       goto done;
     }
     int lazy = kind == RT_NODE_ITE && mode == FOLD_FORCE;
+    if (phase == 0 && n->stamp == gen) {
+      VAL(D(n->u.memo));
+      continue;
+    }
+    if (phase == 2) {
+      remember(ctx->sym, e, gen, vals.v[vals.n - 1]);
+      continue;
+    }
     if (phase == 0) {
       TASK(e, 1);
       if (kind == RT_NODE_ITE && !lazy) TASK(c, 0);
@@ -382,7 +402,9 @@ static int fold(sirenrt_ctx *ctx, uint64_t w, int mode, double *out, int32_t sit
       continue;
     }
     if (lazy) { /* the branch's value becomes the Ite's */
-      TASK(truthy(POP()) ? b : c, 0);
+      uint64_t branch = truthy(POP()) ? b : c;
+      TASK(e, 2);
+      TASK(branch, 0);
       continue;
     }
     double z = kind == RT_NODE_ITE ? POP() : 0.0, y = POP(), x = POP(), r;
@@ -394,6 +416,7 @@ static int fold(sirenrt_ctx *ctx, uint64_t w, int mode, double *out, int32_t sit
       case RT_NODE_EQ: r = x == y ? 1.0 : 0.0; break;
       default: r = x < y ? 1.0 : 0.0; break;
     }
+    remember(ctx->sym, e, gen, rt_sym_word(r));
     VAL(r);
   }
   *out = POP();

@@ -3,6 +3,7 @@
  * nodes mean is in expr.c, conjugacy.c and ssi.c. */
 #include "sym_node.h"
 
+#include <math.h>
 #include <string.h>
 
 #define MAX_NODES ((uint32_t)1 << 31)
@@ -59,6 +60,9 @@ rt_sym_state *rt_sym_own(sirenrt_ctx *ctx) {
   if (!s) {
     s = rt_sym_new(ctx->filter ? ctx->filter->model->n_vars : 0);
     if (!s) rt_fail(ctx, -1, "out of memory (symbolic state)");
+    else if (ctx->filter) /* the state may take as much as the particle's lists may (memory.c) */
+      s->max_nodes = (uint32_t)fmin((double)ctx->filter->arena_limit_words * sizeof(uint64_t) / sizeof(rt_sym_node),
+                                    (double)MAX_NODES);
     ctx->sym = s;
     return s;
   }
@@ -81,11 +85,14 @@ uint32_t rt_sym_gen(rt_sym_state *s) {
   return s->gen;
 }
 
+/* 0, or the reason it cannot (RT_SYM_OOM_*). */
 static int grow(rt_sym_state *s) {
-  if (s->cap >= MAX_NODES) return -1;
+  uint32_t most = s->max_nodes && s->max_nodes < MAX_NODES ? s->max_nodes : MAX_NODES;
+  if (s->cap >= most) return s->max_nodes ? RT_SYM_OOM_LIMIT : RT_SYM_OOM_MALLOC;
   uint32_t cap = s->cap ? s->cap * 2 : 64;
+  if (cap > most) cap = most;
   rt_sym_node *n = realloc(s->nodes, (size_t)cap * sizeof *n);
-  if (!n) return -1;
+  if (!n) return RT_SYM_OOM_MALLOC;
   s->nodes = n;
   s->cap = cap;
   return 0;
@@ -97,8 +104,9 @@ uint64_t rt_sym_node_new(rt_sym_state *s, int kind, uint64_t w0, uint64_t w1, ui
     i = s->free_head;
     s->free_head = (uint32_t)s->nodes[i].w[0];
   } else {
-    if (s->top == s->cap && grow(s)) {
-      s->oom = 1;
+    int why;
+    if (s->top == s->cap && (why = grow(s))) {
+      s->oom = why;
       return rt_sym_word(NAN);
     }
     i = s->top++;
@@ -116,8 +124,16 @@ uint64_t rt_sym_node_new(rt_sym_state *s, int kind, uint64_t w0, uint64_t w1, ui
 
 int rt_sym_check_oom(sirenrt_ctx *ctx, rt_sym_state *s, int32_t site) {
   if (!s->oom) return 0;
+  int why = s->oom;
   s->oom = 0;
-  rt_fail(ctx, site, "out of memory (symbolic state)");
+  if (why == RT_SYM_OOM_LIMIT)
+    rt_fail(ctx, site,
+            "a particle's symbolic state outgrew its share of the memory limit (%.0f MB, %u nodes): semi-symbolic "
+            "inference can build expressions that grow with every step; raise the memory limit, use "
+            "fewer particles, or annotate some of the variables involved `sample`",
+            (double)s->max_nodes * sizeof(rt_sym_node) / 1048576.0, s->max_nodes);
+  else
+    rt_fail(ctx, site, "out of memory (symbolic state)");
   return -1;
 }
 

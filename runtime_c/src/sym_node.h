@@ -24,6 +24,7 @@ enum {
 #define RT_PROBS_PER_CHUNK 3
 
 enum { RT_RV_SYMBOLIC = 0, RT_RV_SAMPLED = 1, RT_RV_OBSERVED = 2 };
+enum { RT_SYM_OOM_MALLOC = 1, RT_SYM_OOM_LIMIT = 2 };
 
 /* 48 bytes.  Unused words are the constant 0.0 so that walks may treat every w[] alike. */
 typedef struct rt_sym_node {
@@ -50,7 +51,8 @@ struct rt_sym_state {
   rt_sym_node *nodes;
   uint32_t cap, top; /* nodes[0 .. top) have been handed out at least once */
   uint32_t free_head;
-  int32_t oom;       /* an allocation failed since the operation began */
+  int32_t oom;       /* an allocation failed since the operation began (RT_SYM_OOM_*) */
+  uint32_t max_nodes; /* the particle's share of the filter's memory limit, in nodes (0: none) */
   int64_t live, live_after_sweep;
   int64_t n_rvs;     /* SPEC 6.2's handle counter: every assume and observe */
   uint32_t gen;      /* walk generation, see rt_sym_node.stamp */
