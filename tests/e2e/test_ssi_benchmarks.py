@@ -10,6 +10,7 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import sirenc
@@ -24,12 +25,24 @@ from plans import BENCHMARKS, accepted_plans, all_plans  # noqa: E402
 pytestmark = needs_runtime
 
 PARTICLES = 16
+# slam's robot position is an ite of the previous one under every plan that keeps wheel_slip
+# symbolic, and each Bernoulli swap of the map lookup doubles the observation's expression: SSI
+# (the original's too) is exponential in the steps there, so those plans run on a prefix of the
+# data, and plan 0 (everything symbolic, exponential in the map's eleven cells already at the first
+# step) is left out: the original's own harness counts plans 0 and 2 as "intractable".
+ROWS = {"slam": 6}
+INTRACTABLE = {("slam", "0")}
 
 
 def run(plan, tmp_path, check: bool):
-    model = sirenc.compile(str(plan.write(tmp_path)), method="ssi", check=check)
+    path = plan.write(tmp_path)
+    model = sirenc.compile(str(path), method="ssi", check=check)
     f = model.filter(particles=PARTICLES, seed=1)
-    f.run()
+    if plan.model in ROWS:
+        rows = np.loadtxt(tmp_path / "data.csv", delimiter=",", skiprows=1, ndmin=2)
+        f.run(rows[: ROWS[plan.model]])
+    else:
+        f.run()
     return f
 
 
@@ -59,7 +72,8 @@ def test_rejected_plans_are_enforced_at_run_time(tmp_path):
     violations = 0
     for name in BENCHMARKS:
         accepted = {p.number for p in accepted_plans(name)}
-        rejected = [p for p in all_plans(name) if p.number not in accepted][:REJECTED_PER_MODEL]
+        rejected = [p for p in all_plans(name)
+                    if p.number not in accepted and (name, p.number) not in INTRACTABLE][:REJECTED_PER_MODEL]
         for plan in rejected:
             symbolic = {v for v, a in plan.annotations.items() if a == "symbolic"}
             try:
