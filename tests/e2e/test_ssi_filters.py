@@ -132,3 +132,30 @@ def test_a_shared_object_gives_the_jit_answer(ssi, rows, tmp_path):
     b.run(rows)
     assert a.estimate()[0] == b.estimate()[0]
     assert a.runtime_plan() == b.runtime_plan()
+
+
+WALK = """
+val first = fun row -> List.hd(row) in
+val step = fun (y, x) ->
+  let x1 <- gaussian(x, 1.) in
+  let () = observe(gaussian(x1, 0.5), y) in
+  let () = resample() in
+  x1
+in
+fold(step, List.map(first, File.read("data.csv")), 0.)
+"""
+
+
+def test_a_filter_that_keeps_no_history_holds_a_bounded_symbolic_state():
+    """Each step leaves the previous state's posterior and the observation behind: the collector
+    frees them, so the memory a particle holds does not grow with the number of steps."""
+    from sirenc.runtime.ffi import runtime_lib
+
+    model = sirenc.compile(WALK, method="ssi")
+    held = {}
+    for steps in (100, 3000):
+        rows = np.random.default_rng(7).normal(size=(steps, 1)).cumsum(axis=0)
+        f = model.filter(particles=200, seed=1)
+        f.run(rows)
+        held[steps] = runtime_lib().sirenrt_filter_memory_words(f._f) / 200
+    assert held[3000] <= 1.5 * held[100] + 8, held
