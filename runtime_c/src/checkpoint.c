@@ -37,7 +37,7 @@ typedef struct writer {
 } writer;
 
 static void put(writer *w, const void *p, size_t n) {
-  if (w->failed) return;
+  if (w->failed || n == 0) return;
   if (w->len + n > w->cap) {
     size_t cap = w->cap ? w->cap : 4096;
     while (cap < w->len + n) cap *= 2;
