@@ -480,6 +480,7 @@ typedef struct pass_chunk {
 
 typedef struct pass_args {
   sirenrt_filter *f;
+  int sym; /* collect symbolic states: some particle held one when the pass began (f->sym_used) */
   pass_chunk chunks[RT_MAX_THREADS];
 } pass_args;
 
@@ -496,7 +497,7 @@ static void resume_range(void *arg, int k, int threads) {
   uint8_t *frames = f->frames;
   size_t frame_size = f->model->frame_size;
   uint32_t epoch = f->epoch;
-  int lists = f->max_held > 0;
+  int lists = f->max_held > 0, sym = a->sym;
   for (int64_t i = lo; i < hi; i++) {
     if (!can_proceed(f, i)) continue;
     sirenrt_ctx *c = &ctx[i];
@@ -522,10 +523,10 @@ static void resume_range(void *arg, int k, int threads) {
      * filter's flag, not each context's second cache line. */
     if (known && r != SIRENRT_FINISHED && (lists || __atomic_load_n(&f->arenas_used, __ATOMIC_RELAXED)))
       hold_slot(f, k, i, &out->out_of_memory);
-    /* Its symbolic state, when it has one and it is due, is collected now (symbolic_abi.c); a
-     * model without symbolic values reads the filter's flag, not the context. */
-    if (known && __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED) && c->sym)
-      rt_sym_collect_particle(f, i, &out->out_of_memory);
+    /* Its symbolic state, when it has one and it is due, is collected now (symbolic_abi.c).  A
+     * model without symbolic values tests the pass's flag, not the context; a state made during
+     * this pass (the first) waits for the next one, whatever the thread that made it. */
+    if (sym && known && c->sym) rt_sym_collect_particle(f, i, &out->out_of_memory);
   }
 }
 
@@ -533,7 +534,7 @@ static void resume_range(void *arg, int k, int threads) {
  * sequential pass would meet them: the lowest failing slot, the highest slot that zeroed its weight
  * last.  Returns -1 with f failed, else whether some particle stopped at resample(). */
 static int resume_all(sirenrt_filter *f) {
-  pass_args a = {f, {{0}}};
+  pass_args a = {f, __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED), {{0}}};
   int threads = team_size(f);
   run_team(f, threads, resume_range, &a);
   int any = 0, out_of_memory = 0;
