@@ -160,6 +160,9 @@ SIRENRT_FAMILIES(RT_DECLARE_BAD)
 #undef RT_DECLARE_BAD_SCALAR
 #undef RT_DECLARE_BAD_LIST
 int rt_bad_categorical(double lo, double hi, const double *probs, int64_t n, char *msg);
+/* sample_observe.c: a categorical draw from an array of probabilities (checked; NaN after rt_fail). */
+double rt_sample_categorical_probs(sirenrt_ctx *ctx, double lo, double hi, const double *probs, int64_t n,
+                                   int32_t site);
 
 /* ---------------------------------------------------------------- data.c --------------------- */
 /* One data file: rows of doubles in one flat array; row r is vals[row_start[r] .. row_start[r+1]). */

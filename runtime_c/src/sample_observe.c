@@ -113,34 +113,35 @@ double sirenrt_sample_delta(sirenrt_ctx *ctx, double v, int32_t site) {
   return v;
 }
 
+/* Inverse CDF against the actual sum (numpy normalises too); the last value with positive probability
+ * absorbs rounding.  Also the symbolic engine's draw, whose probabilities are not a list. */
+double rt_sample_categorical_probs(sirenrt_ctx *ctx, double lo, double hi, const double *probs, int64_t n,
+                                   int32_t site) {
+  char msg[RT_MSG];
+  if (rt_bad_categorical(lo, hi, probs, n, msg)) return rt_fail(ctx, site, "%s", msg);
+  double sum = 0.0;
+  int64_t last = 0;
+  for (int64_t i = 0; i < n; i++) {
+    sum += probs[i];
+    if (probs[i] > 0.0) last = i;
+  }
+  double u = rt_uniform(&ctx->rng) * sum, acc = 0.0;
+  int64_t k = last;
+  for (int64_t i = 0; i < n; i++) {
+    acc += probs[i];
+    if (u < acc) {
+      k = i;
+      break;
+    }
+  }
+  return lo + (double)k;
+}
+
 double sirenrt_sample_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_t probs_list, int32_t site) {
   double buf[64], *probs;
   int64_t n = read_probs(ctx, probs_list, buf, 64, &probs, site);
   if (n < 0) return NAN;
-  char msg[RT_MSG];
-  double result = NAN;
-  if (rt_bad_categorical(lo, hi, probs, n, msg)) {
-    rt_fail(ctx, site, "%s", msg);
-  } else {
-    /* Inverse CDF against the actual sum (numpy normalises too); the last value with positive
-     * probability absorbs rounding. */
-    double sum = 0.0;
-    int64_t last = 0;
-    for (int64_t i = 0; i < n; i++) {
-      sum += probs[i];
-      if (probs[i] > 0.0) last = i;
-    }
-    double u = rt_uniform(&ctx->rng) * sum, acc = 0.0;
-    int64_t k = last;
-    for (int64_t i = 0; i < n; i++) {
-      acc += probs[i];
-      if (u < acc) {
-        k = i;
-        break;
-      }
-    }
-    result = lo + (double)k;
-  }
+  double result = rt_sample_categorical_probs(ctx, lo, hi, probs, n, site);
   if (probs != buf) free(probs);
   return result;
 }

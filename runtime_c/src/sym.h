@@ -47,6 +47,10 @@ uint64_t rt_sym_binop(sirenrt_ctx *ctx, int op, uint64_t a, uint64_t b);
 uint64_t rt_sym_neg(sirenrt_ctx *ctx, uint64_t a);
 uint64_t rt_sym_ite(sirenrt_ctx *ctx, uint64_t c, uint64_t t, uint64_t f);
 
+/* eval (6.3) of w in the particle's own state: the simplified word, a constant once w no longer
+ * depends on a symbolic variable (sampled and observed ones are substituted).  Samples nothing.  A NaN
+ * word with the error recorded on ctx when out of memory or w is not a live reference. */
+uint64_t rt_sym_simplify(sirenrt_ctx *ctx, uint64_t w);
 /* value_expr (6.4): 0 with *out set, or -1 with the error recorded on ctx at site (a plan violation
  * names the variable: "x is annotated as symbolic but will be sampled (forced here)"). */
 int rt_sym_value(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site);

@@ -1,0 +1,398 @@
+/* expr.c — symbolic expressions: the raw operators programs build (SPEC 7.4), the smart
+ * constructors and eval of SPEC 6.3, value forcing (6.4) and expected values (10.4).
+ *
+ * The rules of 6.3 are reproduced one for one and in order: conjugacy detection (conjugacy.c) is
+ * structural, so the shapes built here decide which variables stay symbolic. */
+#include "sym_node.h"
+
+#include <string.h>
+
+#define C(x) rt_sym_word(x)
+#define D(w) rt_sym_double(w)
+
+static int is_zero(uint64_t w) { return rt_sym_is_const(w) && D(w) == 0.0; }
+static int is_one(uint64_t w) { return rt_sym_is_const(w) && D(w) == 1.0; }
+static int truthy(double v) { return v != 0.0 || isnan(v); }
+
+/* The node built when no rule applies; `self` (a node reference, or a constant for none) is returned
+ * instead when it already is that node, so that re-evaluating a simplified graph allocates nothing. */
+static uint64_t make(rt_sym_state *s, int kind, uint64_t a, uint64_t b, uint64_t c, uint64_t self) {
+  if (rt_sym_is_node(self)) {
+    const rt_sym_node *n = rt_node(s, self);
+    if (n->kind == kind && n->w[0] == a && n->w[1] == b && n->w[2] == c) return self;
+  }
+  return rt_sym_node_new(s, kind, a, b, c);
+}
+
+/* A constant first child of an Add/Mul node b: 1 with *k and *x (the other child) set. */
+static int const_left(rt_sym_state *s, uint64_t b, int kind, uint64_t *k, uint64_t *x) {
+  if (!rt_sym_is_kind(s, b, kind)) return 0;
+  const rt_sym_node *n = rt_node(s, b);
+  if (!rt_sym_is_const(n->w[0])) return 0;
+  *k = n->w[0];
+  *x = n->w[1];
+  return 1;
+}
+static int const_right(rt_sym_state *s, uint64_t b, int kind, uint64_t *k, uint64_t *x) {
+  if (!rt_sym_is_kind(s, b, kind)) return 0;
+  const rt_sym_node *n = rt_node(s, b);
+  if (!rt_sym_is_const(n->w[1])) return 0;
+  *k = n->w[1];
+  *x = n->w[0];
+  return 1;
+}
+
+static uint64_t add_self(rt_sym_state *s, uint64_t a, uint64_t b, uint64_t self) {
+  uint64_t k, x;
+  int ca = rt_sym_is_const(a);
+  if (ca && rt_sym_is_const(b)) return C(D(a) + D(b));                                  /* 1 */
+  if (ca && const_left(s, b, RT_NODE_ADD, &k, &x)) return rt_sm_add(s, C(D(a) + D(k)), x);  /* 2 */
+  if (ca && const_right(s, b, RT_NODE_ADD, &k, &x)) return rt_sm_add(s, C(D(a) + D(k)), x); /* 3 */
+  if (const_left(s, a, RT_NODE_ADD, &k, &x)) return rt_sm_add(s, k, rt_sm_add(s, x, b));     /* 4 */
+  if (is_zero(a)) return b;                                                               /* 5 */
+  if (is_zero(b)) return a;                                                               /* 6 */
+  return make(s, RT_NODE_ADD, a, b, 0, self);                                             /* 7 */
+}
+
+static uint64_t mul_self(rt_sym_state *s, uint64_t a, uint64_t b, uint64_t self) {
+  uint64_t k, x;
+  int ca = rt_sym_is_const(a);
+  if (ca && rt_sym_is_const(b)) return C(D(a) * D(b));                                  /* 1 */
+  if (ca && const_left(s, b, RT_NODE_MUL, &k, &x)) return rt_sm_mul(s, C(D(a) * D(k)), x);  /* 2 */
+  if (ca && const_right(s, b, RT_NODE_MUL, &k, &x)) return rt_sm_mul(s, C(D(a) * D(k)), x); /* 3 */
+  if (ca && const_left(s, b, RT_NODE_ADD, &k, &x))                                       /* 4 */
+    return rt_sm_add(s, C(D(a) * D(k)), rt_sm_mul(s, a, x));
+  if (is_zero(a)) return a;                                                               /* 5 */
+  if (is_zero(b)) return b;                                                               /* 6 */
+  return make(s, RT_NODE_MUL, a, b, 0, self);                                             /* 7 */
+}
+
+static uint64_t div_self(rt_sym_state *s, uint64_t a, uint64_t b, uint64_t self) {
+  if (rt_sym_is_const(a) && rt_sym_is_const(b)) return C(D(a) / D(b)); /* IEEE: x/0 is inf or nan */
+  if (is_one(b)) return a;
+  return make(s, RT_NODE_DIV, a, b, 0, self);
+}
+
+static uint64_t ite_self(rt_sym_state *s, uint64_t c, uint64_t t, uint64_t f, uint64_t self) {
+  if (rt_sym_is_const(c)) return truthy(D(c)) ? t : f;
+  return make(s, RT_NODE_ITE, c, t, f, self);
+}
+
+static uint64_t cmp_self(rt_sym_state *s, int kind, uint64_t a, uint64_t b, uint64_t self) {
+  if (rt_sym_is_const(a) && rt_sym_is_const(b))
+    return C((kind == RT_NODE_EQ ? D(a) == D(b) : D(a) < D(b)) ? 1.0 : 0.0);
+  return make(s, kind, a, b, 0, self);
+}
+
+uint64_t rt_sm_add(rt_sym_state *s, uint64_t a, uint64_t b) { return add_self(s, a, b, 0); }
+uint64_t rt_sm_mul(rt_sym_state *s, uint64_t a, uint64_t b) { return mul_self(s, a, b, 0); }
+uint64_t rt_sm_div(rt_sym_state *s, uint64_t a, uint64_t b) { return div_self(s, a, b, 0); }
+uint64_t rt_sm_ite(rt_sym_state *s, uint64_t c, uint64_t t, uint64_t f) { return ite_self(s, c, t, f, 0); }
+uint64_t rt_sm_eq(rt_sym_state *s, uint64_t a, uint64_t b) { return cmp_self(s, RT_NODE_EQ, a, b, 0); }
+uint64_t rt_sm_lt(rt_sym_state *s, uint64_t a, uint64_t b) { return cmp_self(s, RT_NODE_LT, a, b, 0); }
+uint64_t rt_sm_sub(rt_sym_state *s, uint64_t a, uint64_t b) { return rt_sm_add(s, a, rt_sm_mul(s, C(-1.0), b)); }
+
+static uint64_t smart(rt_sym_state *s, int kind, uint64_t a, uint64_t b, uint64_t c, uint64_t self) {
+  switch (kind) {
+    case RT_NODE_ADD: return add_self(s, a, b, self);
+    case RT_NODE_MUL: return mul_self(s, a, b, self);
+    case RT_NODE_DIV: return div_self(s, a, b, self);
+    case RT_NODE_ITE: return ite_self(s, a, b, c, self);
+    default: return cmp_self(s, kind, a, b, self);
+  }
+}
+
+/* ------------------------------------------------------------------ raw operators -------------- */
+
+/* Two constants fold at once (what eval would do first); anything else is a raw node in the
+ * particle's own state. */
+static uint64_t raw(sirenrt_ctx *ctx, int kind, uint64_t a, uint64_t b, uint64_t c) {
+  rt_sym_state *s = rt_sym_own(ctx);
+  if (!s) return C(NAN);
+  if (!rt_sym_valid(s, a) || !rt_sym_valid(s, b) || !rt_sym_valid(s, c)) {
+    rt_sym_bad_word(ctx, -1);
+    return C(NAN);
+  }
+  uint64_t r = rt_sym_node_new(s, kind, a, b, c);
+  rt_sym_check_oom(ctx, s, -1);
+  return r;
+}
+
+uint64_t rt_sym_binop(sirenrt_ctx *ctx, int op, uint64_t a, uint64_t b) {
+  int consts = rt_sym_is_const(a) && rt_sym_is_const(b);
+  switch (op) {
+    case RT_SYM_ADD: return consts ? C(D(a) + D(b)) : raw(ctx, RT_NODE_ADD, a, b, 0);
+    case RT_SYM_SUB: return rt_sym_binop(ctx, RT_SYM_ADD, a, rt_sym_neg(ctx, b));
+    case RT_SYM_MUL: return consts ? C(D(a) * D(b)) : raw(ctx, RT_NODE_MUL, a, b, 0);
+    case RT_SYM_DIV: return consts ? C(D(a) / D(b)) : raw(ctx, RT_NODE_DIV, a, b, 0);
+    case RT_SYM_EQ: return consts ? C(D(a) == D(b) ? 1.0 : 0.0) : raw(ctx, RT_NODE_EQ, a, b, 0);
+    case RT_SYM_LT: return consts ? C(D(a) < D(b) ? 1.0 : 0.0) : raw(ctx, RT_NODE_LT, a, b, 0);
+    default: rt_fail(ctx, -1, "internal error: symbolic operator %d", op); return C(NAN);
+  }
+}
+
+uint64_t rt_sym_neg(sirenrt_ctx *ctx, uint64_t a) { return rt_sym_binop(ctx, RT_SYM_MUL, C(-1.0), a); }
+
+uint64_t rt_sym_ite(sirenrt_ctx *ctx, uint64_t c, uint64_t t, uint64_t f) {
+  if (rt_sym_is_const(c)) return truthy(D(c)) ? t : f;
+  return raw(ctx, RT_NODE_ITE, c, t, f);
+}
+
+/* ------------------------------------------------------------------ eval ----------------------- */
+
+/* What a node evaluated to, once its walk is done: an RV stands for itself (or its point mass); an
+ * expression node and a delta RV keep their result in memo. */
+static uint64_t result_of(rt_sym_state *s, uint64_t w) {
+  if (!rt_sym_is_node(w)) return w;
+  const rt_sym_node *n = rt_node(s, w);
+  if (n->kind == RT_NODE_RV) {
+    if (n->rv_state != RT_RV_SYMBOLIC) return C(n->u.value);
+    return n->family == SIRENRT_FAM_DELTA ? n->u.memo : w;
+  }
+  return n->kind >= RT_NODE_ADD && n->kind <= RT_NODE_LT ? n->u.memo : w;
+}
+
+/* A post-order walk with an explicit stack: a chain of posteriors is as deep as the run is long.
+ * Every node is simplified once per walk (stamp), so shared subgraphs cost nothing extra; an RV's
+ * parameters are replaced by their simplified forms (SPEC 6.3's side effect of eval).  Stack
+ * entries are node indices, bit 32 set for the second visit (the children are done). */
+static uint64_t eval_walk(rt_sym_state *s, uint64_t w, uint32_t gen) {
+  if (!rt_sym_is_node(w)) return w;
+  const uint64_t done = UINT64_C(1) << 32;
+  uint64_t buf[64];
+  rt_vec stack = RT_VEC_ON(buf);
+#define PUSH(x)                      \
+  do {                               \
+    if (rt_vec_push(&stack, (x))) {  \
+      s->oom = 1;                    \
+      goto out;                      \
+    }                                \
+  } while (0)
+  PUSH(rt_sym_index(w));
+  while (stack.n) {
+    uint64_t e = stack.v[--stack.n];
+    uint32_t i = (uint32_t)e;
+    rt_sym_node *n = &s->nodes[i];
+    int kind = n->kind;
+    if (kind == RT_NODE_RV) {
+      if (n->rv_state != RT_RV_SYMBOLIC) continue;
+      int np = n->family == SIRENRT_FAM_DELTA ? 1 : rt_sym_expr_params(n->family);
+      if (e & done) {
+        if (n->family == SIRENRT_FAM_DELTA) {
+          n->u.memo = result_of(s, n->w[0]);
+        } else {
+          for (int k = 0; k < np; k++) {
+            uint64_t r = result_of(s, s->nodes[i].w[k]);
+            s->nodes[i].w[k] = r;
+          }
+        }
+        continue;
+      }
+      if (n->stamp == gen) continue;
+      n->stamp = gen;
+      if (n->family == SIRENRT_FAM_DELTA) n->u.memo = w; /* only a cycle would read it before it is set */
+      uint64_t ch[3] = {n->w[0], n->w[1], n->w[2]};
+      PUSH(e | done);
+      for (int k = np; k-- > 0;)
+        if (rt_sym_is_node(ch[k])) PUSH(rt_sym_index(ch[k]));
+      continue;
+    }
+    if (kind < RT_NODE_ADD || kind > RT_NODE_LT) continue;
+    uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
+    if (e & done) {
+      uint64_t r = smart(s, kind, result_of(s, a), result_of(s, b), kind == RT_NODE_ITE ? result_of(s, c) : c,
+                         rt_sym_ref(i));
+      s->nodes[i].u.memo = r;
+      continue;
+    }
+    if (n->stamp == gen) continue;
+    n->stamp = gen;
+    n->u.memo = rt_sym_ref(i);
+    PUSH(e | done);
+    if (kind == RT_NODE_ITE && rt_sym_is_node(c)) PUSH(rt_sym_index(c));
+    if (rt_sym_is_node(b)) PUSH(rt_sym_index(b));
+    if (rt_sym_is_node(a)) PUSH(rt_sym_index(a));
+  }
+#undef PUSH
+out:
+  rt_vec_free(&stack);
+  return result_of(s, w);
+}
+
+uint64_t rt_sym_eval(rt_sym_state *s, uint64_t w) {
+  if (!rt_sym_is_node(w)) return w;
+  return eval_walk(s, w, rt_sym_gen(s));
+}
+
+uint64_t rt_sym_simplify(sirenrt_ctx *ctx, uint64_t w) {
+  if (!rt_sym_is_node(w)) return w;
+  rt_sym_state *s = rt_sym_own(ctx);
+  if (!s) return C(NAN);
+  if (!rt_sym_valid(s, w)) {
+    rt_sym_bad_word(ctx, -1);
+    return C(NAN);
+  }
+  w = rt_sym_eval(s, w);
+  return rt_sym_check_oom(ctx, s, -1) ? C(NAN) : w;
+}
+
+void rt_sym_eval_params(rt_sym_state *s, uint32_t rv) {
+  uint32_t gen = rt_sym_gen(s);
+  int np = rt_sym_expr_params(s->nodes[rv].family);
+  s->nodes[rv].stamp = gen; /* a cycle back to rv would stop here */
+  for (int k = 0; k < np; k++) {
+    uint64_t r = eval_walk(s, s->nodes[rv].w[k], gen);
+    s->nodes[rv].w[k] = r;
+  }
+}
+
+uint64_t rt_sym_subst(rt_sym_state *s, uint64_t e, uint32_t p, double v) {
+  if (!rt_sym_is_node(e)) return e;
+  const rt_sym_node *n = rt_node(s, e);
+  if (n->kind == RT_NODE_RV) return rt_sym_index(e) == p ? C(v) : e;
+  if (n->kind < RT_NODE_ADD || n->kind > RT_NODE_LT) return e;
+  int kind = n->kind;
+  uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
+  a = rt_sym_subst(s, a, p, v);
+  b = rt_sym_subst(s, b, p, v);
+  if (kind == RT_NODE_ITE) c = rt_sym_subst(s, c, p, v);
+  return smart(s, kind, a, b, c, e);
+}
+
+/* Walks e's expression nodes with an explicit stack, calling visit on each RV (duplicates included,
+ * left to right); visit returns nonzero to stop.  -1 out of memory, 1 stopped, 0 done. */
+static int each_rv(rt_sym_state *s, uint64_t e, int (*visit)(void *arg, rt_sym_state *s, uint64_t rv),
+                   void *arg) {
+  if (!rt_sym_is_node(e)) return 0;
+  uint64_t buf[32];
+  rt_vec stack = RT_VEC_ON(buf);
+  int r = 0;
+  if (rt_vec_push(&stack, e)) return -1;
+  while (stack.n && !r) {
+    uint64_t w = stack.v[--stack.n];
+    const rt_sym_node *n = rt_node(s, w);
+    if (n->kind == RT_NODE_RV) {
+      if (rt_sym_is_free_rv(s, w)) r = visit(arg, s, w);
+      continue;
+    }
+    if (n->kind < RT_NODE_ADD || n->kind > RT_NODE_LT) continue;
+    int nc = n->kind == RT_NODE_ITE ? 3 : 2;
+    uint64_t ch[3] = {n->w[0], n->w[1], n->w[2]};
+    for (int k = nc; k-- > 0;) /* pushed right to left: popped left to right */
+      if (rt_sym_is_node(ch[k]) && rt_vec_push(&stack, ch[k])) r = -1;
+  }
+  rt_vec_free(&stack);
+  return r;
+}
+
+static int visit_occurs(void *arg, rt_sym_state *s, uint64_t rv) {
+  (void)s;
+  return rt_sym_index(rv) == *(uint32_t *)arg;
+}
+
+int rt_sym_occurs(rt_sym_state *s, uint64_t e, uint32_t p) { return each_rv(s, e, visit_occurs, &p); }
+
+static int visit_collect(void *arg, rt_sym_state *s, uint64_t rv) {
+  (void)s;
+  return rt_vec_push(arg, rt_sym_index(rv)) ? -1 : 0;
+}
+
+int rt_sym_rvs(rt_sym_state *s, uint64_t e, rt_vec *out) { return each_rv(s, e, visit_collect, out) < 0 ? -1 : 0; }
+
+/* ------------------------------------------------------------------ value_expr (6.4) ----------- */
+
+/* Every occurrence of an RV is forced on its own (a sampled one just gives its value again); Ite
+ * forces only the branch its condition picks. */
+static int force(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
+  if (!rt_sym_is_node(w)) {
+    *out = D(w);
+    return 0;
+  }
+  const rt_sym_node *n = rt_node(ctx->sym, w);
+  int kind = n->kind;
+  uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
+  if (kind == RT_NODE_RV) return rt_ssi_value(ctx, rt_sym_index(w), out, site);
+  if (kind < RT_NODE_ADD || kind > RT_NODE_LT) {
+    rt_fail(ctx, site, "internal error: forcing a symbolic node of kind %d", kind);
+    return -1;
+  }
+  double x, y;
+  if (force(ctx, a, &x, site)) return -1;
+  if (kind == RT_NODE_ITE) return force(ctx, truthy(x) ? b : c, out, site);
+  if (force(ctx, b, &y, site)) return -1;
+  switch (kind) {
+    case RT_NODE_ADD: *out = x + y; break;
+    case RT_NODE_MUL: *out = x * y; break;
+    case RT_NODE_DIV: *out = x / y; break;
+    case RT_NODE_EQ: *out = x == y ? 1.0 : 0.0; break;
+    default: *out = x < y ? 1.0 : 0.0; break;
+  }
+  return 0;
+}
+
+int rt_sym_value(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
+  if (!rt_sym_is_node(w)) {
+    *out = D(w);
+    return 0;
+  }
+  rt_sym_state *s = rt_sym_own(ctx);
+  if (!s) return -1;
+  if (!rt_sym_valid(s, w)) return rt_sym_bad_word(ctx, site);
+  return force(ctx, w, out, site);
+}
+
+/* ------------------------------------------------------------------ mean (10.4) ---------------- */
+
+/* Products and ratios of means, as the original computes them (exact only for independent factors). */
+static int mean_rec(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
+  if (!rt_sym_is_node(w)) {
+    *out = D(w);
+    return 0;
+  }
+  const rt_sym_node *n = rt_node(ctx->sym, w);
+  int kind = n->kind;
+  uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
+  if (kind == RT_NODE_RV) {
+    uint32_t i = rt_sym_index(w);
+    if (n->rv_state != RT_RV_SYMBOLIC) {
+      *out = n->u.value;
+      return 0;
+    }
+    if (n->family == SIRENRT_FAM_DELTA) return mean_rec(ctx, rt_sym_eval(ctx->sym, w), out, site);
+    if (rt_ssi_marginalize(ctx, i, site)) return -1;
+    if (ctx->sym->nodes[i].rv_state != RT_RV_SYMBOLIC) {
+      *out = ctx->sym->nodes[i].u.value;
+      return 0;
+    }
+    return rt_ssi_root_mean(ctx, i, out, site);
+  }
+  if (kind < RT_NODE_ADD || kind > RT_NODE_LT) {
+    rt_fail(ctx, site, "internal error: mean of a symbolic node of kind %d", kind);
+    return -1;
+  }
+  double x, y, z = 0.0;
+  if (mean_rec(ctx, a, &x, site) || mean_rec(ctx, b, &y, site)) return -1;
+  if (kind == RT_NODE_ITE && mean_rec(ctx, c, &z, site)) return -1;
+  switch (kind) {
+    case RT_NODE_ADD: *out = x + y; break;
+    case RT_NODE_MUL: *out = x * y; break;
+    case RT_NODE_DIV: *out = x / y; break;
+    case RT_NODE_ITE: *out = x * y + (1.0 - x) * z; break;
+    case RT_NODE_EQ: *out = x == y ? 1.0 : 0.0; break;
+    default: *out = x < y ? 1.0 : 0.0; break;
+  }
+  return 0;
+}
+
+int rt_sym_mean(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
+  if (!rt_sym_is_node(w)) {
+    *out = D(w);
+    return 0;
+  }
+  rt_sym_state *s = rt_sym_own(ctx);
+  if (!s) return -1;
+  if (!rt_sym_valid(s, w)) return rt_sym_bad_word(ctx, site);
+  w = rt_sym_eval(s, w);
+  if (rt_sym_check_oom(ctx, s, site)) return -1;
+  return mean_rec(ctx, w, out, site);
+}

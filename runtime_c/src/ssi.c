@@ -1,0 +1,310 @@
+/* ssi.c — semi-symbolic inference (SPEC 12): assume stores a distribution as given; observe, value
+ * and marginalize hoist the variable to a root of the DAG by swapping it with its parents through the
+ * conjugacy rules, and sample a parent that no rule can swap (NonConjugate), then retry.
+ *
+ * SPEC 0.3: a swap that would create a cycle (can_swap fails) samples the parent instead of raising. */
+#include "sym_node.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define C(x) rt_sym_word(x)
+#define D(w) rt_sym_double(w)
+
+/* ------------------------------------------------------------------ families ------------------- */
+
+#define ARGS_1 p[0]
+#define ARGS_2 p[0], p[1]
+#define ARGS_3 p[0], p[1], p[2]
+
+static int family_bad(int family, const double *p, const double *probs, int64_t n, char *msg) {
+  switch (family) {
+#define BAD_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return rt_bad_##name(ARGS_##N, msg);
+#define BAD_LIST(ID, name, N) case SIRENRT_FAM_##ID: return rt_bad_categorical(p[0], p[1], probs, n, msg);
+#define BAD_CASE(ID, name, N, SHAPE, PARAMS, ARGS) BAD_##SHAPE(ID, name, N)
+    SIRENRT_FAMILIES(BAD_CASE)
+#undef BAD_CASE
+#undef BAD_LIST
+#undef BAD_SCALAR
+    default: snprintf(msg, RT_MSG, "unknown distribution family %d", family); return 1;
+  }
+}
+
+static double family_draw(sirenrt_ctx *ctx, int family, const double *p, const double *probs, int64_t n,
+                          int32_t site) {
+  switch (family) {
+#define DRAW_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_sample_##name(ctx, ARGS_##N, site);
+#define DRAW_LIST(ID, name, N) \
+  case SIRENRT_FAM_##ID: return rt_sample_categorical_probs(ctx, p[0], p[1], probs, n, site);
+#define DRAW_CASE(ID, name, N, SHAPE, PARAMS, ARGS) DRAW_##SHAPE(ID, name, N)
+    SIRENRT_FAMILIES(DRAW_CASE)
+#undef DRAW_CASE
+#undef DRAW_LIST
+#undef DRAW_SCALAR
+    default: return NAN;
+  }
+}
+
+static double family_logpdf(int family, const double *p, const double *probs, int64_t n, double x) {
+  switch (family) {
+#define PDF_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_logpdf_##name(ARGS_##N, x);
+#define PDF_LIST(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_logpdf_categorical(p[0], p[1], probs, n, x);
+#define PDF_CASE(ID, name, N, SHAPE, PARAMS, ARGS) PDF_##SHAPE(ID, name, N)
+    SIRENRT_FAMILIES(PDF_CASE)
+#undef PDF_CASE
+#undef PDF_LIST
+#undef PDF_SCALAR
+    default: return NAN;
+  }
+}
+
+static double family_mean(int family, const double *p, const double *probs, int64_t n) {
+  switch (family) {
+#define MEAN_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_mean_##name(ARGS_##N);
+#define MEAN_LIST(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_mean_categorical(p[0], p[1], probs, n);
+#define MEAN_CASE(ID, name, N, SHAPE, PARAMS, ARGS) MEAN_##SHAPE(ID, name, N)
+    SIRENRT_FAMILIES(MEAN_CASE)
+#undef MEAN_CASE
+#undef MEAN_LIST
+#undef MEAN_SCALAR
+    default: return NAN;
+  }
+}
+
+/* A root's distribution as numbers: its constant parameters and, for a categorical, a malloc'd copy
+ * of its probabilities (*probs, to free).  -1 after recording an error. */
+static int root_params(sirenrt_ctx *ctx, uint32_t rv, double p[3], double **probs, int64_t *n, int32_t site) {
+  rt_sym_state *s = ctx->sym;
+  const rt_sym_node *node = &s->nodes[rv];
+  int np = rt_sym_expr_params(node->family);
+  *probs = NULL;
+  *n = 0;
+  for (int k = 0; k < 3; k++) {
+    uint64_t w = k < np ? node->w[k] : C(0.0);
+    if (rt_sym_is_node(w)) {
+      rt_fail(ctx, site, "internal error: a hoisted variable kept a symbolic parameter");
+      return -1;
+    }
+    p[k] = D(w);
+  }
+  if (node->family != SIRENRT_FAM_CATEGORICAL) return 0;
+  int64_t count = (int64_t)node->u.value;
+  double *a = malloc((size_t)(count > 0 ? count : 1) * sizeof *a);
+  if (!a) {
+    rt_fail(ctx, site, "out of memory");
+    return -1;
+  }
+  int64_t i = 0;
+  for (uint64_t c = node->w[2]; rt_sym_is_node(c) && i < count; c = s->nodes[rt_sym_index(c)].w[0])
+    for (int k = 0; k < RT_PROBS_PER_CHUNK && i < count; k++) {
+      const rt_sym_node *chunk = &s->nodes[rt_sym_index(c)];
+      a[i++] = k < 2 ? D(chunk->w[1 + k]) : chunk->u.value;
+    }
+  *probs = a;
+  *n = count;
+  return 0;
+}
+
+/* Stores a categorical's probabilities as a chain of PROBS chunks; its head, or a NaN word (oom). */
+static uint64_t store_probs(rt_sym_state *s, const double *probs, int64_t n) {
+  uint64_t next = C(0.0);
+  for (int64_t start = (n - 1) / RT_PROBS_PER_CHUNK * RT_PROBS_PER_CHUNK; start >= 0; start -= RT_PROBS_PER_CHUNK) {
+    double v[RT_PROBS_PER_CHUNK] = {0.0, 0.0, 0.0};
+    for (int k = 0; k < RT_PROBS_PER_CHUNK && start + k < n; k++) v[k] = probs[start + k];
+    uint64_t c = rt_sym_node_new(s, RT_NODE_PROBS, next, C(v[0]), C(v[1]));
+    if (s->oom) return c;
+    s->nodes[rt_sym_index(c)].u.value = v[2];
+    next = c;
+  }
+  return next;
+}
+
+/* ------------------------------------------------------------------ point masses --------------- */
+
+static const char *var_name(const sirenrt_ctx *ctx, int32_t var) {
+  const sirenrt_filter *f = ctx->filter;
+  if (f && f->model->vars && var >= 0 && var < f->model->n_vars) return f->model->vars[var];
+  return "a variable";
+}
+
+/* SPEC 10.2: the moment a `symbolic` variable is about to be sampled. */
+static int check_may_sample(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
+  const rt_sym_node *n = &ctx->sym->nodes[rv];
+  if (n->ann != SIRENRT_ANN_SYMBOLIC) return 0;
+  rt_fail(ctx, site, "%s is annotated as symbolic but will be sampled", var_name(ctx, n->var));
+  return -1;
+}
+
+/* The parameters are dropped: a point mass needs none, and the collector may then free them. */
+static void set_point(rt_sym_state *s, uint32_t rv, double v, int state) {
+  rt_sym_node *n = &s->nodes[rv];
+  n->rv_state = (uint8_t)state;
+  n->u.value = v;
+  n->w[0] = n->w[1] = n->w[2] = C(0.0);
+  if (state == RT_RV_SAMPLED && n->var >= 0 && n->var < s->n_vars) s->plan[n->var] |= 2;
+}
+
+/* The loop of 12.1: hoist; sample whatever parent could not be swapped; again. */
+static int make_root(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
+  for (;;) {
+    rt_sym_state *s = rt_sym_own(ctx);
+    if (!s) return -1;
+    uint32_t q = 0;
+    int r = rt_sym_hoist_and_eval(s, rv, &q);
+    if (r == HOIST_OK) return 0;
+    if (r == HOIST_OOM) {
+      s->oom = 1;
+      return rt_sym_check_oom(ctx, s, site);
+    }
+    double ignored;
+    if (rt_ssi_value(ctx, q, &ignored, site)) return -1;
+  }
+}
+
+/* ------------------------------------------------------------------ operations (12.1) ---------- */
+
+int rt_ssi_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
+  rt_sym_state *s = rt_sym_own(ctx);
+  if (!s) return -1;
+  rt_sym_node *n = &s->nodes[rv];
+  if (n->rv_state != RT_RV_SYMBOLIC) {
+    if (check_may_sample(ctx, rv, site)) return -1;
+    *out = n->u.value;
+    set_point(s, rv, *out, RT_RV_SAMPLED);
+    return 0;
+  }
+  if (check_may_sample(ctx, rv, site)) return -1;
+  if (n->family == SIRENRT_FAM_DELTA) {
+    if (rt_sym_value(ctx, n->w[0], out, site)) return -1;
+    set_point(ctx->sym, rv, *out, RT_RV_SAMPLED);
+    return 0;
+  }
+  if (make_root(ctx, rv, site)) return -1;
+  double p[3], *probs;
+  int64_t np;
+  if (root_params(ctx, rv, p, &probs, &np, site)) return -1;
+  char msg[RT_MSG];
+  int family = ctx->sym->nodes[rv].family, bad = family_bad(family, p, probs, np, msg);
+  double v = bad ? NAN : family_draw(ctx, family, p, probs, np, site);
+  free(probs);
+  if (bad) {
+    rt_fail(ctx, site, "%s", msg);
+    return -1;
+  }
+  if (isnan(v) && ctx->err_msg) return -1;
+  set_point(ctx->sym, rv, v, RT_RV_SAMPLED);
+  *out = v;
+  return 0;
+}
+
+int rt_ssi_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
+  rt_sym_state *s = rt_sym_own(ctx);
+  if (!s) return -1;
+  if (s->nodes[rv].rv_state != RT_RV_SYMBOLIC || s->nodes[rv].family == SIRENRT_FAM_DELTA) return 0;
+  return make_root(ctx, rv, site);
+}
+
+int rt_ssi_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
+  double p[3], *probs;
+  int64_t np;
+  if (root_params(ctx, rv, p, &probs, &np, site)) return -1;
+  char msg[RT_MSG];
+  int family = ctx->sym->nodes[rv].family, bad = family_bad(family, p, probs, np, msg);
+  if (!bad) *out = family_mean(family, p, probs, np);
+  free(probs);
+  if (bad) {
+    rt_fail(ctx, site, "%s", msg);
+    return -1;
+  }
+  return 0;
+}
+
+/* A new symbolic RV holding the distribution as given (raw); its index, or -1 after an error. */
+static int64_t new_rv(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, int32_t var, int32_t ann,
+                      int32_t site) {
+  if (family < 0 || family >= SIRENRT_N_FAMILIES || !params) {
+    rt_fail(ctx, site, "internal error: unknown distribution family %d", (int)family);
+    return -1;
+  }
+  rt_sym_state *s = rt_sym_own(ctx);
+  if (!s) return -1;
+  uint64_t p[3] = {C(0.0), C(0.0), C(0.0)};
+  int np = rt_sym_expr_params(family);
+  for (int k = 0; k < np; k++) {
+    if (!rt_sym_valid(s, params[k])) return rt_sym_bad_word(ctx, site);
+    p[k] = params[k];
+  }
+  double count = 0.0;
+  if (family == SIRENRT_FAM_EXPONENTIAL) { /* SPEC 9: exponential(r) is Gamma(1.0, r) */
+    family = SIRENRT_FAM_GAMMA;
+    p[1] = p[0];
+    p[0] = C(1.0);
+  } else if (family == SIRENRT_FAM_CATEGORICAL) {
+    double buf[64], *probs = buf;
+    int64_t n = rt_list_floats(ctx, (int64_t)params[2], buf, 64, site);
+    if (n < 0) return -1;
+    if (n > 64) {
+      probs = malloc((size_t)n * sizeof *probs);
+      if (!probs) {
+        rt_fail(ctx, site, "out of memory");
+        return -1;
+      }
+      rt_list_floats(ctx, (int64_t)params[2], probs, n, site);
+    }
+    p[2] = store_probs(s, probs, n);
+    if (probs != buf) free(probs);
+    count = (double)n;
+  }
+  uint64_t ref = rt_sym_node_new(s, RT_NODE_RV, p[0], p[1], p[2]);
+  if (rt_sym_check_oom(ctx, s, site)) return -1;
+  rt_sym_node *n = rt_node(s, ref);
+  n->family = (uint8_t)family;
+  n->rv_state = RT_RV_SYMBOLIC;
+  n->ann = (uint8_t)ann;
+  n->var = var;
+  n->u.value = count;
+  s->n_rvs++;
+  if (var >= 0 && var < s->n_vars) s->plan[var] |= 1;
+  return rt_sym_index(ref);
+}
+
+int rt_ssi_assume(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, int32_t var, int32_t ann,
+                  int32_t site, uint64_t *out) {
+  int64_t rv = new_rv(ctx, family, params, var, ann, site);
+  if (rv < 0) return -1;
+  if (ann != SIRENRT_ANN_SAMPLE) {
+    *out = rt_sym_ref((uint32_t)rv);
+    return 0;
+  }
+  double v;
+  if (rt_ssi_value(ctx, (uint32_t)rv, &v, site)) return -1;
+  *out = C(v);
+  return 0;
+}
+
+int rt_ssi_observe(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, double x, int32_t site,
+                   double *logp) {
+  int64_t rv = new_rv(ctx, family, params, -1, SIRENRT_ANN_NONE, site);
+  if (rv < 0) return -1;
+  uint32_t i = (uint32_t)rv;
+  if (ctx->sym->nodes[i].family == SIRENRT_FAM_DELTA) {
+    double v;
+    if (rt_sym_value(ctx, ctx->sym->nodes[i].w[0], &v, site)) return -1;
+    *logp = sirenrt_logpdf_delta(v, x);
+  } else {
+    if (make_root(ctx, i, site)) return -1;
+    double p[3], *probs;
+    int64_t np;
+    if (root_params(ctx, i, p, &probs, &np, site)) return -1;
+    char msg[RT_MSG];
+    int fam = ctx->sym->nodes[i].family, bad = family_bad(fam, p, probs, np, msg);
+    if (!bad) *logp = family_logpdf(fam, p, probs, np, x);
+    free(probs);
+    if (bad) {
+      rt_fail(ctx, site, "%s", msg);
+      return -1;
+    }
+  }
+  set_point(ctx->sym, i, x, RT_RV_OBSERVED);
+  return 0;
+}

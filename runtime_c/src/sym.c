@@ -1,0 +1,272 @@
+/* sym.c — a particle's symbolic state as storage: the node pool, lazy copy-on-write between the
+ * offspring of a resampling, the mark/sweep collector, the plan bits and checkpoint bytes.  What the
+ * nodes mean is in expr.c, conjugacy.c and ssi.c. */
+#include "sym_node.h"
+
+#include <string.h>
+
+#define MAX_NODES ((uint32_t)1 << 31)
+
+rt_sym_state *rt_sym_new(int32_t n_vars) {
+  if (n_vars < 0) n_vars = 0;
+  rt_sym_state *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->plan = calloc((size_t)n_vars + 1, 1);
+  if (!s->plan) {
+    free(s);
+    return NULL;
+  }
+  s->refs = 1;
+  s->n_vars = n_vars;
+  s->free_head = RT_SYM_NONE;
+  return s;
+}
+
+static void sym_free(rt_sym_state *s) {
+  free(s->nodes);
+  free(s->plan);
+  free(s);
+}
+
+void rt_sym_retain(rt_sym_state *s, int64_t refs) {
+  if (s) __atomic_add_fetch(&s->refs, refs, __ATOMIC_RELAXED);
+}
+
+void rt_sym_release(rt_sym_state *s) {
+  if (s && __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) == 0) sym_free(s);
+}
+
+/* The whole pool with its indices, so that words held in shared list cells stay valid. */
+static rt_sym_state *sym_copy(const rt_sym_state *src) {
+  rt_sym_state *s = malloc(sizeof *s);
+  if (!s) return NULL;
+  *s = *src;
+  s->refs = 1;
+  s->nodes = NULL;
+  s->plan = malloc((size_t)src->n_vars + 1);
+  if (src->cap) s->nodes = malloc((size_t)src->cap * sizeof(rt_sym_node));
+  if (!s->plan || (src->cap && !s->nodes)) {
+    sym_free(s);
+    return NULL;
+  }
+  memcpy(s->plan, src->plan, (size_t)src->n_vars + 1);
+  if (src->top) memcpy(s->nodes, src->nodes, (size_t)src->top * sizeof(rt_sym_node));
+  return s;
+}
+
+rt_sym_state *rt_sym_own(sirenrt_ctx *ctx) {
+  rt_sym_state *s = ctx->sym;
+  if (!s) {
+    s = rt_sym_new(ctx->filter ? ctx->filter->model->n_vars : 0);
+    if (!s) rt_fail(ctx, -1, "out of memory (symbolic state)");
+    ctx->sym = s;
+    return s;
+  }
+  if (__atomic_load_n(&s->refs, __ATOMIC_ACQUIRE) == 1) return s;
+  rt_sym_state *c = sym_copy(s);
+  if (!c) {
+    rt_fail(ctx, -1, "out of memory (copying a symbolic state)");
+    return NULL;
+  }
+  rt_sym_release(s);
+  ctx->sym = c;
+  return c;
+}
+
+uint32_t rt_sym_gen(rt_sym_state *s) {
+  if (++s->gen == 0) { /* wrapped: old stamps could collide with new generations */
+    for (uint32_t i = 0; i < s->top; i++) s->nodes[i].stamp = 0;
+    s->gen = 1;
+  }
+  return s->gen;
+}
+
+static int grow(rt_sym_state *s) {
+  if (s->cap >= MAX_NODES) return -1;
+  uint32_t cap = s->cap ? s->cap * 2 : 64;
+  rt_sym_node *n = realloc(s->nodes, (size_t)cap * sizeof *n);
+  if (!n) return -1;
+  s->nodes = n;
+  s->cap = cap;
+  return 0;
+}
+
+uint64_t rt_sym_node_new(rt_sym_state *s, int kind, uint64_t w0, uint64_t w1, uint64_t w2) {
+  uint32_t i;
+  if (s->free_head != RT_SYM_NONE) {
+    i = s->free_head;
+    s->free_head = (uint32_t)s->nodes[i].w[0];
+  } else {
+    if (s->top == s->cap && grow(s)) {
+      s->oom = 1;
+      return rt_sym_word(NAN);
+    }
+    i = s->top++;
+  }
+  rt_sym_node *n = &s->nodes[i];
+  memset(n, 0, sizeof *n);
+  n->kind = (uint8_t)kind;
+  n->var = -1;
+  n->w[0] = w0;
+  n->w[1] = w1;
+  n->w[2] = w2;
+  s->live++;
+  return rt_sym_ref(i);
+}
+
+int rt_sym_check_oom(sirenrt_ctx *ctx, rt_sym_state *s, int32_t site) {
+  if (!s->oom) return 0;
+  s->oom = 0;
+  rt_fail(ctx, site, "out of memory (symbolic state)");
+  return -1;
+}
+
+int rt_sym_bad_word(sirenrt_ctx *ctx, int32_t site) {
+  rt_fail(ctx, site, "internal error: invalid symbolic reference");
+  return -1;
+}
+
+int rt_vec_grow(rt_vec *a) {
+  size_t cap = a->cap ? a->cap * 2 : 16;
+  uint64_t *v = a->owned ? realloc(a->v, cap * sizeof *v) : malloc(cap * sizeof *v);
+  if (!v) return -1;
+  if (!a->owned && a->n) memcpy(v, a->v, a->n * sizeof *v);
+  a->v = v;
+  a->cap = cap;
+  a->owned = 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ collector ------------------ */
+
+/* Amortised: a sweep visits every node, so it is due only once the pool has doubled since the last. */
+int rt_sym_collect_due(const rt_sym_state *s) { return s && s->live > 2 * s->live_after_sweep + 64; }
+
+/* Chains of posteriors grow with the number of time steps: an explicit stack, never C recursion. */
+void rt_sym_mark(rt_sym_state *s, uint64_t w) {
+  if (!s || !rt_sym_is_node(w) || rt_sym_index(w) >= s->top) return;
+  if (s->nodes[rt_sym_index(w)].mark) return;
+  uint32_t local[64], *stack = local, cap = 64, n = 0;
+  s->nodes[rt_sym_index(w)].mark = 1;
+  stack[n++] = rt_sym_index(w);
+  while (n) {
+    rt_sym_node *node = &s->nodes[stack[--n]];
+    for (int k = 0; k < 3; k++) {
+      uint64_t c = node->w[k];
+      if (node->kind == RT_NODE_FREE || !rt_sym_is_node(c)) continue;
+      uint32_t i = rt_sym_index(c);
+      if (i >= s->top || s->nodes[i].mark) continue;
+      s->nodes[i].mark = 1;
+      if (n == cap) {
+        uint32_t *big = malloc((size_t)cap * 2 * sizeof *big);
+        if (!big) { /* cannot mark everything: keep every node rather than free a live one */
+          for (uint32_t j = 0; j < s->top; j++) s->nodes[j].mark = 1;
+          break;
+        }
+        memcpy(big, stack, (size_t)n * sizeof *big);
+        if (stack != local) free(stack);
+        stack = big;
+        cap *= 2;
+      }
+      stack[n++] = i;
+    }
+  }
+  if (stack != local) free(stack);
+}
+
+void rt_sym_sweep(rt_sym_state *s) {
+  if (!s) return;
+  int64_t live = 0;
+  /* Freed in descending order so that the free list hands out low indices first. */
+  for (uint32_t i = s->top; i-- > 0;) {
+    rt_sym_node *n = &s->nodes[i];
+    if (n->kind == RT_NODE_FREE) continue;
+    if (n->mark) {
+      n->mark = 0;
+      live++;
+      continue;
+    }
+    memset(n, 0, sizeof *n);
+    n->kind = RT_NODE_FREE;
+    n->w[0] = s->free_head;
+    s->free_head = i;
+  }
+  s->live = live;
+  s->live_after_sweep = live;
+}
+
+int64_t rt_sym_live_nodes(const rt_sym_state *s) { return s ? s->live : 0; }
+
+uint8_t rt_sym_plan_bits(const rt_sym_state *s, int32_t v) {
+  if (!s || v < 0 || v >= s->n_vars) return 0;
+  return s->plan[v];
+}
+
+/* ------------------------------------------------------------------ checkpoints ---------------- */
+
+#define SAVE_MAGIC UINT64_C(0x53594D5354415431) /* "SYMSTAT1" */
+
+typedef struct saved_header {
+  uint64_t magic;
+  uint32_t top, free_head;
+  int64_t live, live_after_sweep, n_rvs;
+  int32_t n_vars, pad;
+} saved_header;
+
+int rt_sym_save(const rt_sym_state *s, uint8_t **buf, int64_t *len) {
+  if (!s || !buf || !len) return -1;
+  size_t nodes = (size_t)s->top * sizeof(rt_sym_node);
+  size_t n = sizeof(saved_header) + nodes + (size_t)s->n_vars;
+  uint8_t *b = malloc(n ? n : 1);
+  if (!b) return -1;
+  saved_header h = {SAVE_MAGIC, s->top, s->free_head, s->live, s->live_after_sweep, s->n_rvs, s->n_vars, 0};
+  memcpy(b, &h, sizeof h);
+  if (nodes) memcpy(b + sizeof h, s->nodes, nodes);
+  if (s->n_vars) memcpy(b + sizeof h + nodes, s->plan, (size_t)s->n_vars);
+  *buf = b;
+  *len = (int64_t)n;
+  return 0;
+}
+
+rt_sym_state *rt_sym_load(const uint8_t *buf, int64_t len) {
+  saved_header h;
+  if (!buf || len < (int64_t)sizeof h) return NULL;
+  memcpy(&h, buf, sizeof h);
+  if (h.magic != SAVE_MAGIC || h.n_vars < 0 || h.top > MAX_NODES) return NULL;
+  size_t nodes = (size_t)h.top * sizeof(rt_sym_node);
+  if ((uint64_t)len != sizeof h + nodes + (size_t)h.n_vars) return NULL;
+  if (h.free_head != RT_SYM_NONE && h.free_head >= h.top) return NULL;
+  rt_sym_state *s = rt_sym_new(h.n_vars);
+  if (!s) return NULL;
+  if (h.top) {
+    s->nodes = malloc(nodes);
+    if (!s->nodes) {
+      sym_free(s);
+      return NULL;
+    }
+    memcpy(s->nodes, buf + sizeof h, nodes);
+  }
+  s->cap = s->top = h.top;
+  s->free_head = h.free_head;
+  s->live = h.live;
+  s->live_after_sweep = h.live_after_sweep;
+  s->n_rvs = h.n_rvs;
+  if (h.n_vars) memcpy(s->plan, buf + sizeof h + nodes, (size_t)h.n_vars);
+  /* Marks and stamps are transient; a stale one would make the next walk skip a node.  Links must
+   * stay inside the pool, or a walk would read past it. */
+  for (uint32_t i = 0; i < s->top; i++) {
+    rt_sym_node *n = &s->nodes[i];
+    n->mark = n->stamp = 0;
+    int bad = n->kind > RT_NODE_PROBS;
+    if (n->kind == RT_NODE_FREE) {
+      bad |= n->w[0] != RT_SYM_NONE && n->w[0] >= s->top;
+    } else {
+      for (int k = 0; k < 3; k++) bad |= rt_sym_is_node(n->w[k]) && rt_sym_index(n->w[k]) >= s->top;
+    }
+    if (bad) {
+      sym_free(s);
+      return NULL;
+    }
+  }
+  return s;
+}

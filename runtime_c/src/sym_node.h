@@ -1,0 +1,158 @@
+/* sym_node.h — the layout of a symbolic state and the engine's entry points between its files
+ * (sym.c: pool and collector; expr.c: simplification, forcing, means; conjugacy.c: the rules of
+ * SPEC 11; ssi.c: SSI of SPEC 12).  Private to the engine; the rest of the runtime uses sym.h.
+ *
+ * Node indices are never held across an allocation as pointers: the pool is grown by realloc. */
+#ifndef SIRENRT_SYM_NODE_H
+#define SIRENRT_SYM_NODE_H
+
+#include "sym.h"
+
+#include <stdlib.h>
+
+enum {
+  RT_NODE_FREE = 0, /* w[0]: index of the next free node (UINT32_MAX ends the list) */
+  RT_NODE_RV,       /* a random variable: family, parameters w[], rv_state, value, ann, var */
+  RT_NODE_ADD,      /* binary operators: w[0] op w[1]; w[2] is 0 */
+  RT_NODE_MUL,
+  RT_NODE_DIV,
+  RT_NODE_ITE,      /* w[0] ? w[1] : w[2] */
+  RT_NODE_EQ,
+  RT_NODE_LT,
+  RT_NODE_PROBS     /* categorical probabilities: w[0] next chunk (0.0 at the end), w[1], w[2], value */
+};
+#define RT_PROBS_PER_CHUNK 3
+
+enum { RT_RV_SYMBOLIC = 0, RT_RV_SAMPLED = 1, RT_RV_OBSERVED = 2 };
+
+/* 48 bytes.  Unused words are the constant 0.0 so that walks may treat every w[] alike. */
+typedef struct rt_sym_node {
+  uint8_t kind;
+  uint8_t family;   /* RV: SIRENRT_FAM_* (exponential is stored as gamma(1, rate), SPEC 9) */
+  uint8_t rv_state; /* RV: RT_RV_* */
+  uint8_t ann;      /* RV: SIRENRT_ANN_* */
+  int32_t var;      /* RV: program variable, -1 anonymous */
+  uint32_t stamp;   /* walks: equal to the state's gen when visited in the current walk */
+  uint32_t mark;    /* collector */
+  uint64_t w[3];
+  /* RV: the point mass once sampled/observed; a symbolic categorical's probability count.
+   * Expression nodes and symbolic delta RVs: the current eval walk's result (a word). */
+  union {
+    double value;
+    uint64_t memo;
+  } u;
+} rt_sym_node;
+
+_Static_assert(sizeof(rt_sym_node) == 48, "a node is six words");
+
+struct rt_sym_state {
+  int64_t refs;
+  rt_sym_node *nodes;
+  uint32_t cap, top; /* nodes[0 .. top) have been handed out at least once */
+  uint32_t free_head;
+  int32_t oom;       /* an allocation failed since the operation began */
+  int64_t live, live_after_sweep;
+  int64_t n_rvs;     /* SPEC 6.2's handle counter: every assume and observe */
+  uint32_t gen;      /* walk generation, see rt_sym_node.stamp */
+  int32_t n_vars;
+  uint8_t *plan;     /* n_vars plan bytes */
+};
+
+#define RT_SYM_NONE UINT32_MAX
+
+static inline int rt_sym_is_const(uint64_t w) { return !rt_sym_is_node(w); }
+static inline rt_sym_node *rt_node(rt_sym_state *s, uint64_t w) { return &s->nodes[rt_sym_index(w)]; }
+static inline int rt_sym_is_kind(rt_sym_state *s, uint64_t w, int kind) {
+  return rt_sym_is_node(w) && rt_node(s, w)->kind == kind;
+}
+/* A word this state can read: a constant, or a reference to a live node (words come from generated
+ * code and checkpoints; a bad one is reported, never followed). */
+static inline int rt_sym_valid(const rt_sym_state *s, uint64_t w) {
+  if (!rt_sym_is_node(w)) return 1;
+  return s && rt_sym_index(w) < s->top && s->nodes[rt_sym_index(w)].kind != RT_NODE_FREE;
+}
+/* A random variable still symbolic (not a point mass): the only kind that hoisting moves. */
+static inline int rt_sym_is_free_rv(rt_sym_state *s, uint64_t w) {
+  if (!rt_sym_is_node(w)) return 0;
+  rt_sym_node *n = rt_node(s, w);
+  return n->kind == RT_NODE_RV && n->rv_state == RT_RV_SYMBOLIC && n->family != SIRENRT_FAM_DELTA;
+}
+/* Parameter words an RV's distribution has as expressions (categorical's probabilities are not). */
+static inline int rt_sym_expr_params(int family) {
+  switch (family) {
+    case SIRENRT_FAM_BERNOULLI: case SIRENRT_FAM_POISSON: case SIRENRT_FAM_DELTA: case SIRENRT_FAM_EXPONENTIAL:
+      return 1;
+    case SIRENRT_FAM_BETA_BINOMIAL: case SIRENRT_FAM_STUDENT_T: return 3;
+    default: return 2;
+  }
+}
+
+/* sym.c */
+int rt_sym_bad_word(sirenrt_ctx *ctx, int32_t site); /* records "invalid symbolic reference"; -1 */
+uint32_t rt_sym_gen(rt_sym_state *s); /* a fresh walk generation */
+/* A new node (fields zeroed, words 0.0); its reference, or a NaN word with s->oom set. */
+uint64_t rt_sym_node_new(rt_sym_state *s, int kind, uint64_t w0, uint64_t w1, uint64_t w2);
+/* Reports s->oom on ctx (and clears it): -1, else 0. */
+int rt_sym_check_oom(sirenrt_ctx *ctx, rt_sym_state *s, int32_t site);
+
+/* A growable array of indices or words, for the walks that must not recurse.  It may start on a
+ * caller's buffer (RT_VEC_ON), so that the usual small walks allocate nothing. */
+typedef struct rt_vec {
+  uint64_t *v;
+  size_t n, cap;
+  int owned; /* v was allocated here */
+} rt_vec;
+#define RT_VEC_ON(buf) {(buf), 0, sizeof(buf) / sizeof((buf)[0]), 0}
+int rt_vec_grow(rt_vec *a); /* 0, or -1 out of memory */
+static inline int rt_vec_push(rt_vec *a, uint64_t x) { /* 0, or -1 out of memory */
+  if (a->n == a->cap && rt_vec_grow(a)) return -1;
+  a->v[a->n++] = x;
+  return 0;
+}
+static inline void rt_vec_free(rt_vec *a) {
+  if (a->owned) free(a->v);
+  a->v = NULL;
+  a->n = a->cap = 0;
+  a->owned = 0;
+}
+
+/* expr.c: SPEC 6.3's smart constructors and eval. */
+uint64_t rt_sm_add(rt_sym_state *s, uint64_t a, uint64_t b);
+uint64_t rt_sm_mul(rt_sym_state *s, uint64_t a, uint64_t b);
+uint64_t rt_sm_div(rt_sym_state *s, uint64_t a, uint64_t b);
+uint64_t rt_sm_ite(rt_sym_state *s, uint64_t c, uint64_t t, uint64_t f);
+uint64_t rt_sm_eq(rt_sym_state *s, uint64_t a, uint64_t b);
+uint64_t rt_sm_lt(rt_sym_state *s, uint64_t a, uint64_t b);
+uint64_t rt_sm_sub(rt_sym_state *s, uint64_t a, uint64_t b); /* add(a, mul(-1, b)) */
+uint64_t rt_sym_eval(rt_sym_state *s, uint64_t w);
+void rt_sym_eval_params(rt_sym_state *s, uint32_t rv); /* eval_distr: replaces the parameters */
+/* e with RV p replaced by the constant v and simplified; other RVs are left alone (11.4). */
+uint64_t rt_sym_subst(rt_sym_state *s, uint64_t e, uint32_t p, double v);
+/* Does RV p occur in e (directly: other RVs' distributions are not looked into)?  -1 out of memory. */
+int rt_sym_occurs(rt_sym_state *s, uint64_t e, uint32_t p);
+/* Appends the free RVs of e, left to right with duplicates, to out.  -1 out of memory. */
+int rt_sym_rvs(rt_sym_state *s, uint64_t e, rt_vec *out);
+
+/* hoist.c: hoist_and_eval (12.2) of rv.  HOIST_OK: rv's parameters are constants;
+ * HOIST_NONCONJUGATE: *nc is a parent no rule can swap (the caller samples it and retries). */
+enum { HOIST_OK = 0, HOIST_NONCONJUGATE = 1, HOIST_OOM = -1 };
+int rt_sym_hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc);
+
+/* ssi.c */
+int rt_ssi_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
+int rt_ssi_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
+/* The analytic mean of a root RV (constant parameters). */
+int rt_ssi_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
+
+/* conjugacy.c: swap(q, c) of SPEC 12.3 by the (family of q, family of c) table.
+ * 1 swapped (c holds its marginal, q its posterior given RV c), 0 no rule applies, -1 out of memory. */
+int rt_sym_swap(rt_sym_state *s, uint32_t q, uint32_t c);
+typedef struct rt_sym_rule {
+  int32_t parent, child; /* SIRENRT_FAM_* */
+  const char *name;
+  int (*swap)(rt_sym_state *s, uint32_t q, uint32_t c);
+} rt_sym_rule;
+extern const rt_sym_rule rt_sym_rules[];
+extern const int rt_sym_n_rules;
+
+#endif
