@@ -136,6 +136,8 @@ static void test_bounded(void) {
       if (words > words_late) words_late = words;
     }
   }
+  printf("live symbolic nodes per particle: at most %lld in steps 1..100, %lld in 101..%d; memory words %lld, %lld\n",
+         (long long)early, (long long)late, LONG_T, (long long)words_early, (long long)words_late);
   CHECK(early > 0 && late <= 2 * early + 8 && late < 200, "live nodes per particle: %lld in the first 100 steps, %lld after",
         (long long)early, (long long)late);
   CHECK(words_late <= 2 * words_early + 64, "memory words: %lld in the first 100 steps, %lld after", (long long)words_early,
