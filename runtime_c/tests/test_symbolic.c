@@ -266,6 +266,42 @@ static void test_save_load_and_clone(const sirenrt_model *m) {
   sirenrt_filter_free(c);
 }
 
+/* A plan violation met by the final expectation (SPEC 10.2, 16.1): the run succeeds, the estimate
+ * fails through the usual error path, naming the variable.
+ *   1  let symbolic a <- beta(1., 1.) in
+ *   2  let b <- gaussian(a, 1.) in b        (mean(b) must sample a: no beta-gaussian rule) */
+static const sirenrt_site mean_sites[] = {{"mean.si", 1, 22, 36, "let symbolic a <- beta(1., 1.) in"},
+                                          {"mean.si", 2, 10, 26, "let b <- gaussian(a, 1.) in b"}};
+static const char *const mean_vars[] = {"a", "b"};
+static int32_t mean_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
+  int64_t a = sirenrt_ssi_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_SYMBOLIC, 0);
+  int64_t b = sirenrt_ssi_assume(ctx, SIRENRT_FAM_GAUSSIAN, a, d2w(1.0), 0, 1, SIRENRT_ANN_NONE, 1);
+  memcpy(frame + 8, &b, sizeof b);
+  return SIRENRT_FINISHED;
+}
+
+static void test_violation_in_the_estimate(void) {
+  const sirenrt_model m = {.abi_version = SIRENRT_ABI_VERSION, .name = "mean", .method = "ssi",
+                           .plan = "a: symbolic\nb: symbolic", .result_type = "S", .frame_size = 16,
+                           .result_offset = 8, .resume = mean_resume, .not_streamable_reason = "no data",
+                           .n_sites = 2, .sites = mean_sites, .n_vars = 2, .vars = mean_vars};
+  sirenrt_filter *f = sirenrt_filter_new(&m, 10, 1, NULL);
+  CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+  if (!f) return;
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) == 0, "run: %s", sirenrt_filter_error(f));
+  CHECK(strcmp(sirenrt_filter_runtime_plan(f), "a: symbolic\nb: symbolic\n") == 0, "plan '%s'",
+        sirenrt_filter_runtime_plan(f));
+  double out[1];
+  int64_t n = 0;
+  CHECK(sirenrt_filter_estimate(f, out, 1, &n) == 1, "the estimate must fail");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "error: while estimating the result: a is annotated as symbolic but will be sampled");
+  double values[10], weights[10];
+  int64_t offsets[11];
+  CHECK(sirenrt_filter_particles(f, values, 10, &n, offsets, weights) != 0, "particles fail too (the filter failed)");
+  sirenrt_filter_free(f);
+}
+
 int main(void) {
   make_data();
   test_exact_kalman();
@@ -273,6 +309,7 @@ int main(void) {
   test_bounded();
   test_plans_and_errors();
   test_trajectory();
+  test_violation_in_the_estimate();
   test_save_load_and_clone(&ssi_model);
   test_save_load_and_clone(&ssi_dynamic_model);
   test_save_load_and_clone(&ssi_trajectory_model);
