@@ -302,6 +302,23 @@ static void test_violation_in_the_estimate(void) {
   sirenrt_filter_free(f);
 }
 
+/* Symbolic roots and variables are checked like list roots. */
+static void test_bad_models(void) {
+  const sirenrt_root bad_type[] = {{1, offsetof(ssi_frame, x), "f"}};
+  const sirenrt_root outside[] = {{1, sizeof(ssi_frame), "S"}};
+  sirenrt_model m = ssi_model;
+  m.n_sym_roots = 1;
+  m.sym_roots = bad_type;
+  CHECK(sirenrt_filter_new(&m, 4, 1, NULL) == NULL, "a symbolic root of type f");
+  CHECK_CONTAINS(sirenrt_last_error(), "model: bad symbolic root 0");
+  m.sym_roots = outside;
+  CHECK(sirenrt_filter_new(&m, 4, 1, NULL) == NULL, "a symbolic root outside the frame");
+  m = ssi_model;
+  m.vars = NULL;
+  CHECK(sirenrt_filter_new(&m, 4, 1, NULL) == NULL, "variables without names");
+  CHECK_CONTAINS(sirenrt_last_error(), "model: bad program variable table");
+}
+
 int main(void) {
   make_data();
   test_exact_kalman();
@@ -310,6 +327,7 @@ int main(void) {
   test_plans_and_errors();
   test_trajectory();
   test_violation_in_the_estimate();
+  test_bad_models();
   test_save_load_and_clone(&ssi_model);
   test_save_load_and_clone(&ssi_dynamic_model);
   test_save_load_and_clone(&ssi_trajectory_model);
