@@ -319,6 +319,36 @@ static void test_bad_models(void) {
   CHECK_CONTAINS(sirenrt_last_error(), "model: bad program variable table");
 }
 
+/* An observation outside the support zeroes the weight through sirenrt_add_log_weight, as
+ * sirenrt_observe_<family> does: every particle dead is the usual error at that observation.
+ *   1  let p <- beta(1., 1.) in
+ *   2  observe(binomial(3., p), 5.); p */
+static const sirenrt_site dead_ssi_sites[] = {{"dead.si", 1, 10, 22, "let p <- beta(1., 1.) in"},
+                                              {"dead.si", 2, 3, 31, "observe(binomial(3., p), 5.); p"}};
+static const char *const dead_ssi_vars[] = {"p"};
+static int32_t dead_ssi_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
+  int32_t *pc = (int32_t *)frame;
+  if (*pc == 1) return SIRENRT_FINISHED;
+  int64_t p = sirenrt_ssi_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_NONE, 0);
+  sirenrt_ssi_observe(ctx, SIRENRT_FAM_BINOMIAL, d2w(3.0), p, 0, 5.0, 1);
+  memcpy(frame + 8, &p, sizeof p);
+  *pc = 1;
+  return SIRENRT_AT_RESAMPLE;
+}
+
+static void test_zero_weight(void) {
+  const sirenrt_model m = {.abi_version = SIRENRT_ABI_VERSION, .name = "dead_ssi", .method = "ssi",
+                           .plan = "p: symbolic", .result_type = "S", .frame_size = 16, .result_offset = 8,
+                           .resume = dead_ssi_resume, .not_streamable_reason = "no data", .n_sites = 2,
+                           .sites = dead_ssi_sites, .n_vars = 1, .vars = dead_ssi_vars};
+  sirenrt_filter *f = sirenrt_filter_new(&m, 10, 1, NULL);
+  if (!f) return;
+  CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "every particle observed 5 under a binomial(3, p)");
+  CHECK_CONTAINS(sirenrt_filter_error(f), "dead.si:2:3: error: all particles have zero weight");
+  sirenrt_filter_free(f);
+}
+
 int main(void) {
   make_data();
   test_exact_kalman();
@@ -328,6 +358,7 @@ int main(void) {
   test_trajectory();
   test_violation_in_the_estimate();
   test_bad_models();
+  test_zero_weight();
   test_save_load_and_clone(&ssi_model);
   test_save_load_and_clone(&ssi_dynamic_model);
   test_save_load_and_clone(&ssi_trajectory_model);
