@@ -92,7 +92,7 @@ uint64_t rt_sm_eq(rt_sym_state *s, uint64_t a, uint64_t b) { return cmp_self(s, 
 uint64_t rt_sm_lt(rt_sym_state *s, uint64_t a, uint64_t b) { return cmp_self(s, RT_NODE_LT, a, b, 0); }
 uint64_t rt_sm_sub(rt_sym_state *s, uint64_t a, uint64_t b) { return rt_sm_add(s, a, rt_sm_mul(s, C(-1.0), b)); }
 
-static uint64_t smart(rt_sym_state *s, int kind, uint64_t a, uint64_t b, uint64_t c, uint64_t self) {
+uint64_t rt_sm_node(rt_sym_state *s, int kind, uint64_t a, uint64_t b, uint64_t c, uint64_t self) {
   switch (kind) {
     case RT_NODE_ADD: return add_self(s, a, b, self);
     case RT_NODE_MUL: return mul_self(s, a, b, self);
@@ -200,7 +200,7 @@ static uint64_t eval_walk(rt_sym_state *s, uint64_t w, uint32_t gen) {
     if (kind < RT_NODE_ADD || kind > RT_NODE_LT) continue;
     uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
     if (e & done) {
-      uint64_t r = smart(s, kind, result_of(s, a), result_of(s, b), kind == RT_NODE_ITE ? result_of(s, c) : c,
+      uint64_t r = rt_sm_node(s, kind, result_of(s, a), result_of(s, b), kind == RT_NODE_ITE ? result_of(s, c) : c,
                          rt_sym_ref(i));
       s->nodes[i].u.memo = r;
       continue;
@@ -246,36 +246,50 @@ void rt_sym_eval_params(rt_sym_state *s, uint32_t rv) {
   }
 }
 
-uint64_t rt_sym_subst(rt_sym_state *s, uint64_t e, uint32_t p, double v) {
+/* Each shared subexpression is rewritten once (stamp, memo): posteriors repeat their parents' terms. */
+static uint64_t subst_rec(rt_sym_state *s, uint64_t e, uint32_t p, double v, uint32_t gen) {
   if (!rt_sym_is_node(e)) return e;
-  const rt_sym_node *n = rt_node(s, e);
+  rt_sym_node *n = rt_node(s, e);
   if (n->kind == RT_NODE_RV) return rt_sym_index(e) == p ? C(v) : e;
   if (n->kind < RT_NODE_ADD || n->kind > RT_NODE_LT) return e;
+  if (n->stamp == gen) return n->u.memo;
   int kind = n->kind;
   uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
-  a = rt_sym_subst(s, a, p, v);
-  b = rt_sym_subst(s, b, p, v);
-  if (kind == RT_NODE_ITE) c = rt_sym_subst(s, c, p, v);
-  return smart(s, kind, a, b, c, e);
+  a = subst_rec(s, a, p, v, gen);
+  b = subst_rec(s, b, p, v, gen);
+  if (kind == RT_NODE_ITE) c = subst_rec(s, c, p, v, gen);
+  uint64_t r = rt_sm_node(s, kind, a, b, c, e);
+  s->nodes[rt_sym_index(e)].stamp = gen;
+  s->nodes[rt_sym_index(e)].u.memo = r;
+  return r;
 }
 
-/* Walks e's expression nodes with an explicit stack, calling visit on each RV (duplicates included,
- * left to right); visit returns nonzero to stop.  -1 out of memory, 1 stopped, 0 done. */
+uint64_t rt_sym_subst(rt_sym_state *s, uint64_t e, uint32_t p, double v) {
+  return subst_rec(s, e, p, v, rt_sym_gen(s));
+}
+
+/* Walks e's expression nodes with an explicit stack, calling visit on each RV left to right; visit
+ * returns nonzero to stop.  -1 out of memory, 1 stopped, 0 done.  A shared subexpression is walked
+ * once (posteriors repeat their parents' terms: walking trees would be exponential in the worst
+ * case), so an RV may be visited more than once only through distinct nodes.  Only expression nodes
+ * are stamped: the walks over RVs that call this one stamp RVs with their own generation. */
 static int each_rv(rt_sym_state *s, uint64_t e, int (*visit)(void *arg, rt_sym_state *s, uint64_t rv),
                    void *arg) {
   if (!rt_sym_is_node(e)) return 0;
   uint64_t buf[32];
   rt_vec stack = RT_VEC_ON(buf);
   int r = 0;
+  uint32_t gen = rt_sym_gen(s);
   if (rt_vec_push(&stack, e)) return -1;
   while (stack.n && !r) {
     uint64_t w = stack.v[--stack.n];
-    const rt_sym_node *n = rt_node(s, w);
+    rt_sym_node *n = rt_node(s, w);
     if (n->kind == RT_NODE_RV) {
       if (rt_sym_is_free_rv(s, w)) r = visit(arg, s, w);
       continue;
     }
-    if (n->kind < RT_NODE_ADD || n->kind > RT_NODE_LT) continue;
+    if (n->kind < RT_NODE_ADD || n->kind > RT_NODE_LT || n->stamp == gen) continue;
+    n->stamp = gen;
     int nc = n->kind == RT_NODE_ITE ? 3 : 2;
     uint64_t ch[3] = {n->w[0], n->w[1], n->w[2]};
     for (int k = nc; k-- > 0;) /* pushed right to left: popped left to right */
@@ -299,35 +313,101 @@ static int visit_collect(void *arg, rt_sym_state *s, uint64_t rv) {
 
 int rt_sym_rvs(rt_sym_state *s, uint64_t e, rt_vec *out) { return each_rv(s, e, visit_collect, out) < 0 ? -1 : 0; }
 
-/* ------------------------------------------------------------------ value_expr (6.4) ----------- */
+/* ------------------------------------------------------------------ value_expr, mean ------------ */
 
-/* Every occurrence of an RV is forced on its own (a sampled one just gives its value again); Ite
- * forces only the branch its condition picks. */
-static int force(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
-  if (!rt_sym_is_node(w)) {
-    *out = D(w);
-    return 0;
+/* value_expr (6.4) and mean (10.4) are the same walk over an expression with different leaves and Ite:
+ *   FORCE: an RV is value()d (every occurrence on its own: a sampled one gives its value again); Ite
+ *          forces its condition, then only the branch it picks.
+ *   MEAN:  an RV is marginalized and gives its distribution's mean; Mul and Div of means (exact only
+ *          for independent factors, as the original computes them); Ite is m(c)m(t) + (1-m(c))m(f);
+ *          Eq/Lt compare the means.
+ * Left to right, post-order, on explicit stacks: sums built by folds are as deep as they are long.
+ * Tasks are (word, phase) pairs: phase 1 combines the values its children left on the value stack. */
+enum { FOLD_FORCE, FOLD_MEAN };
+
+static int fold(sirenrt_ctx *ctx, uint64_t w, int mode, double *out, int32_t site) {
+  uint64_t tb[64], vb[32];
+  rt_vec tasks = RT_VEC_ON(tb), vals = RT_VEC_ON(vb);
+  int rc = -1;
+#define TASK(word, phase)                                                      \
+  do {                                                                         \
+    if (rt_vec_push(&tasks, (word)) || rt_vec_push(&tasks, (phase))) goto oom; \
+  } while (0)
+#define VAL(x)                                          \
+  do {                                                  \
+    if (rt_vec_push(&vals, rt_sym_word(x))) goto oom;   \
+  } while (0)
+#define POP() D(vals.v[--vals.n])
+  TASK(w, 0);
+  while (tasks.n) {
+    uint64_t phase = tasks.v[--tasks.n], e = tasks.v[--tasks.n];
+    if (!rt_sym_is_node(e)) {
+      VAL(D(e));
+      continue;
+    }
+    const rt_sym_node *n = rt_node(ctx->sym, e);
+    int kind = n->kind;
+    uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
+    if (kind == RT_NODE_RV) {
+      uint32_t i = rt_sym_index(e);
+      double v;
+      if (mode == FOLD_FORCE) {
+        if (rt_ssi_value(ctx, i, &v, site)) goto done;
+      } else if (n->rv_state != RT_RV_SYMBOLIC) {
+        v = n->u.value;
+      } else if (n->family == SIRENRT_FAM_DELTA) { /* stands for its expression */
+        uint64_t x = rt_sym_eval(ctx->sym, e);
+        if (rt_sym_check_oom(ctx, ctx->sym, site)) goto done;
+        TASK(x, 0);
+        continue;
+      } else {
+        if (rt_ssi_marginalize(ctx, i, site)) goto done;
+        const rt_sym_node *m = &ctx->sym->nodes[i];
+        if (m->rv_state != RT_RV_SYMBOLIC) v = m->u.value;
+        else if (rt_ssi_root_mean(ctx, i, &v, site)) goto done;
+      }
+      VAL(v);
+      continue;
+    }
+    if (kind < RT_NODE_ADD || kind > RT_NODE_LT) {
+      rt_fail(ctx, site, "internal error: a symbolic node of kind %d in an expression", kind);
+      goto done;
+    }
+    int lazy = kind == RT_NODE_ITE && mode == FOLD_FORCE;
+    if (phase == 0) {
+      TASK(e, 1);
+      if (kind == RT_NODE_ITE && !lazy) TASK(c, 0);
+      if (!lazy) TASK(b, 0);
+      TASK(a, 0);
+      continue;
+    }
+    if (lazy) { /* the branch's value becomes the Ite's */
+      TASK(truthy(POP()) ? b : c, 0);
+      continue;
+    }
+    double z = kind == RT_NODE_ITE ? POP() : 0.0, y = POP(), x = POP(), r;
+    switch (kind) {
+      case RT_NODE_ADD: r = x + y; break;
+      case RT_NODE_MUL: r = x * y; break;
+      case RT_NODE_DIV: r = x / y; break;
+      case RT_NODE_ITE: r = x * y + (1.0 - x) * z; break;
+      case RT_NODE_EQ: r = x == y ? 1.0 : 0.0; break;
+      default: r = x < y ? 1.0 : 0.0; break;
+    }
+    VAL(r);
   }
-  const rt_sym_node *n = rt_node(ctx->sym, w);
-  int kind = n->kind;
-  uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
-  if (kind == RT_NODE_RV) return rt_ssi_value(ctx, rt_sym_index(w), out, site);
-  if (kind < RT_NODE_ADD || kind > RT_NODE_LT) {
-    rt_fail(ctx, site, "internal error: forcing a symbolic node of kind %d", kind);
-    return -1;
-  }
-  double x, y;
-  if (force(ctx, a, &x, site)) return -1;
-  if (kind == RT_NODE_ITE) return force(ctx, truthy(x) ? b : c, out, site);
-  if (force(ctx, b, &y, site)) return -1;
-  switch (kind) {
-    case RT_NODE_ADD: *out = x + y; break;
-    case RT_NODE_MUL: *out = x * y; break;
-    case RT_NODE_DIV: *out = x / y; break;
-    case RT_NODE_EQ: *out = x == y ? 1.0 : 0.0; break;
-    default: *out = x < y ? 1.0 : 0.0; break;
-  }
-  return 0;
+  *out = POP();
+  rc = 0;
+  goto done;
+oom:
+  rt_fail(ctx, site, "out of memory");
+done:
+#undef POP
+#undef VAL
+#undef TASK
+  rt_vec_free(&tasks);
+  rt_vec_free(&vals);
+  return rc;
 }
 
 int rt_sym_value(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
@@ -338,50 +418,7 @@ int rt_sym_value(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
   rt_sym_state *s = rt_sym_own(ctx);
   if (!s) return -1;
   if (!rt_sym_valid(s, w)) return rt_sym_bad_word(ctx, site);
-  return force(ctx, w, out, site);
-}
-
-/* ------------------------------------------------------------------ mean (10.4) ---------------- */
-
-/* Products and ratios of means, as the original computes them (exact only for independent factors). */
-static int mean_rec(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
-  if (!rt_sym_is_node(w)) {
-    *out = D(w);
-    return 0;
-  }
-  const rt_sym_node *n = rt_node(ctx->sym, w);
-  int kind = n->kind;
-  uint64_t a = n->w[0], b = n->w[1], c = n->w[2];
-  if (kind == RT_NODE_RV) {
-    uint32_t i = rt_sym_index(w);
-    if (n->rv_state != RT_RV_SYMBOLIC) {
-      *out = n->u.value;
-      return 0;
-    }
-    if (n->family == SIRENRT_FAM_DELTA) return mean_rec(ctx, rt_sym_eval(ctx->sym, w), out, site);
-    if (rt_ssi_marginalize(ctx, i, site)) return -1;
-    if (ctx->sym->nodes[i].rv_state != RT_RV_SYMBOLIC) {
-      *out = ctx->sym->nodes[i].u.value;
-      return 0;
-    }
-    return rt_ssi_root_mean(ctx, i, out, site);
-  }
-  if (kind < RT_NODE_ADD || kind > RT_NODE_LT) {
-    rt_fail(ctx, site, "internal error: mean of a symbolic node of kind %d", kind);
-    return -1;
-  }
-  double x, y, z = 0.0;
-  if (mean_rec(ctx, a, &x, site) || mean_rec(ctx, b, &y, site)) return -1;
-  if (kind == RT_NODE_ITE && mean_rec(ctx, c, &z, site)) return -1;
-  switch (kind) {
-    case RT_NODE_ADD: *out = x + y; break;
-    case RT_NODE_MUL: *out = x * y; break;
-    case RT_NODE_DIV: *out = x / y; break;
-    case RT_NODE_ITE: *out = x * y + (1.0 - x) * z; break;
-    case RT_NODE_EQ: *out = x == y ? 1.0 : 0.0; break;
-    default: *out = x < y ? 1.0 : 0.0; break;
-  }
-  return 0;
+  return fold(ctx, w, FOLD_FORCE, out, site);
 }
 
 int rt_sym_mean(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
@@ -394,5 +431,5 @@ int rt_sym_mean(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
   if (!rt_sym_valid(s, w)) return rt_sym_bad_word(ctx, site);
   w = rt_sym_eval(s, w);
   if (rt_sym_check_oom(ctx, s, site)) return -1;
-  return mean_rec(ctx, w, out, site);
+  return fold(ctx, w, FOLD_MEAN, out, site);
 }

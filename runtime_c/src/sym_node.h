@@ -124,6 +124,9 @@ uint64_t rt_sm_ite(rt_sym_state *s, uint64_t c, uint64_t t, uint64_t f);
 uint64_t rt_sm_eq(rt_sym_state *s, uint64_t a, uint64_t b);
 uint64_t rt_sm_lt(rt_sym_state *s, uint64_t a, uint64_t b);
 uint64_t rt_sm_sub(rt_sym_state *s, uint64_t a, uint64_t b); /* add(a, mul(-1, b)) */
+/* The smart constructor of an expression kind; `self` (or a constant for none) is returned instead of
+ * a new node equal to it, so rebuilding an unchanged simplified expression allocates nothing. */
+uint64_t rt_sm_node(rt_sym_state *s, int kind, uint64_t a, uint64_t b, uint64_t c, uint64_t self);
 uint64_t rt_sym_eval(rt_sym_state *s, uint64_t w);
 void rt_sym_eval_params(rt_sym_state *s, uint32_t rv); /* eval_distr: replaces the parameters */
 /* e with RV p replaced by the constant v and simplified; other RVs are left alone (11.4). */
