@@ -48,8 +48,10 @@ static double kalman_mean(int n) {
   return m[n - 1];
 }
 
+static double ess_threshold = 0.0;
+
 static sirenrt_filter *run_model(const sirenrt_model *m, int64_t n, int rows, int32_t threads, uint64_t seed) {
-  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, ess_threshold, threads, 0};
   sirenrt_filter *f = sirenrt_filter_new(m, n, seed, &o);
   CHECK(f != NULL, "filter_new %s: %s", m->name, sirenrt_last_error());
   if (f) CHECK(sirenrt_filter_run(f, ys, rows, 1) == 0, "run %s: %s", m->name, sirenrt_filter_error(f));
@@ -353,6 +355,9 @@ int main(void) {
   make_data();
   test_exact_kalman();
   test_threads();
+  ess_threshold = 0.5; /* barriers that keep the population: weights accumulate, states stay put */
+  test_threads();
+  ess_threshold = 0.0;
   test_bounded();
   test_plans_and_errors();
   test_trajectory();
