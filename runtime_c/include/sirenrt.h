@@ -329,7 +329,9 @@ typedef struct sirenrt_progress {
 typedef int32_t (*sirenrt_progress_fn)(void *user, const sirenrt_progress *progress);
 SIRENRT_API void sirenrt_filter_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user,
                                              double interval_s);
-/* Words of list cells held: the particles' young arenas and the shared heap (a diagnostic). */
+/* Words of list cells held: the particles' young arenas and the shared heap, plus the live nodes of
+ * the particles' symbolic states (-m ssi; a state shared by several particles counted once) (a
+ * diagnostic). */
 SIRENRT_API int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);
 /* The runtime inference plan (SPEC 16.4) of the final particles: "x: symbolic\ny: sample\n", one
  * line per program variable that some particle created, in model->vars order; "" under pf.  Owned

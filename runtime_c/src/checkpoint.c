@@ -4,7 +4,9 @@
  * A filter between calls is a set of particles suspended at resume points, so its whole state is:
  * the options and counters of the population, the data rows read so far, and for every particle its
  * weight, state, random stream (key, counter and the unread words of its buffer) and frame, plus the
- * list cells its frame reaches.  Lists are written as a table of cells, each after the cells it
+ * list cells its frame reaches and its symbolic state (-m ssi).  A symbolic state is the engine's
+ * flat copy (rt_sym_save), written once however many particles share it and shared again on load;
+ * the frame's and the lists' symbolic words are node indices into it, valid as they are.  Lists are written as a table of cells, each after the cells it
  * refers to, and the frame slots that hold lists (the model's roots) are written as indices into it;
  * no other frame word is ever read as a handle.  Before writing, the young cells of every particle
  * are moved to the heap as a barrier that keeps the population would move them (rt_hold_all): that
@@ -17,12 +19,13 @@
  * type, frame layout, list roots and source sites), and end with a checksum, so a checkpoint of
  * another model or runtime, or a truncated or damaged one, is refused with a message saying which. */
 #include "internal.h"
+#include "sym.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define MAGIC "SIRENCKP"
-enum { FORMAT_VERSION = 1 };
+enum { FORMAT_VERSION = 2 }; /* 2: symbolic states */
 static const uint32_t BYTE_ORDER_MARK = 0x01020304u;
 
 /* ------------------------------------------------------------------ bytes ---------------------- */
@@ -34,7 +37,7 @@ typedef struct writer {
 } writer;
 
 static void put(writer *w, const void *p, size_t n) {
-  if (w->failed) return;
+  if (w->failed || n == 0) return;
   if (w->len + n > w->cap) {
     size_t cap = w->cap ? w->cap : 4096;
     while (cap < w->len + n) cap *= 2;
@@ -98,6 +101,10 @@ static uint64_t model_fingerprint(const sirenrt_model *m) {
   h = fnv_i64(fnv_i64(h, m->n_files), m->n_roots);
   for (int32_t r = 0; r < m->n_roots; r++)
     h = fnv_str(fnv_i64(fnv_i64(h, m->roots[r].pc), m->roots[r].offset), m->roots[r].type);
+  h = fnv_i64(fnv_i64(h, m->n_vars), m->n_sym_roots);
+  for (int32_t v = 0; v < m->n_vars; v++) h = fnv_str(h, m->vars[v]);
+  for (int32_t r = 0; r < m->n_sym_roots; r++)
+    h = fnv_str(fnv_i64(fnv_i64(h, m->sym_roots[r].pc), m->sym_roots[r].offset), m->sym_roots[r].type);
   h = fnv_i64(h, m->n_sites);
   for (int32_t s = 0; s < m->n_sites; s++) {
     const sirenrt_site *site = &m->sites[s];
@@ -152,6 +159,9 @@ typedef struct saver {
   writer cells;  /* the cell table, written apart and appended after its count */
   cell_ids ids;
   int64_t n_cells;
+  writer states; /* the symbolic states, each once, by id (state_ids: address -> id) */
+  cell_ids state_ids;
+  int64_t n_states;
   const char **types; /* element types met, by id */
   int32_t n_types, cap_types;
   int failed;
@@ -175,6 +185,24 @@ static int32_t type_id(saver *s, const char *elem) {
 }
 
 static int64_t save_list(saver *s, int64_t h, const char *elem);
+
+/* The id of a particle's symbolic state in the file (-1: none), writing it the first time. */
+static int64_t save_state(saver *s, const rt_sym_state *st) {
+  if (!st) return -1;
+  int64_t key = (int64_t)(uintptr_t)st, known = ids_get(&s->state_ids, key);
+  if (known >= 0) return known;
+  uint8_t *bytes = NULL;
+  int64_t len = 0;
+  if (rt_sym_save(st, &bytes, &len) || len < 0) {
+    s->failed = 1;
+    return -1;
+  }
+  put_i64(&s->states, len);
+  put(&s->states, bytes, (size_t)len);
+  free(bytes);
+  if (ids_put(&s->state_ids, key, s->n_states)) s->failed = 1;
+  return s->n_states++;
+}
 
 static void save_word(void *s, uint64_t *word, const char *elem) { *word = (uint64_t)save_list(s, (int64_t)*word, elem); }
 
@@ -270,6 +298,7 @@ int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **out, int64_t *out_len) 
     put_i64(&frames, c->want_row);
     put_i32(&frames, c->zero_site);
     put(&frames, &c->rng, sizeof c->rng);
+    put_i64(&frames, save_state(&s, c->sym));
     memcpy(frame, f->frames + (size_t)i * m->frame_size, m->frame_size);
     const rt_rootset *rs = rt_roots_now(f, i);
     for (int32_t j = 0; j < rs->n; j++) {
@@ -289,13 +318,18 @@ int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **out, int64_t *out_len) 
   }
   put_i64(&w, s.n_cells);
   put(&w, s.cells.buf, s.cells.len);
+  put_i64(&w, s.n_states);
+  put(&w, s.states.buf, s.states.len);
   put(&w, frames.buf, frames.len);
   uint64_t sum = fnv1a(0xCBF29CE484222325ull, w.buf, w.len);
   put(&w, &sum, sizeof sum);
-  int failed = w.failed || s.failed || s.cells.failed || frames.failed;
+  int failed = w.failed || s.failed || s.cells.failed || s.states.failed || frames.failed;
   free(s.cells.buf);
   free(s.ids.keys);
   free(s.ids.vals);
+  free(s.states.buf);
+  free(s.state_ids.keys);
+  free(s.state_ids.vals);
   free(s.types);
   free(frames.buf);
   if (failed) {
@@ -317,6 +351,8 @@ typedef struct loader {
   int64_t n_cells;
   char **types;
   int32_t n_types;
+  rt_sym_state **states; /* symbolic state of each id (holding one reference of the loader's own) */
+  int64_t n_states;
 } loader;
 
 static int64_t decode_list(loader *l, int64_t h) {
@@ -411,6 +447,25 @@ static void release_cells(loader *l) {
   }
 }
 
+/* The symbolic states: a count, then each as its length and the engine's bytes. */
+static int read_states(loader *l) {
+  reader *r = &l->r;
+  l->n_states = get_count(r, (int64_t)(r->len / 8));
+  if (r->bad) return -1;
+  l->states = calloc((size_t)(l->n_states ? l->n_states : 1), sizeof *l->states);
+  if (!l->states) return r->bad = "out of memory", -1;
+  for (int64_t i = 0; i < l->n_states && !r->bad; i++) {
+    int64_t len = get_count(r, (int64_t)(r->len - r->pos));
+    if (r->bad) break;
+    if (!(l->states[i] = rt_sym_load(r->buf + r->pos, len))) {
+      r->bad = "the checkpoint is damaged (a symbolic state)";
+      break;
+    }
+    r->pos += (size_t)len;
+  }
+  return r->bad ? -1 : 0;
+}
+
 static const char *check_header(reader *r, const sirenrt_model *m) {
   char magic[8];
   if (r->len < 8 + 3 * 4 + 8 + 8 || get(r, magic, 8) || memcmp(magic, MAGIC, 8))
@@ -475,6 +530,7 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
     free(start);
   }
   if (!r->bad) read_cells(&l);
+  if (!r->bad) read_states(&l);
   for (int64_t i = 0; i < n && !r->bad; i++) {
     sirenrt_ctx *c = &f->ctx[i];
     f->logw[i] = get_f64(r);
@@ -482,6 +538,17 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
     c->want_row = get_i64(r);
     c->zero_site = get_i32(r);
     get(r, &c->rng, sizeof c->rng);
+    int64_t state_id = get_i64(r);
+    if (r->bad) break;
+    if (state_id < -1 || state_id >= l.n_states) {
+      r->bad = "the checkpoint is damaged (a symbolic state id)";
+      break;
+    }
+    if (state_id >= 0) { /* shared with the other particles of that id, as it was */
+      c->sym = l.states[state_id];
+      rt_sym_retain(c->sym, 1);
+      f->sym_used = 1;
+    }
     uint8_t *frame = f->frames + (size_t)i * m->frame_size;
     if (get(r, frame, m->frame_size)) break;
     int8_t st = f->state[i];
@@ -507,6 +574,8 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
   }
   if (!r->bad && r->pos != r->len) r->bad = "the checkpoint is damaged (bytes left over)";
   release_cells(&l);
+  for (int64_t i = 0; l.states && i < l.n_states; i++) rt_sym_release(l.states[i]);
+  free(l.states);
   free(l.cells);
   free(l.cell_types);
   for (int32_t t = 0; l.types && t < l.n_types; t++) free(l.types[t]);

@@ -12,6 +12,7 @@
  * list is longer than k with their weights renormalised over those particles.  If every such particle
  * has zero weight, they count equally (keeps the estimate finite; the original would report 0). */
 #include "internal.h"
+#include "sym.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,7 @@ int64_t rt_type_words(const char *desc, const char **end) {
   switch (*desc) {
     case 'f':
     case 'b':
+    case 'S':
       *end = desc + 1;
       return 1;
     case 'u':
@@ -107,6 +109,28 @@ static int mean_emit(const mean_acc *a, out_buf *o) {
 static int estimate_scalar(char kind, const item *items, int64_t m, size_t offset, out_buf *o) {
   mean_acc a = MEAN_ACC_EMPTY;
   for (int64_t i = 0; i < m; i++) mean_add(&a, kind, items[i].words[offset], items[i].w);
+  return mean_emit(&a, o);
+}
+
+/* A symbolic word: each particle's expected value (SPEC 10.4), computed in its own state (which may
+ * hoist, or sample where it must), averaged as a float.  Zero-weight particles are skipped, as their
+ * values are.  A mean that fails (a plan violation during the final expectation) fails the estimate
+ * with the particle's error. */
+static int estimate_sym(const item *items, int64_t m, size_t offset, out_buf *o, char **err) {
+  mean_acc a = MEAN_ACC_EMPTY;
+  for (int64_t i = 0; i < m; i++) {
+    if (!(items[i].w > 0.0)) continue;
+    double x;
+    if (rt_sym_estimate_word(items[i].ctx, items[i].words[offset], &x)) {
+      sirenrt_ctx *c = items[i].ctx;
+      *err = rt_strdup_printf("error: while estimating the result: %s", c->err_msg ? c->err_msg : "out of memory");
+      if (c->err_msg) rt_free_message(c->err_msg);
+      c->err_msg = NULL;
+      c->flagged = 0;
+      return -1;
+    }
+    mean_add(&a, 'f', rt_sym_word(x), items[i].w);
+  }
   return mean_emit(&a, o);
 }
 
@@ -206,6 +230,7 @@ static int estimate_value(const char *type, item *items, int64_t m, size_t offse
   switch (*type) {
     case 'f':
     case 'b': return estimate_scalar(*type, items, m, offset, o);
+    case 'S': return estimate_sym(items, m, offset, o, err);
     case 'u': return 0;
     case 'P': {
       int64_t a = rt_type_words(type + 1, &end);
@@ -272,6 +297,7 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->owns_tables = 0;
   c->owns_heap = 0;
   c->error = NULL;
+  c->runtime_plan = NULL;
   c->est = NULL;
   c->est_valid = 0;
   c->history = NULL; /* the clone's barriers are not the live filter's history */
@@ -294,6 +320,9 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
     c->ctx[i].arena = NULL;
     c->ctx[i].arena_used = c->ctx[i].arena_cap = 0;
     c->ctx[i].err_msg = NULL;
+    /* The clone shares the particles' symbolic states (its first write copies, rt_sym_own) and
+     * drops its references when it is freed. */
+    if (c->ctx[i].sym) rt_sym_retain(c->ctx[i].sym, 1);
     if (rt_arena_copy(&c->ctx[i], &f->ctx[i])) {
       sirenrt_filter_free(c);
       return NULL;

@@ -51,6 +51,8 @@ sirenrt_filter *sirenc_load(const uint8_t *buf, int64_t len, int32_t threads) {
 
 const char *sirenc_error(const sirenrt_filter *f) { return f ? sirenrt_filter_error(f) : sirenrt_last_error(); }
 
+const char *sirenc_runtime_plan(sirenrt_filter *f) { return sirenrt_filter_runtime_plan(f); }
+
 void sirenc_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user, double interval_s) {
   sirenrt_filter_set_progress(f, fn, user, interval_s);
 }

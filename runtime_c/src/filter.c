@@ -11,6 +11,7 @@
  * resampling, every slot's stream is rekeyed with the new epoch. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "internal.h"
+#include "sym.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -86,6 +87,7 @@ static void reset_population(sirenrt_filter *f) {
     c->err_msg = NULL;
     rekey(f, i);
   }
+  if (f->sym_used) rt_sym_release_all(f); /* states of the last run (none under pf) */
   release_held(f);
   if (f->heap) rt_heap_clear(f->heap);
   f->log_evidence_done = 0.0;
@@ -173,6 +175,7 @@ typedef struct barrier_args {
   rt_offspring offspring; /* systematic and stratified offspring pass */
   int64_t n_copies;      /* copy pass */
   int lists;             /* fill pass: count the offspring's lists (max_held > 0) */
+  int sym;               /* fill and copy passes: share the offspring's symbolic states */
   int failed[RT_MAX_THREADS];
 } barrier_args;
 
@@ -193,6 +196,7 @@ typedef struct copy_view {
   int8_t *state;
   sirenrt_ctx *ctx;
   int lists;    /* max_held > 0 */
+  int sym;      /* some particle holds a symbolic state (f->sym_used) */
 } copy_view;
 
 static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, int64_t src) {
@@ -204,6 +208,9 @@ static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, in
   /* The context is not touched unless there is more to copy: the weight is reset and the stream
    * rekeyed anyway, and zero_site only matters while logw is -inf. */
   if (state == SIRENRT_NEED_ROW) v->ctx[dst].want_row = v->ctx[src].want_row;
+  /* The symbolic state is shared like the lists: count_sym_block counted it for this copy and
+   * dropped the reference of the particle that died here. */
+  if (v->sym) v->ctx[dst].sym = v->ctx[src].sym;
   if (!v->lists) return;
   const rt_rootset *rs = f->held_set[src];
   f->held_set[dst] = rs;
@@ -261,6 +268,23 @@ static void count_block(sirenrt_filter *f, int k, int64_t first, int64_t end, in
       f->held_set[i] = NULL;
     } else {
       rt_heap_retain_held(rt_held_of(f, i), rs->n, f->counts[i] - 1);
+    }
+  }
+}
+
+/* The symbolic states, as count_block does the held lists: one reference more for every extra
+ * offspring, and a particle left without offspring drops its own (a state its parent shares with a
+ * survivor lives on in the survivor's).  Its slot then takes a copy's state (copy_particle). */
+static void count_sym_block(sirenrt_filter *f, int64_t first, int64_t end) {
+  for (int64_t i = first; i < end; i++) {
+    int64_t c = f->counts[i];
+    sirenrt_ctx *ctx = &f->ctx[i];
+    if (c == 1 || !ctx->sym) continue;
+    if (c == 0) {
+      rt_sym_release(ctx->sym);
+      ctx->sym = NULL;
+    } else {
+      rt_sym_retain(ctx->sym, c - 1);
     }
   }
 }
@@ -338,6 +362,7 @@ static void fill_range(void *arg, int k, int threads) {
     }
     memset(f->logw + first, 0, (size_t)(end - first) * sizeof(double));
     if (a->lists) count_block(f, k, first, end, &a->failed[k]);
+    if (a->sym) count_sym_block(f, first, end);
   }
 }
 
@@ -347,7 +372,7 @@ static void copy_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
   int64_t lo = a->n_copies * k / threads, hi = a->n_copies * (k + 1) / threads;
-  const copy_view v = {(uint64_t *)f->frames, f->model->frame_size / 8, f->state, f->ctx, f->max_held > 0};
+  const copy_view v = {(uint64_t *)f->frames, f->model->frame_size / 8, f->state, f->ctx, f->max_held > 0, a->sym};
   const int64_t *free_slots = f->free_slots, *sources = f->copy_source;
   for (int64_t j = lo; j < hi; j++) copy_particle(f, &v, free_slots[j], sources[j]);
 }
@@ -386,6 +411,7 @@ static int barrier(sirenrt_filter *f) {
   int resample = !(f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n);
   if (record_history(f, s, resample)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   a.lists = f->max_held > 0;
+  a.sym = __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED);
   __atomic_store_n(&f->arenas_used, 0, __ATOMIC_RELAXED); /* every particle that built cells was held */
   if (!resample) { /* the particles' lists were held as they stopped: nothing to count */
     profile_add(f, RT_PHASE_SERIAL, &t);
@@ -454,6 +480,7 @@ typedef struct pass_chunk {
 
 typedef struct pass_args {
   sirenrt_filter *f;
+  int sym; /* collect symbolic states: some particle held one when the pass began (f->sym_used) */
   pass_chunk chunks[RT_MAX_THREADS];
 } pass_args;
 
@@ -470,7 +497,7 @@ static void resume_range(void *arg, int k, int threads) {
   uint8_t *frames = f->frames;
   size_t frame_size = f->model->frame_size;
   uint32_t epoch = f->epoch;
-  int lists = f->max_held > 0;
+  int lists = f->max_held > 0, sym = a->sym;
   for (int64_t i = lo; i < hi; i++) {
     if (!can_proceed(f, i)) continue;
     sirenrt_ctx *c = &ctx[i];
@@ -496,6 +523,10 @@ static void resume_range(void *arg, int k, int threads) {
      * filter's flag, not each context's second cache line. */
     if (known && r != SIRENRT_FINISHED && (lists || __atomic_load_n(&f->arenas_used, __ATOMIC_RELAXED)))
       hold_slot(f, k, i, &out->out_of_memory);
+    /* Its symbolic state, when it has one and it is due, is collected now (symbolic_abi.c).  A
+     * model without symbolic values tests the pass's flag, not the context; a state made during
+     * this pass (the first) waits for the next one, whatever the thread that made it. */
+    if (sym && known && c->sym) rt_sym_collect_particle(f, i, &out->out_of_memory);
   }
 }
 
@@ -503,7 +534,7 @@ static void resume_range(void *arg, int k, int threads) {
  * sequential pass would meet them: the lowest failing slot, the highest slot that zeroed its weight
  * last.  Returns -1 with f failed, else whether some particle stopped at resample(). */
 static int resume_all(sirenrt_filter *f) {
-  pass_args a = {f, {{0}}};
+  pass_args a = {f, __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED), {{0}}};
   int threads = team_size(f);
   run_team(f, threads, resume_range, &a);
   int any = 0, out_of_memory = 0;
@@ -617,7 +648,7 @@ static int build_rootsets(sirenrt_filter *f) {
   f->result_roots = (rt_rootset){n_result, next};
   result_lists(m->result_type, &offset, next, &end);
   if (n_result > f->max_held) f->max_held = n_result;
-  return 0;
+  return rt_build_symsets(f);
 }
 
 sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, uint64_t seed,
@@ -696,6 +727,7 @@ void sirenrt_filter_free(sirenrt_filter *f) {
       if (f->ctx[i].err_msg) rt_free_message(f->ctx[i].err_msg);
     }
   }
+  rt_sym_release_all(f);
   release_held(f);
   if (f->owns_heap) rt_heap_free(f->heap);
   free(f->held);
@@ -703,7 +735,10 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   if (f->owns_heap) {
     free(f->rootsets);
     free(f->root_slots);
+    free(f->symsets);
+    free(f->sym_slots);
   }
+  free(f->runtime_plan);
   if (f->owns_tables && f->tables)
     for (int32_t k = 0; k < f->model->n_files; k++) rt_table_free(&f->tables[k]);
   if (f->owns_tables && f->paths)
@@ -844,5 +879,5 @@ int64_t sirenrt_filter_memory_words(const sirenrt_filter *f) {
   if (!f) return -1;
   int64_t total = rt_heap_live_words(f->heap);
   for (int64_t i = 0; i < f->n; i++) total += f->ctx[i].arena_used;
-  return total;
+  return total + rt_sym_population_nodes(f);
 }

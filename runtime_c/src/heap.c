@@ -26,8 +26,10 @@
  * Under AddressSanitizer every cell is its own malloc, so that a cell used after it was freed is
  * reported, not silently recycled.
  *
- * The mutable symbolic nodes of the symbolic algorithms are meant to live here too: a node with
- * count 1 may be updated in place, one with more is copied first by the offspring that writes. */
+ * Symbolic values (-m ssi) do not live here: a particle's symbolic state is the engine's (sym.h), one
+ * reference-counted object that offspring share the way they share list cells (filter.c counts it at
+ * the barrier) and that the first offspring to write copies; list cells hold its node references as
+ * plain 'S' words. */
 #include "internal.h"
 
 #include <stdlib.h>

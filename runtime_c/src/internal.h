@@ -356,6 +356,14 @@ struct sirenrt_filter {
   int64_t progress_steps;       /* resampling barriers reached in this run */
   int32_t progress_countdown;   /* barriers before the next clock read */
   uint64_t arena_limit_words; /* memory.c: a particle's share of opts.memory_limit for its lists */
+  /* Symbolic values (-m ssi; symbolic_abi.c).  Under pf none of this is touched per particle. */
+  int sym_used;        /* some particle holds a symbolic state (ctx->sym): set by the symbolic ABI as
+                        * a state appears, cleared when a run restarts; the barrier reads it, not the
+                        * contexts, so a model without symbolic values pays nothing */
+  rt_rootset *symsets; /* by resume point: the frame's 'S' slots (model->sym_roots; elem "S") */
+  int32_t n_symsets;
+  rt_root_slot *sym_slots; /* storage of the symsets' slots */
+  char *runtime_plan;  /* sirenrt_filter_runtime_plan's answer */
 };
 
 /* A resample() barrier as sirenrt_filter_history reports it. */
@@ -480,5 +488,21 @@ int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int
 /* Each particle's own result, flattened as the estimate is, one after another: particle i's words are
  * (*out)[offsets[i] .. offsets[i+1]).  0 ok, else error on f. */
 int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_t *offsets);
+
+/* symbolic_abi.c: the filter's side of symbolic values (the engine is sym.h). */
+/* Does type descriptor t (one whole type) contain a symbolic word 'S'? */
+int rt_type_has_sym(const char *t);
+/* Indexes model->sym_roots by resume point into f->symsets; 0, or -1 (last error set). */
+int rt_build_symsets(sirenrt_filter *f);
+/* Particle i has stopped (its lists held, or it finished): when its state is due for collection,
+ * marks its roots (the frame's 'S' slots at its pc, or its result words; the 'S' elements of the
+ * lists its roots reach) and sweeps.  Sets *failed when out of memory. */
+void rt_sym_collect_particle(sirenrt_filter *f, int64_t i, int *failed);
+/* Drops every particle's symbolic state (a run restarts, the filter is freed). */
+void rt_sym_release_all(sirenrt_filter *f);
+/* The expected value (SPEC 10.4) of symbolic word w in particle ctx; 0, or -1 with the error on ctx. */
+int rt_sym_estimate_word(sirenrt_ctx *ctx, uint64_t w, double *out);
+/* Live symbolic nodes over the distinct states of the population. */
+int64_t rt_sym_population_nodes(const sirenrt_filter *f);
 
 #endif /* SIRENRT_INTERNAL_H */

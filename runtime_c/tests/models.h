@@ -175,11 +175,116 @@ static const sirenrt_model ragged_model = {
 /* ---- File.read: returns file 0 itself (list of rows) ---- */
 static const sirenrt_site file_sites[] = {{"file.si", 1, 1, 20, "File.read(\"d.csv\")"}};
 
-static int32_t file_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+__attribute__((unused)) static int32_t file_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
   (void)log_weight;
   int64_t *result = (int64_t *)(frame + 8);
   *result = sirenrt_file(ctx, 0, 0);
   return SIRENRT_FINISHED;
 }
+
+/* ---- symbolic values (-m ssi): the Gaussian random walk kept symbolic ----
+ * ssi.si:
+ *   1  let data = File.read("data.csv") in
+ *   2  fold(fun (x, row) -> let y = List.hd(row) in
+ *   3    let x <- gaussian(x, 1.) in
+ *   4    observe(gaussian(x, 0.5), y);
+ *   5    resample(); x, data, 0.)
+ * Every particle is the exact Kalman filter: x stays symbolic, each observation hoists it and scores y
+ * under its marginal, so all weights are equal.  Variants: `let sample x <- ...` (a bootstrap filter),
+ * `let symbolic x <- ...` forced by a value() (a plan violation), half the particles forcing x_1
+ * (a dynamic plan), and one keeping the trajectory x :: xs (a list of symbolic words). */
+enum { SSI_PLAIN, SSI_SAMPLE, SSI_FORCED, SSI_DYNAMIC, SSI_TRAJECTORY };
+#define SSI_Q 1.0
+#define SSI_R 0.5
+static const sirenrt_site ssi_sites[] = {
+    {"ssi.si", 3, 12, 28, "  let x <- gaussian(x, 1.) in"},
+    {"ssi.si", 4, 11, 27, "  observe(gaussian(x, 0.5), y);"},
+    {"ssi.si", 2, 32, 44, "fold(fun (x, row) -> let y = List.hd(row) in"},
+    {"ssi.si", 3, 3, 28, "  let x <- gaussian(x, 1.) in"},
+};
+static const char *const ssi_vars[] = {"x"};
+
+/* Frame: pc | x (symbolic word) | t | xs (list of symbolic words) | result words (x, xs reversed). */
+typedef struct ssi_frame {
+  int32_t pc, pad;
+  int64_t x;
+  int64_t t;
+  int64_t xs;
+  int64_t result_x;
+  int64_t result_xs;
+} ssi_frame;
+
+static inline int32_t ssi_resume_variant(sirenrt_ctx *ctx, uint8_t *frame, int variant) {
+  ssi_frame *f = (ssi_frame *)frame;
+  switch (f->pc) {
+    case 0:
+      f->x = d2w(0.0);
+      f->t = 0;
+      f->xs = SIRENRT_NIL;
+      break;
+    case 1:
+    case 2: break;
+    default: return -1;
+  }
+  int64_t row = sirenrt_stream_row(ctx, f->t, 2);
+  if (row == SIRENRT_NEED) {
+    f->pc = 1;
+    return SIRENRT_NEED_ROW;
+  }
+  if (row == SIRENRT_END) {
+    f->result_x = f->x;
+    f->result_xs = variant == SSI_TRAJECTORY ? sirenrt_list_rev(ctx, f->xs, 1) : SIRENRT_NIL;
+    return SIRENRT_FINISHED;
+  }
+  double y = w2d(sirenrt_list_get(ctx, row, 0, 2));
+  int32_t ann = variant == SSI_SAMPLE ? SIRENRT_ANN_SAMPLE : variant == SSI_FORCED ? SIRENRT_ANN_SYMBOLIC : SIRENRT_ANN_NONE;
+  f->x = sirenrt_ssi_assume(ctx, SIRENRT_FAM_GAUSSIAN, f->x, d2w(SSI_Q), 0, 0, ann, 0);
+  if (variant == SSI_FORCED && f->t == 3) sirenrt_sym_value(ctx, f->x, 3);
+  if (variant == SSI_DYNAMIC && f->t == 0 && sirenrt_sample_bernoulli(ctx, 0.5, -1) != 0.0)
+    f->x = d2w(sirenrt_sym_value(ctx, f->x, 3));
+  sirenrt_ssi_observe(ctx, SIRENRT_FAM_GAUSSIAN, f->x, d2w(SSI_R), 0, y, 1);
+  if (variant == SSI_TRAJECTORY) {
+    int64_t cell = sirenrt_list_cons(ctx, f->xs, 1);
+    sirenrt_list_set(ctx, cell, 0, f->x);
+    f->xs = cell;
+  }
+  f->t++;
+  f->pc = 2;
+  return SIRENRT_AT_RESAMPLE;
+}
+
+#define SSI_RESUME(name, variant)                                                     \
+  static int32_t name(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {          \
+    (void)log_weight;                                                                  \
+    return ssi_resume_variant(ctx, frame, variant);                                    \
+  }
+SSI_RESUME(ssi_plain_resume, SSI_PLAIN)
+SSI_RESUME(ssi_sample_resume, SSI_SAMPLE)
+SSI_RESUME(ssi_forced_resume, SSI_FORCED)
+SSI_RESUME(ssi_dynamic_resume, SSI_DYNAMIC)
+SSI_RESUME(ssi_trajectory_resume, SSI_TRAJECTORY)
+#undef SSI_RESUME
+
+/* x is a symbolic word while waiting for a row (pc 1) and at resample() (pc 2); so is every element
+ * of xs (the trajectory variant's list root). */
+static const sirenrt_root ssi_sym_roots[] = {{1, offsetof(ssi_frame, x), "S"}, {2, offsetof(ssi_frame, x), "S"}};
+static const sirenrt_root ssi_list_roots[] = {{1, offsetof(ssi_frame, xs), "LS"}, {2, offsetof(ssi_frame, xs), "LS"}};
+
+#define SSI_MODEL(name_, resume_, result_type_, n_roots_, roots_)                                  \
+  {                                                                                                 \
+    .abi_version = SIRENRT_ABI_VERSION, .name = name_, .method = "ssi", .plan = "x: symbolic",       \
+    .result_type = result_type_, .frame_size = sizeof(ssi_frame),                                   \
+    .result_offset = offsetof(ssi_frame, result_x), .resume = resume_, .streamable = 1,             \
+    .not_streamable_reason = "", .n_files = 1, .files = rw_files, .n_sites = 4, .sites = ssi_sites, \
+    .n_roots = n_roots_, .roots = roots_, .n_vars = 1, .vars = ssi_vars, .n_sym_roots = 2,          \
+    .sym_roots = ssi_sym_roots,                                                                     \
+  }
+static const sirenrt_model ssi_model = SSI_MODEL("ssi", ssi_plain_resume, "S", 0, NULL);
+static const sirenrt_model ssi_sample_model = SSI_MODEL("ssi_sample", ssi_sample_resume, "S", 0, NULL);
+static const sirenrt_model ssi_forced_model = SSI_MODEL("ssi_forced", ssi_forced_resume, "S", 0, NULL);
+static const sirenrt_model ssi_dynamic_model = SSI_MODEL("ssi_dynamic", ssi_dynamic_resume, "S", 0, NULL);
+static const sirenrt_model ssi_trajectory_model =
+    SSI_MODEL("ssi_trajectory", ssi_trajectory_resume, "PSLS", 2, ssi_list_roots);
+#undef SSI_MODEL
 
 #endif

@@ -13,6 +13,7 @@
 
 #include "check.h"
 #include "internal.h"
+#include "models.h"
 
 /* model.si:
  *   1  let obs = File.read("obs.csv") in
@@ -202,6 +203,42 @@ static void test_stream(void) {
   }
 }
 
+/* Symbolic states (-m ssi) across threads: offspring on different threads share a state and copy it on
+ * their first write, states are collected as particles stop, and estimate() in the stream runs a
+ * clone sharing them; the answers are those of one thread.  The dynamic model forces x_1 in half the
+ * particles (unequal weights, so resampling duplicates states); the trajectory keeps the symbolic
+ * words in a list. */
+static void test_symbolic_stream(const sirenrt_model *m) {
+  const double ys[ROWS] = {0.5, 1.25, 0.75, 2.0};
+  double base[ROWS + 2], est[ROWS + 2], mid_base[ROWS + 2], mid[ROWS + 2];
+  int64_t n = 0, n_mid = 0;
+  char *plan = NULL;
+  for (int threads = 1; threads <= MAX_THREADS; threads += MAX_THREADS - 1) {
+    sirenrt_filter *f = new_filter(m, threads);
+    if (!f) return;
+    for (int t = 0; t < ROWS; t++) {
+      CHECK(sirenrt_filter_step(f, &ys[t], 1) == 0, "%s: step %d with %d threads: %s", m->name, t, threads,
+            sirenrt_filter_error(f));
+      if (t == 1)
+        CHECK(sirenrt_filter_estimate(f, threads == 1 ? mid_base : mid, ROWS + 2, &n_mid) == 0,
+              "%s: estimate in the stream with %d threads: %s", m->name, threads, sirenrt_filter_error(f));
+    }
+    CHECK(sirenrt_filter_estimate(f, threads == 1 ? base : est, ROWS + 2, &n) == 0, "%s: estimate with %d threads: %s",
+          m->name, threads, sirenrt_filter_error(f));
+    if (threads == 1) {
+      plan = strdup(sirenrt_filter_runtime_plan(f));
+    } else {
+      CHECK(memcmp(base, est, (size_t)n * sizeof(double)) == 0, "%s: stream with %d threads differs", m->name, threads);
+      CHECK(memcmp(mid_base, mid, (size_t)n_mid * sizeof(double)) == 0, "%s: mid-stream estimate with %d threads differs",
+            m->name, threads);
+      CHECK(plan && strcmp(plan, sirenrt_filter_runtime_plan(f)) == 0, "%s: plan with %d threads: %s", m->name, threads,
+            sirenrt_filter_runtime_plan(f));
+    }
+    sirenrt_filter_free(f);
+  }
+  free(plan);
+}
+
 int main(void) {
   if (!mkdtemp(dir)) {
     perror("mkdtemp");
@@ -217,6 +254,8 @@ int main(void) {
   test_lazy_files();
   test_file_errors();
   test_stream();
+  test_symbolic_stream(&ssi_dynamic_model);
+  test_symbolic_stream(&ssi_trajectory_model);
   unlink(obs_path);
   unlink(drift_path);
   unlink(bad_path);

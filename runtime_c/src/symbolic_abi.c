@@ -1,0 +1,313 @@
+/* symbolic_abi.c — symbolic values (-m ssi) on the runtime's side: the exported sirenrt_sym_* and
+ * sirenrt_ssi_* functions generated code calls (thin wrappers over the engine, sym.h), and what the
+ * population needs of the engine: collection of a stopped particle's state from its roots, the
+ * runtime inference plan (SPEC 16.4) and the bookkeeping of which filters hold states at all.
+ *
+ * Lifecycle of a particle's state (ctx->sym), kept by filter.c: created by the engine on the
+ * particle's first symbolic operation (rt_sym_own), released when a run restarts and when the filter
+ * is freed.  At a resampling the offspring of one parent share its state, exactly as they share its
+ * list cells: one rt_sym_retain per extra offspring and one rt_sym_release for a particle left without
+ * offspring (filter.c: count_sym_block), and the copies take the pointer (copy_particle).  Nothing
+ * symbolic is copied at the barrier: the engine copies a shared state when an offspring first writes
+ * (rt_sym_own).
+ *
+ * Collection: when a particle stops (at resample(), waiting for a row, or at its end) and the engine
+ * says its state is due (rt_sym_collect_due: amortised, by the nodes allocated since the last
+ * sweep), the particle takes its state for itself (rt_sym_own: a no-op for a private state, and for a
+ * shared one the copy its next write would make anyway), marks every root word and sweeps.  The
+ * roots are the frame's 'S' slots at its resume point (model->sym_roots), or a finished particle's
+ * result words, and the 'S' elements of every list its list roots reach (young, heap; data rows hold
+ * no symbolic words).
+ *
+ * A filter learns that it holds states from the wrappers here (f->sym_used, set once per run), so the
+ * population loop and the barrier of a model without symbolic values never read ctx->sym. */
+#include "internal.h"
+#include "sym.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ the ABI -------------------- */
+
+/* A state has just appeared in this particle (or may have): tell the filter, once per run. */
+static inline void note_state(sirenrt_ctx *ctx) {
+  sirenrt_filter *f = ctx->filter;
+  if (ctx->sym && f && !__atomic_load_n(&f->sym_used, __ATOMIC_RELAXED))
+    __atomic_store_n(&f->sym_used, 1, __ATOMIC_RELAXED);
+}
+
+/* The engine's answer, or the NaN constant once the particle has recorded an error. */
+static inline int64_t answer(sirenrt_ctx *ctx, uint64_t w) {
+  note_state(ctx);
+  return ctx->err_msg ? (int64_t)rt_sym_word(NAN) : (int64_t)w;
+}
+
+int64_t sirenrt_sym_add(sirenrt_ctx *ctx, int64_t a, int64_t b) {
+  return answer(ctx, rt_sym_binop(ctx, RT_SYM_ADD, (uint64_t)a, (uint64_t)b));
+}
+int64_t sirenrt_sym_sub(sirenrt_ctx *ctx, int64_t a, int64_t b) {
+  return answer(ctx, rt_sym_binop(ctx, RT_SYM_SUB, (uint64_t)a, (uint64_t)b));
+}
+int64_t sirenrt_sym_mul(sirenrt_ctx *ctx, int64_t a, int64_t b) {
+  return answer(ctx, rt_sym_binop(ctx, RT_SYM_MUL, (uint64_t)a, (uint64_t)b));
+}
+int64_t sirenrt_sym_div(sirenrt_ctx *ctx, int64_t a, int64_t b) {
+  return answer(ctx, rt_sym_binop(ctx, RT_SYM_DIV, (uint64_t)a, (uint64_t)b));
+}
+int64_t sirenrt_sym_eq(sirenrt_ctx *ctx, int64_t a, int64_t b) {
+  return answer(ctx, rt_sym_binop(ctx, RT_SYM_EQ, (uint64_t)a, (uint64_t)b));
+}
+int64_t sirenrt_sym_lt(sirenrt_ctx *ctx, int64_t a, int64_t b) {
+  return answer(ctx, rt_sym_binop(ctx, RT_SYM_LT, (uint64_t)a, (uint64_t)b));
+}
+int64_t sirenrt_sym_neg(sirenrt_ctx *ctx, int64_t a) { return answer(ctx, rt_sym_neg(ctx, (uint64_t)a)); }
+int64_t sirenrt_sym_ite(sirenrt_ctx *ctx, int64_t c, int64_t t, int64_t f) {
+  return answer(ctx, rt_sym_ite(ctx, (uint64_t)c, (uint64_t)t, (uint64_t)f));
+}
+
+double sirenrt_sym_value(sirenrt_ctx *ctx, int64_t w, int32_t site) {
+  double out = NAN;
+  int status = rt_sym_value(ctx, (uint64_t)w, &out, site);
+  note_state(ctx);
+  return status ? NAN : out;
+}
+
+int64_t sirenrt_ssi_assume(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2, int32_t var,
+                           int32_t annotation, int32_t site) {
+  const uint64_t params[3] = {(uint64_t)p0, (uint64_t)p1, (uint64_t)p2};
+  uint64_t out = rt_sym_word(NAN);
+  int status = rt_ssi_assume(ctx, family, params, var, annotation, site, &out);
+  note_state(ctx);
+  return status ? (int64_t)rt_sym_word(NAN) : (int64_t)out;
+}
+
+/* As sirenrt_observe_<family>: the log-likelihood goes to the weight through sirenrt_add_log_weight
+ * (-inf and NaN zero the weight and remember the site); on an error the weight is left alone. */
+void sirenrt_ssi_observe(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2, double x,
+                         int32_t site) {
+  const uint64_t params[3] = {(uint64_t)p0, (uint64_t)p1, (uint64_t)p2};
+  double lp = NAN;
+  int status = rt_ssi_observe(ctx, family, params, x, site, &lp);
+  note_state(ctx);
+  if (status == 0) sirenrt_add_log_weight(ctx, lp, site);
+}
+
+/* ------------------------------------------------------------------ roots ---------------------- */
+
+int rt_type_has_sym(const char *t) {
+  const char *end = rt_skip_type(t);
+  for (const char *p = t; p < end; p++)
+    if (*p == 'S') return 1;
+  return 0;
+}
+
+int rt_build_symsets(sirenrt_filter *f) {
+  const sirenrt_model *m = f->model;
+  if (m->n_sym_roots < 0 || (m->n_sym_roots > 0 && !m->sym_roots)) {
+    rt_set_last_error("model: bad symbolic root table");
+    return -1;
+  }
+  if (m->n_vars < 0 || (m->n_vars > 0 && !m->vars)) {
+    rt_set_last_error("model: bad program variable table");
+    return -1;
+  }
+  int32_t max_pc = -1;
+  for (int32_t r = 0; r < m->n_sym_roots; r++) {
+    const sirenrt_root *root = &m->sym_roots[r];
+    if (root->pc < 0 || root->pc > (1 << 24) || !root->type || strcmp(root->type, "S") != 0 || root->offset % 8 ||
+        (uint64_t)root->offset + 8 > m->frame_size) {
+      rt_set_last_error("model: bad symbolic root %d", (int)r);
+      return -1;
+    }
+    if (root->pc > max_pc) max_pc = root->pc;
+  }
+  f->n_symsets = max_pc + 1;
+  f->symsets = calloc((size_t)f->n_symsets + 1, sizeof(rt_rootset));
+  f->sym_slots = malloc(((size_t)m->n_sym_roots + 1) * sizeof(rt_root_slot));
+  if (!f->symsets || !f->sym_slots) {
+    rt_set_last_error("out of memory");
+    return -1;
+  }
+  for (int32_t r = 0; r < m->n_sym_roots; r++) f->symsets[m->sym_roots[r].pc].n++;
+  rt_root_slot *next = f->sym_slots;
+  for (int32_t pc = 0; pc < f->n_symsets; pc++) {
+    f->symsets[pc].slots = next;
+    next += f->symsets[pc].n;
+    f->symsets[pc].n = 0;
+  }
+  for (int32_t r = 0; r < m->n_sym_roots; r++) {
+    rt_rootset *rs = &f->symsets[m->sym_roots[r].pc];
+    rs->slots[rs->n++] = (rt_root_slot){m->sym_roots[r].offset, m->sym_roots[r].type};
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ collection ----------------- */
+
+static const uint64_t *list_cell(const sirenrt_ctx *ctx, int64_t h) {
+  if (rt_is_young(h)) return ctx->arena + rt_young_index(h);
+  if (rt_is_heap(h)) return rt_heap_cell(h);
+  return NULL; /* nil, or a data row (floats only) */
+}
+
+static const char *mark_value(const sirenrt_ctx *ctx, rt_sym_state *s, const uint64_t *words, const char *t,
+                              uint32_t *n);
+
+/* Marks the 'S' words of every element of list h (element type elem), spines iteratively. */
+static void mark_list(const sirenrt_ctx *ctx, rt_sym_state *s, int64_t h, const char *elem) {
+  const uint64_t *cell;
+  while ((cell = list_cell(ctx, h))) {
+    uint32_t n = 0;
+    mark_value(ctx, s, cell + 3, elem, &n);
+    h = (int64_t)cell[2];
+  }
+}
+
+/* Marks the 'S' words of a value of type t stored at words[*n ...]; returns the end of t. */
+static const char *mark_value(const sirenrt_ctx *ctx, rt_sym_state *s, const uint64_t *words, const char *t,
+                              uint32_t *n) {
+  switch (*t) {
+    case 'S': {
+      uint64_t w = words[(*n)++];
+      if (rt_sym_is_node(w)) rt_sym_mark(s, w);
+      return t + 1;
+    }
+    case 'P': return mark_value(ctx, s, words, mark_value(ctx, s, words, t + 1, n), n);
+    case 'L':
+      if (rt_type_has_sym(t + 1)) mark_list(ctx, s, (int64_t)words[*n], t + 1);
+      (*n)++;
+      return rt_skip_type(t + 1);
+    case 'u': return t + 1;
+    default: (*n)++; return t + 1;
+  }
+}
+
+void rt_sym_collect_particle(sirenrt_filter *f, int64_t i, int *failed) {
+  sirenrt_ctx *c = &f->ctx[i];
+  if (!c->sym || !rt_sym_collect_due(c->sym)) return;
+  rt_sym_state *s = rt_sym_own(c);
+  if (!s) { /* out of memory copying a shared state: the filter fails */
+    *failed = 1;
+    return;
+  }
+  const sirenrt_model *m = f->model;
+  uint8_t *frame = f->frames + (size_t)i * m->frame_size;
+  if (f->state[i] == SIRENRT_FINISHED) {
+    uint32_t n = 0;
+    mark_value(c, s, (const uint64_t *)(frame + m->result_offset), m->result_type, &n);
+  } else {
+    int32_t pc;
+    memcpy(&pc, frame, sizeof pc);
+    if (pc >= 0 && pc < f->n_symsets) {
+      const rt_rootset *ss = &f->symsets[pc];
+      for (int32_t j = 0; j < ss->n; j++) {
+        uint64_t w;
+        memcpy(&w, frame + ss->slots[j].offset, sizeof w);
+        if (rt_sym_is_node(w)) rt_sym_mark(s, w);
+      }
+    }
+    const rt_rootset *rs = rt_roots_now(f, i);
+    for (int32_t j = 0; j < rs->n; j++)
+      if (rt_type_has_sym(rs->slots[j].elem)) {
+        int64_t h;
+        memcpy(&h, frame + rs->slots[j].offset, sizeof h);
+        mark_list(c, s, h, rs->slots[j].elem);
+      }
+  }
+  rt_sym_sweep(s);
+}
+
+void rt_sym_release_all(sirenrt_filter *f) {
+  if (!f->ctx) return;
+  for (int64_t i = 0; i < f->n; i++) {
+    rt_sym_release(f->ctx[i].sym);
+    f->ctx[i].sym = NULL;
+  }
+  f->sym_used = 0;
+}
+
+/* ------------------------------------------------------------------ estimate, plan ------------- */
+
+int rt_sym_estimate_word(sirenrt_ctx *ctx, uint64_t w, double *out) {
+  if (!rt_sym_is_node(w)) { /* a constant: no state needed */
+    *out = rt_sym_double(w);
+    return 0;
+  }
+  int status = rt_sym_mean(ctx, w, out, -1);
+  note_state(ctx);
+  return status;
+}
+
+static int compare_ptr(const void *a, const void *b) {
+  uintptr_t x = (uintptr_t) * (void *const *)a, y = (uintptr_t) * (void *const *)b;
+  return (x > y) - (x < y);
+}
+
+int64_t rt_sym_population_nodes(const sirenrt_filter *f) {
+  if (!__atomic_load_n(&f->sym_used, __ATOMIC_RELAXED)) return 0;
+  rt_sym_state **states = malloc((size_t)f->n * sizeof *states);
+  int64_t total = 0, m = 0;
+  if (!states) { /* counted once per particle instead */
+    for (int64_t i = 0; i < f->n; i++)
+      if (f->ctx[i].sym) total += rt_sym_live_nodes(f->ctx[i].sym);
+    return total;
+  }
+  for (int64_t i = 0; i < f->n; i++)
+    if (f->ctx[i].sym) states[m++] = f->ctx[i].sym;
+  qsort(states, (size_t)m, sizeof *states, compare_ptr);
+  for (int64_t k = 0; k < m; k++)
+    if (k == 0 || states[k] != states[k - 1]) total += rt_sym_live_nodes(states[k]);
+  free(states);
+  return total;
+}
+
+/* SPEC 16.4 over the particles as they are now: per particle a variable is `sample` when one of its
+ * random variables was sampled, else `symbolic` when one was created; joined across the particles
+ * that created one (equal: that encoding, else `dynamic`); variables no particle created are left
+ * out, and the lines follow model->vars. */
+const char *sirenrt_filter_runtime_plan(sirenrt_filter *f) {
+  if (!f) return "";
+  const sirenrt_model *m = f->model;
+  free(f->runtime_plan);
+  f->runtime_plan = NULL;
+  if (m->n_vars <= 0 || !m->vars) return "";
+  enum { NONE = 0, SYMBOLIC = 1, SAMPLE = 2, DYNAMIC = 3 };
+  static const char *const names[] = {"", "symbolic", "sample", "dynamic"};
+  uint8_t *enc = calloc((size_t)m->n_vars, 1);
+  if (!enc) return "";
+  const rt_sym_state *last = NULL;
+  for (int64_t i = 0; i < f->n; i++) {
+    const rt_sym_state *s = f->ctx[i].sym;
+    if (!s || s == last) continue; /* offspring sharing a state agree with it */
+    last = s;
+    for (int32_t v = 0; v < m->n_vars; v++) {
+      uint8_t bits = rt_sym_plan_bits(s, v);
+      uint8_t e = (bits & 2) ? SAMPLE : (bits & 1) ? SYMBOLIC : NONE;
+      if (e == NONE) continue;
+      enc[v] = enc[v] == NONE || enc[v] == e ? e : DYNAMIC;
+    }
+  }
+  size_t len = 1;
+  for (int32_t v = 0; v < m->n_vars; v++)
+    if (enc[v]) len += strlen(m->vars[v] ? m->vars[v] : "") + 2 + strlen(names[enc[v]]) + 1;
+  char *text = malloc(len), *p = text;
+  if (text) {
+    *p = '\0';
+    for (int32_t v = 0; v < m->n_vars; v++) {
+      if (!enc[v]) continue;
+      const char *name = m->vars[v] ? m->vars[v] : "";
+      size_t k = strlen(name), e = strlen(names[enc[v]]);
+      memcpy(p, name, k);
+      p += k;
+      memcpy(p, ": ", 2);
+      p += 2;
+      memcpy(p, names[enc[v]], e);
+      p += e;
+      *p++ = '\n';
+      *p = '\0';
+    }
+  }
+  free(enc);
+  f->runtime_plan = text;
+  return text ? text : "";
+}
