@@ -146,11 +146,16 @@ typedef struct hoist_frame {
   int entered; /* the callee for order[i] has run */
   size_t i;
   rt_vec order, g1;
+  /* Usual orders and ghost sets are a few variables: kept in the frame, they cost no malloc. */
+  uint64_t order_buf[8], g1_buf[8];
 } hoist_frame;
 
 static int frame_init(rt_sym_state *s, hoist_frame *f, uint32_t cur, const rt_vec *ghosts) {
-  memset(f, 0, sizeof *f);
   f->cur = cur;
+  f->entered = 0;
+  f->i = 0;
+  f->order = (rt_vec)RT_VEC_ON(f->order_buf);
+  f->g1 = (rt_vec)RT_VEC_ON(f->g1_buf);
   if (topo_parents(s, cur, &f->order)) return -1;
   for (size_t i = 0; i < ghosts->n; i++)
     if (rt_vec_push(&f->g1, ghosts->v[i])) return -1;
@@ -175,6 +180,11 @@ static int hoist(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
           if (frames == local) memcpy(big, local, sizeof local);
           frames = big;
           cap *= 2;
+          /* A vector still on its frame's buffer must follow the frame to its new place. */
+          for (size_t k = 0; k < n; k++) {
+            if (!frames[k].order.owned) frames[k].order.v = frames[k].order_buf;
+            if (!frames[k].g1.owned) frames[k].g1.v = frames[k].g1_buf;
+          }
         }
         n++;
         if (frame_init(s, &frames[n - 1], q, &frames[n - 2].g1)) goto done;
