@@ -150,8 +150,11 @@ int rt_vec_grow(rt_vec *a) {
 
 /* ------------------------------------------------------------------ collector ------------------ */
 
-/* Amortised: a sweep visits every node, so it is due only once the pool has doubled since the last. */
-int rt_sym_collect_due(const rt_sym_state *s) { return s && s->live > 2 * s->live_after_sweep + 64; }
+/* Amortised: a sweep visits every node, so it is due only once the pool has doubled since the last.
+ * The constant is the slack for small states: with 64 a filter's pool (a few live nodes, a handful of
+ * new ones per step) grew past its first 64 nodes and touched twice the cache lines; 24 keeps the
+ * walk's whole pool in its first allocation. */
+int rt_sym_collect_due(const rt_sym_state *s) { return s && s->live > 2 * s->live_after_sweep + 24; }
 
 /* Chains of posteriors grow with the number of time steps: an explicit stack, never C recursion. */
 void rt_sym_mark(rt_sym_state *s, uint64_t w) {
