@@ -123,10 +123,14 @@ static int swap_parents(rt_sym_state *s, uint32_t cur, const rt_vec *order, cons
   for (size_t i = order->n; i-- > 0;) {
     uint32_t q = (uint32_t)order->v[i];
     if (contains(ghosts, q)) continue;
-    int occ = occurs_in_params(s, cur, q);
+    /* A lone parent: order was all of cur's parents, no swap of this frame has touched cur yet, and
+     * hoisting q rewrote only q and its ancestors (cur is none of them), so q still occurs in cur's
+     * distribution and is its only parent, which can make no cycle. */
+    int lone = order->n == 1;
+    int occ = lone ? 1 : occurs_in_params(s, cur, q);
     if (occ < 0) return HOIST_OOM;
     if (!occ) continue;
-    int cyc = would_cycle(s, q, cur);
+    int cyc = lone ? 0 : would_cycle(s, q, cur);
     if (cyc < 0) return HOIST_OOM;
     int sw = cyc ? 0 : rt_sym_swap(s, q, cur);
     if (sw < 0 || s->oom) return HOIST_OOM;

@@ -77,12 +77,10 @@ rt_sym_state *rt_sym_own(sirenrt_ctx *ctx) {
   return c;
 }
 
-uint32_t rt_sym_gen(rt_sym_state *s) {
-  if (++s->gen == 0) { /* wrapped: old stamps could collide with new generations */
-    for (uint32_t i = 0; i < s->top; i++) s->nodes[i].stamp = 0;
-    s->gen = 1;
-  }
-  return s->gen;
+/* The generation wrapped: old stamps could collide with new generations. */
+void rt_sym_gen_wrap(rt_sym_state *s) {
+  for (uint32_t i = 0; i < s->top; i++) s->nodes[i].stamp = 0;
+  s->gen = 1;
 }
 
 /* 0, or the reason it cannot (RT_SYM_OOM_*). */
