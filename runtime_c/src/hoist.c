@@ -17,6 +17,15 @@ static int parents(rt_sym_state *s, uint32_t rv, rt_vec *out) {
   return 0;
 }
 
+/* Constant parameters: no parents, so H(rv) has nothing to swap (a root, as every filter's latest
+ * posterior is once evaluated), and the hoist need not open a frame for it. */
+static int const_params(rt_sym_state *s, uint32_t rv) {
+  int np = rt_sym_expr_params(s->nodes[rv].family);
+  for (int k = 0; k < np; k++)
+    if (rt_sym_is_node(s->nodes[rv].w[k])) return 0;
+  return 1;
+}
+
 static int contains(const rt_vec *a, uint64_t x) {
   for (size_t i = 0; i < a->n; i++)
     if (a->v[i] == x) return 1;
@@ -176,7 +185,7 @@ static int hoist(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
     hoist_frame *f = &frames[n - 1];
     if (f->i < f->order.n) {
       uint32_t q = (uint32_t)f->order.v[f->i];
-      if (!f->entered && !contains(&f->g1, q)) {
+      if (!f->entered && !contains(&f->g1, q) && !const_params(s, q)) {
         f->entered = 1;
         if (n == cap) {
           hoist_frame *big = frames == local ? malloc(cap * 2 * sizeof *big) : realloc(frames, cap * 2 * sizeof *big);
@@ -228,6 +237,7 @@ int rt_sym_hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
   if (r != HOIST_OK) return r;
   rt_sym_eval_params(s, rv);
   if (s->oom) return HOIST_OOM;
+  if (const_params(s, rv)) return HOIST_OK; /* the usual outcome: nothing left to look for */
   uint64_t buf[8];
   rt_vec left = RT_VEC_ON(buf);
   if (parents(s, rv, &left)) return HOIST_OOM;
