@@ -276,6 +276,8 @@ uint64_t rt_sym_subst(rt_sym_state *s, uint64_t e, uint32_t p, double v) {
 static int each_rv(rt_sym_state *s, uint64_t e, int (*visit)(void *arg, rt_sym_state *s, uint64_t rv),
                    void *arg) {
   if (!rt_sym_is_node(e)) return 0;
+  /* A parameter that is a variable itself (a random walk's mean) needs no stack or generation. */
+  if (rt_node(s, e)->kind == RT_NODE_RV) return rt_sym_is_free_rv(s, e) ? visit(arg, s, e) : 0;
   uint64_t buf[32];
   rt_vec stack = RT_VEC_ON(buf);
   int r = 0;

@@ -17,6 +17,15 @@ static int parents(rt_sym_state *s, uint32_t rv, rt_vec *out) {
   return 0;
 }
 
+/* Constant parameters: no parents, so H(rv) has nothing to swap (a root, as every filter's latest
+ * posterior is once evaluated), and the hoist need not open a frame for it. */
+static int const_params(rt_sym_state *s, uint32_t rv) {
+  int np = rt_sym_expr_params(s->nodes[rv].family);
+  for (int k = 0; k < np; k++)
+    if (rt_sym_is_node(s->nodes[rv].w[k])) return 0;
+  return 1;
+}
+
 static int contains(const rt_vec *a, uint64_t x) {
   for (size_t i = 0; i < a->n; i++)
     if (a->v[i] == x) return 1;
@@ -123,10 +132,14 @@ static int swap_parents(rt_sym_state *s, uint32_t cur, const rt_vec *order, cons
   for (size_t i = order->n; i-- > 0;) {
     uint32_t q = (uint32_t)order->v[i];
     if (contains(ghosts, q)) continue;
-    int occ = occurs_in_params(s, cur, q);
+    /* A lone parent: order was all of cur's parents, no swap of this frame has touched cur yet, and
+     * hoisting q rewrote only q and its ancestors (cur is none of them), so q still occurs in cur's
+     * distribution and is its only parent, which can make no cycle. */
+    int lone = order->n == 1;
+    int occ = lone ? 1 : occurs_in_params(s, cur, q);
     if (occ < 0) return HOIST_OOM;
     if (!occ) continue;
-    int cyc = would_cycle(s, q, cur);
+    int cyc = lone ? 0 : would_cycle(s, q, cur);
     if (cyc < 0) return HOIST_OOM;
     int sw = cyc ? 0 : rt_sym_swap(s, q, cur);
     if (sw < 0 || s->oom) return HOIST_OOM;
@@ -146,11 +159,16 @@ typedef struct hoist_frame {
   int entered; /* the callee for order[i] has run */
   size_t i;
   rt_vec order, g1;
+  /* Usual orders and ghost sets are a few variables: kept in the frame, they cost no malloc. */
+  uint64_t order_buf[8], g1_buf[8];
 } hoist_frame;
 
 static int frame_init(rt_sym_state *s, hoist_frame *f, uint32_t cur, const rt_vec *ghosts) {
-  memset(f, 0, sizeof *f);
   f->cur = cur;
+  f->entered = 0;
+  f->i = 0;
+  f->order = (rt_vec)RT_VEC_ON(f->order_buf);
+  f->g1 = (rt_vec)RT_VEC_ON(f->g1_buf);
   if (topo_parents(s, cur, &f->order)) return -1;
   for (size_t i = 0; i < ghosts->n; i++)
     if (rt_vec_push(&f->g1, ghosts->v[i])) return -1;
@@ -167,7 +185,7 @@ static int hoist(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
     hoist_frame *f = &frames[n - 1];
     if (f->i < f->order.n) {
       uint32_t q = (uint32_t)f->order.v[f->i];
-      if (!f->entered && !contains(&f->g1, q)) {
+      if (!f->entered && !contains(&f->g1, q) && !const_params(s, q)) {
         f->entered = 1;
         if (n == cap) {
           hoist_frame *big = frames == local ? malloc(cap * 2 * sizeof *big) : realloc(frames, cap * 2 * sizeof *big);
@@ -175,6 +193,11 @@ static int hoist(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
           if (frames == local) memcpy(big, local, sizeof local);
           frames = big;
           cap *= 2;
+          /* A vector still on its frame's buffer must follow the frame to its new place. */
+          for (size_t k = 0; k < n; k++) {
+            if (!frames[k].order.owned) frames[k].order.v = frames[k].order_buf;
+            if (!frames[k].g1.owned) frames[k].g1.v = frames[k].g1_buf;
+          }
         }
         n++;
         if (frame_init(s, &frames[n - 1], q, &frames[n - 2].g1)) goto done;
@@ -214,6 +237,7 @@ int rt_sym_hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
   if (r != HOIST_OK) return r;
   rt_sym_eval_params(s, rv);
   if (s->oom) return HOIST_OOM;
+  if (const_params(s, rv)) return HOIST_OK; /* the usual outcome: nothing left to look for */
   uint64_t buf[8];
   rt_vec left = RT_VEC_ON(buf);
   if (parents(s, rv, &left)) return HOIST_OOM;

@@ -91,7 +91,12 @@ static inline int rt_sym_expr_params(int family) {
 
 /* sym.c */
 int rt_sym_bad_word(sirenrt_ctx *ctx, int32_t site); /* records "invalid symbolic reference"; -1 */
-uint32_t rt_sym_gen(rt_sym_state *s); /* a fresh walk generation */
+void rt_sym_gen_wrap(rt_sym_state *s);
+/* A fresh walk generation.  Inline: every walk starts with one, and most walks are a few nodes. */
+static inline uint32_t rt_sym_gen(rt_sym_state *s) {
+  if (__builtin_expect(++s->gen == 0, 0)) rt_sym_gen_wrap(s);
+  return s->gen;
+}
 /* A new node (fields zeroed, words 0.0); its reference, or a NaN word with s->oom set. */
 uint64_t rt_sym_node_new(rt_sym_state *s, int kind, uint64_t w0, uint64_t w1, uint64_t w2);
 /* Reports s->oom on ctx (and clears it): -1, else 0. */
