@@ -131,7 +131,6 @@ def test_analyze_only_defaults_to_ssi_and_accepts_mh(tmp_path):
 
 
 @pytest.mark.parametrize("argv, says", [
-    ([], "method 'ssi' is not compiled yet"),
     (["-m", "ds", "-a"], "method 'ds' is not compiled yet"),
     (["-m", "bp"], "method 'bp' is not compiled yet"),
     (["-m", "pf", "-l", "mh"], "the MH handler (-l mh) is not compiled yet"),
@@ -168,6 +167,26 @@ def test_a_symbolic_annotation_under_pf_is_the_original_runtime_violation(tmp_pa
     r = siren(program(tmp_path, SYMBOLIC), "-m", "pf")
     assert r.returncode == 1 and "RuntimeViolatedAnnotationError" in r.stdout + r.stderr
     assert "'x' is annotated symbolic" in r.stderr
+
+
+@needs_runtime
+def test_ssi_is_the_default_and_reports_what_the_run_kept_symbolic(tmp_path):
+    coin = "let p <- beta(1., 1.) in let () = observe(bernoulli(p), true) in p\n"
+    r = siren(program(tmp_path, coin), "-p", "5", "-s", "1")
+    assert r.returncode == 0, r.stderr
+    report = original_harness.parse(r.stdout)
+    assert report["method"] == "SSI"
+    assert report["result"] == pytest.approx(2 / 3, rel=1e-12)
+    assert report["runtime_plan"] == {"p": "symbolic"}
+
+
+@needs_runtime
+def test_a_symbolic_variable_ssi_must_sample_is_the_original_runtime_violation(tmp_path):
+    square = "let symbolic p <- gaussian(0., 1.) in let () = observe(gaussian(p * p, 1.), 0.5) in p\n"
+    r = siren(program(tmp_path, square), "-p", "5", "-s", "1")
+    assert r.returncode == 1, r.stdout
+    assert r.stderr.splitlines()[-1] == "RuntimeViolatedAnnotationError: p is annotated as symbolic but will be sampled"
+    assert ":1:" in r.stderr and "observe(gaussian(p * p, 1.), 0.5)" in r.stderr
 
 
 @needs_runtime
