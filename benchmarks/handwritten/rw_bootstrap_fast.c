@@ -19,44 +19,13 @@
 #include <time.h>
 
 #include "internal.h"
+#include "xoshiro.h"
 
 static double now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
-
-/* ---------------------------------------------------------------- xoshiro256+ ---------------- */
-typedef struct xo {
-  uint64_t s[4];
-} xo;
-
-static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static inline uint64_t xo_next(xo *g) {
-  uint64_t r = g->s[0] + g->s[3], t = g->s[1] << 17;
-  g->s[2] ^= g->s[0];
-  g->s[3] ^= g->s[1];
-  g->s[1] ^= g->s[2];
-  g->s[0] ^= g->s[3];
-  g->s[2] ^= t;
-  g->s[3] = rotl(g->s[3], 45);
-  return r;
-}
-
-/* The state from a seed by splitmix64, as the generator's authors recommend. */
-static void xo_seed(xo *g, uint64_t seed) {
-  for (int i = 0; i < 4; i++) {
-    uint64_t z = (seed += 0x9E3779B97F4A7C15u);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9u;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBu;
-    g->s[i] = z ^ (z >> 31);
-  }
-}
-
-/* The low three bits of xoshiro256+ are weak: uniforms use the top 53 bits. */
-static inline double xo_uniform(xo *g) { return (double)(xo_next(g) >> 11) * 0x1.0p-53; }
-static inline double xo_uniform_pos(xo *g) { return ((double)(xo_next(g) >> 11) + 0.5) * 0x1.0p-53; }
 
 /* ---------------------------------------------------------------- ziggurat ------------------- */
 /* 256 layers of equal area V under exp(-x^2/2) (Marsaglia & Tsang 2000); x[0] is the base strip's
