@@ -253,6 +253,16 @@ def cmd_check(args) -> int:
 
 # ---- the original's report (SPEC 18), shared with the `siren` command ----------------------------
 
+def memory_limit_option(text: str | None) -> int | None:
+    """``--memory-limit SIZE`` in bytes (None: the runtime's default)."""
+    from sirenc.api import memory_size
+
+    try:
+        return memory_size(text) or None
+    except SirenUsageError:
+        raise SirenUsageError(f"--memory-limit must be a size such as 4G or 512M, not {text!r}") from None
+
+
 def block(name: str, lines: list[str]) -> list[str]:
     """One block of the original's report: its header line, then its lines."""
     return [f"===== {name} =====", *lines]
@@ -339,17 +349,13 @@ def posterior_block(outcome: Outcome) -> list[str]:
 
 
 def cmd_run(args) -> int:
-    from sirenc.api import memory_size
     from sirenc.data import check_readable
 
     if not 1 <= args.particles < 2**63:
         raise SirenUsageError(f"--particles must be an integer in [1, 2**63), not {args.particles}")
     if not 0 <= args.seed < 2**64:
         raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
-    try:
-        memory_limit = memory_size(args.memory_limit) or None
-    except SirenUsageError:
-        raise SirenUsageError(f"--memory-limit must be a size such as 4G or 512M, not {args.memory_limit!r}") from None
+    memory_limit = memory_limit_option(args.memory_limit)
     data = check_readable(args.data) if args.data else None
     if args.plot:      # before the work: a plot that cannot be written is a usage error now
         from sirenc.backend.link import check_output

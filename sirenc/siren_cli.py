@@ -64,6 +64,9 @@ def parser() -> argparse.ArgumentParser:
                    help="plan analysis widening threshold (default 4)")
     p.add_argument("--profile", action="store_true",
                    help="run under the Python profiler and print the profile instead of the report")
+    p.add_argument("--memory-limit", metavar="SIZE",
+                   help="memory the particles may use, e.g. 4G or 512M (default: half the machine's memory; "
+                   "not an option of the original)")
     cli.add_warning_option(p)
     return p
 
@@ -93,6 +96,7 @@ def run(args) -> int:
         raise SirenUsageError(reason)
     if args.particles < 1:
         raise SirenUsageError("--particles must be at least 1")
+    memory_limit = cli.memory_limit_option(args.memory_limit)
     analyze = args.analyze or args.analyze_only
     c = driver.open_source(args.file, args.method, check=analyze, max_rvs=args.max_rvs)
     driver.run_until(c, "siren")          # syntax, name and type errors: before any output
@@ -116,7 +120,7 @@ def run(args) -> int:
         return 1
     seed = secrets.randbits(63) if args.seed is None else args.seed
     try:
-        outcome = cli.run_filter(model, args.particles, seed, summarise=False)
+        outcome = cli.run_filter(model, args.particles, seed, summarise=False, memory_limit=memory_limit)
     except SirenRuntimeError as e:
         violation = re.search(r"\S+ is annotated as symbolic but will be sampled", e.message)
         if violation is None:

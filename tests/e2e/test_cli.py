@@ -238,3 +238,35 @@ def test_run_shows_no_unused_function_warning_by_default(tmp_path):
     r = sirenc("run", path, "-p", "10")
     assert r.returncode == 0 and "never called" not in r.stderr and "the original Siren binds" in r.stderr
     assert "never called" in sirenc("run", path, "-p", "10", "-W", "unused").stderr
+
+
+OUTLIER_FLAG = """
+let x <- gaussian(0., 4.) in
+let sample o <- bernoulli(0.2) in
+let () = observe(gaussian(if o then 0. else x, if o then 100. else 1.), 1.5) in
+x
+"""
+
+
+@needs_runtime
+def test_run_ssi_prints_the_plan_the_run_recorded(tmp_path):
+    path = tmp_path / "flag.si"
+    path.write_text(OUTLIER_FLAG)
+    r = sirenc("run", path, "-m", "ssi", "-p", "200", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    assert section(r.stdout, "Inference Algorithm") == ["SSI"]
+    assert section(r.stdout, "Runtime Inference Plan") == ["x: symbolic", "o: sample"]
+    report = json.loads(sirenc("run", path, "-m", "ssi", "-p", "200", "--seed", "3", "--json").stdout)
+    assert report["runtime_plan"] == {"x": "symbolic", "o": "sample"}
+    assert report["inferred_plan"] == {"x": "symbolic", "o": "sample"}
+
+
+@needs_runtime
+def test_run_ssi_no_check_reports_a_forced_symbolic_variable(tmp_path):
+    path = tmp_path / "forced.si"
+    path.write_text(OUTLIER_FLAG.replace("let sample o", "let symbolic o"))
+    assert sirenc("check", path, "-m", "ssi").returncode == 1     # the analysis rejects the plan
+    r = sirenc("run", path, "-m", "ssi", "--no-check", "-p", "50", "--seed", "1")
+    assert r.returncode == 1 and r.stdout == ""
+    assert "forced.si:4:" in r.stderr and "o is annotated as symbolic but will be sampled" in r.stderr
+    assert "Traceback" not in r.stderr

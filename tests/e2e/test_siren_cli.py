@@ -203,3 +203,13 @@ def test_profile_prints_a_profile_instead_of_the_report():
     r = siren(EXAMPLES / "coin.si", "-m", "pf", "--profile")
     assert r.returncode == 0, r.stderr
     assert "function calls" in r.stdout and "=====" not in r.stdout
+
+
+@needs_runtime
+def test_memory_limit(tmp_path):
+    walk = EXAMPLES / "walk.si"
+    assert siren(walk, "-m", "pf", "-p", "10", "-s", "1", "--memory-limit", "64M").returncode == 0
+    r = siren(walk, "-m", "pf", "-p", "10", "--memory-limit", "lots")
+    assert r.returncode == 2 and "--memory-limit must be a size" in r.stderr
+    r = siren(walk, "-m", "pf", "-p", "1000000", "--memory-limit", "1K")
+    assert r.returncode == 2 and "more than the memory limit" in r.stderr and "Traceback" not in r.stderr
