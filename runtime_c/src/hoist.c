@@ -175,8 +175,54 @@ static int frame_init(rt_sym_state *s, hoist_frame *f, uint32_t cur, const rt_ve
   return 0;
 }
 
+/* The one free variable cur's distribution names when each parameter is a constant or that variable
+ * itself (a random walk's mean): 1 with *q set; 0 when every parameter is a constant; -1 for any other
+ * shape, which the general walk handles. */
+static int direct_parent(rt_sym_state *s, uint32_t cur, uint32_t *q) {
+  int np = rt_sym_expr_params(s->nodes[cur].family), found = 0;
+  for (int k = 0; k < np; k++) {
+    uint64_t w = s->nodes[cur].w[k];
+    if (!rt_sym_is_node(w)) continue;
+    if (!rt_sym_is_free_rv(s, w) || (found && rt_sym_index(w) != *q)) return -1;
+    *q = rt_sym_index(w);
+    found = 1;
+  }
+  return found;
+}
+
+enum { HOIST_GENERAL = 2 };
+
+/* H(rv) when rv heads a chain of lone, direct parents ending at a root (the random walk's y <- x_t
+ * <- x_{t-1}): every frame's order is its one parent and every ghost set is empty, so the general
+ * walk's frames, topological orders and occurrence checks come down to swapping each link, deepest
+ * first.  Only reads before the first swap, so HOIST_GENERAL (another shape) leaves the state as is. */
+static int hoist_chain(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
+  uint32_t chain[9];
+  int n = 0;
+  chain[n++] = rv;
+  for (;;) {
+    uint32_t q;
+    int k = direct_parent(s, chain[n - 1], &q);
+    if (k < 0) return HOIST_GENERAL;
+    if (k == 0) break;
+    if (n == 9) return HOIST_GENERAL;
+    chain[n++] = q;
+  }
+  for (int i = n - 1; i-- > 0;) {
+    int sw = rt_sym_swap(s, chain[i + 1], chain[i]);
+    if (sw < 0 || s->oom) return HOIST_OOM;
+    if (sw == 0) {
+      *nc = chain[i + 1];
+      return HOIST_NONCONJUGATE;
+    }
+  }
+  return HOIST_OK;
+}
+
 static int hoist(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
   static const rt_vec none = {0};
+  int chain = hoist_chain(s, rv, nc);
+  if (chain != HOIST_GENERAL) return chain;
   hoist_frame local[8], *frames = local;
   size_t n = 1, cap = 8;
   int rc = HOIST_OOM;
