@@ -278,9 +278,13 @@ done:
 /* hoist_and_eval (12.2).  After it, rv's parameters are constants; a parent that stayed (which only
  * a failed swap leaves) is reported as NonConjugate so that the caller samples it. */
 int rt_sym_hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
+  /* With constant parameters eval rewrites nothing and hoisting finds no parent: a root already
+   * evaluated is done at once, and a swap that left constants needs no second eval. */
+  if (const_params(s, rv)) return s->oom ? HOIST_OOM : HOIST_OK;
   rt_sym_eval_params(s, rv);
   int r = s->oom ? HOIST_OOM : hoist(s, rv, nc);
   if (r != HOIST_OK) return r;
+  if (const_params(s, rv)) return HOIST_OK;
   rt_sym_eval_params(s, rv);
   if (s->oom) return HOIST_OOM;
   if (const_params(s, rv)) return HOIST_OK; /* the usual outcome: nothing left to look for */
