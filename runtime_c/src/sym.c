@@ -121,7 +121,7 @@ int rt_sym_check_oom(sirenrt_ctx *ctx, rt_sym_state *s, int32_t site) {
   s->oom = 0;
   if (why == RT_SYM_OOM_LIMIT)
     rt_fail(ctx, site,
-            "a particle's symbolic state outgrew its share of the memory limit (%.0f MB, %u nodes): semi-symbolic "
+            "a particle's symbolic state outgrew its share of the memory limit (%.2f MB, %u nodes): semi-symbolic "
             "inference can build expressions that grow with every step; raise the memory limit, use "
             "fewer particles, or annotate some of the variables involved `sample`",
             (double)s->max_nodes * sizeof(rt_sym_node) / 1048576.0, s->max_nodes);
