@@ -25,7 +25,7 @@ static void set_dist(rt_sym_state *s, uint32_t rv, int family, uint64_t p0, uint
  * the caller reports s->oom. */
 static int dep(rt_sym_state *s, uint64_t e, uint32_t r) {
   int d = rt_sym_occurs(s, e, r);
-  if (d < 0) s->oom = 1;
+  if (d < 0) rt_sym_oom(s);
   return d != 0;
 }
 
@@ -125,7 +125,7 @@ static int affine(rt_sym_state *s, uint64_t e, uint32_t r, uint64_t *a, uint64_t
   }
   goto out;
 oom:
-  s->oom = 1;
+  rt_sym_oom(s);
 out:
   rt_vec_free(&stack);
   rt_vec_free(&res);

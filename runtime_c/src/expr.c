@@ -164,7 +164,7 @@ static uint64_t eval_walk(rt_sym_state *s, uint64_t w, uint32_t gen) {
 #define PUSH(x)                      \
   do {                               \
     if (rt_vec_push(&stack, (x))) {  \
-      s->oom = 1;                    \
+      rt_sym_oom(s);                    \
       goto out;                      \
     }                                \
   } while (0)

@@ -153,7 +153,7 @@ static int make_root(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
     int r = rt_sym_hoist_and_eval(s, rv, &q);
     if (r == HOIST_OK) return 0;
     if (r == HOIST_OOM) {
-      s->oom = 1;
+      rt_sym_oom(s);
       return rt_sym_check_oom(ctx, s, site);
     }
     double ignored;

@@ -63,6 +63,11 @@ struct rt_sym_state {
 #define RT_SYM_NONE UINT32_MAX
 
 static inline int rt_sym_is_const(uint64_t w) { return !rt_sym_is_node(w); }
+/* A scratch allocation failed: the operation fails, but a node refused by the memory limit, which
+ * the failure usually follows, stays the reason the error gives. */
+static inline void rt_sym_oom(rt_sym_state *s) {
+  if (!s->oom) s->oom = RT_SYM_OOM_MALLOC;
+}
 static inline rt_sym_node *rt_node(rt_sym_state *s, uint64_t w) { return &s->nodes[rt_sym_index(w)]; }
 static inline int rt_sym_is_kind(rt_sym_state *s, uint64_t w, int kind) {
   return rt_sym_is_node(w) && rt_node(s, w)->kind == kind;

@@ -159,3 +159,13 @@ def test_a_filter_that_keeps_no_history_holds_a_bounded_symbolic_state():
         f.run(rows)
         held[steps] = runtime_lib().sirenrt_filter_memory_words(f._f) / 200
     assert held[3000] <= 1.5 * held[100] + 8, held
+
+
+def test_a_symbolic_state_that_outgrows_the_memory_limit_is_a_located_error():
+    """A trajectory of symbolic states keeps every step's variable: past the particle's share of the
+    memory limit the run stops with an error at the operation, never by exhausting the host."""
+    history = WALK.replace("val step = fun (y, x) ->", "val step = fun (y, (x, xs)) ->").replace(
+        "  x1\nin", "  (x1, x1 :: xs)\nin").replace('File.read("data.csv")), 0.)', 'File.read("data.csv")), (0., []))')
+    f = sirenc.compile(history, method="ssi").filter(particles=100, seed=1, memory_limit="4M")
+    with pytest.raises(sirenc.api.CompiledModelError, match="symbolic state outgrew its share of the memory limit"):
+        f.run(np.random.default_rng(0).normal(size=(5000, 1)))
