@@ -32,6 +32,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from sirenc.descriptors import SCALARS, skip
 from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
 from sirenc.driver import DEFAULT_METHOD
 from sirenc.model_info import ModelInfo
@@ -720,28 +721,19 @@ def _as_float64(data: Any, ndim: int, what: str) -> np.ndarray:
 def unflatten(result_type: str, values: np.ndarray) -> Any:
     """Rebuild the estimate's structure from ``result_type`` (``f b S u P<a><b> L<a>``)
     and the preorder-flattened values the runtime returns."""
-    value, pos, used = _read(result_type, 0, values, 0)
+    try:
+        value, pos, used = _read(result_type, 0, values, 0)
+    except ValueError:
+        raise SirenUsageError(f"bad result type descriptor {result_type!r}") from None
     if pos != len(result_type) or used != len(values):
         raise SirenUsageError(
             f"estimate of {len(values)} values does not match result type {result_type!r}")
     return value
 
 
-def _skip(desc: str, pos: int) -> int:
-    """Index just past the type starting at ``desc[pos]``."""
-    tag = desc[pos]
-    if tag in "fbSu":
-        return pos + 1
-    if tag == "L":
-        return _skip(desc, pos + 1)
-    if tag == "P":
-        return _skip(desc, _skip(desc, pos + 1))
-    raise SirenUsageError(f"bad result type descriptor {desc!r}")
-
-
 def _read(desc: str, pos: int, values: np.ndarray, at: int) -> tuple[Any, int, int]:
     tag = desc[pos]
-    if tag in "fbS":   # S: a symbolic value, estimated by its expected value
+    if tag in SCALARS:   # S: a symbolic value, estimated by its expected value
         return float(values[at]), pos + 1, at + 1
     if tag == "u":
         return None, pos + 1, at
@@ -752,12 +744,12 @@ def _read(desc: str, pos: int, values: np.ndarray, at: int) -> tuple[Any, int, i
     if tag == "L":
         n = int(values[at])
         at += 1
-        if desc[pos + 1] in "fbS":
+        if desc[pos + 1] in SCALARS:
             return values[at: at + n].copy(), pos + 2, at + n
-        end = _skip(desc, pos + 1)
+        end = skip(desc, pos + 1)
         items = []
         for _ in range(n):
             item, _, at = _read(desc, pos + 1, values, at)
             items.append(item)
         return items, end, at
-    raise SirenUsageError(f"bad result type descriptor {desc!r}")
+    raise ValueError(f"bad result type descriptor {desc!r}")

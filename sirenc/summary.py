@@ -14,6 +14,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from sirenc.descriptors import SCALARS, skip
+
 DEFAULT_QUANTILES = (0.05, 0.5, 0.95)
 
 
@@ -64,7 +66,7 @@ def summarize(result_type: str, values: np.ndarray, offsets: np.ndarray, weights
 def _walk(desc: str, pos: int, values: np.ndarray, at: np.ndarray, who: np.ndarray, w: np.ndarray,
           levels: tuple) -> tuple[Any, int]:
     tag = desc[pos]
-    if tag in "fbS":
+    if tag in SCALARS:
         x = values[at[who]]
         at[who] += 1
         return weighted_summary(x, w[who], levels), pos + 1
@@ -77,21 +79,12 @@ def _walk(desc: str, pos: int, values: np.ndarray, at: np.ndarray, who: np.ndarr
     if tag == "L":
         lengths = values[at[who]].astype(np.int64)
         at[who] += 1
-        items, end = [], _skip(desc, pos + 1)
+        items, end = [], skip(desc, pos + 1)
         for k in range(int(lengths.max()) if lengths.size else 0):
             item, _ = _walk(desc, pos + 1, values, at, who[lengths > k], w, levels)
             items.append(item)
         return items, end
     raise ValueError(f"bad result type descriptor {desc!r}")
-
-
-def _skip(desc: str, pos: int) -> int:
-    tag = desc[pos]
-    if tag == "L":
-        return _skip(desc, pos + 1)
-    if tag == "P":
-        return _skip(desc, _skip(desc, pos + 1))
-    return pos + 1
 
 
 def leaves(summary: Any, path: str = "result") -> list[tuple[str, Summary]]:
