@@ -626,29 +626,39 @@ static int build_rootsets(sirenrt_filter *f) {
   uint32_t offset = m->result_offset;
   int32_t n_result = result_lists(m->result_type, &offset, NULL, &end);
   f->n_rootsets = max_pc + 1;
-  f->rootsets = calloc((size_t)f->n_rootsets + 1, sizeof(rt_rootset));
-  f->root_slots = malloc(((size_t)m->n_roots + (size_t)n_result + 1) * sizeof(rt_root_slot));
-  if (!f->rootsets || !f->root_slots) {
-    rt_set_last_error("out of memory");
-    return -1;
-  }
-  for (int32_t r = 0; r < m->n_roots; r++) f->rootsets[m->roots[r].pc].n++;
-  rt_root_slot *next = f->root_slots;
-  for (int32_t pc = 0; pc < f->n_rootsets; pc++) {
-    f->rootsets[pc].slots = next;
-    next += f->rootsets[pc].n;
+  /* A list root's descriptor is "L<elem>": a slot keeps the element type. */
+  rt_root_slot *next = rt_group_roots(m->roots, m->n_roots, f->n_rootsets, 1, (size_t)n_result, &f->rootsets,
+                                      &f->root_slots);
+  if (!next) return -1;
+  for (int32_t pc = 0; pc < f->n_rootsets; pc++)
     if (f->rootsets[pc].n > f->max_held) f->max_held = f->rootsets[pc].n;
-    f->rootsets[pc].n = 0;
-  }
-  for (int32_t r = 0; r < m->n_roots; r++) {
-    rt_rootset *rs = &f->rootsets[m->roots[r].pc];
-    rs->slots[rs->n++] = (rt_root_slot){m->roots[r].offset, m->roots[r].type + 1};
-  }
   offset = m->result_offset;
   f->result_roots = (rt_rootset){n_result, next};
   result_lists(m->result_type, &offset, next, &end);
   if (n_result > f->max_held) f->max_held = n_result;
   return rt_build_symsets(f);
+}
+
+rt_root_slot *rt_group_roots(const sirenrt_root *roots, int32_t n, int32_t n_sets, int32_t skip, size_t extra,
+                             rt_rootset **sets, rt_root_slot **slots) {
+  *sets = calloc((size_t)n_sets + 1, sizeof(rt_rootset));
+  *slots = malloc(((size_t)n + extra + 1) * sizeof(rt_root_slot));
+  if (!*sets || !*slots) {
+    rt_set_last_error("out of memory");
+    return NULL;
+  }
+  for (int32_t r = 0; r < n; r++) (*sets)[roots[r].pc].n++;
+  rt_root_slot *next = *slots;
+  for (int32_t pc = 0; pc < n_sets; pc++) {
+    (*sets)[pc].slots = next;
+    next += (*sets)[pc].n;
+    (*sets)[pc].n = 0;
+  }
+  for (int32_t r = 0; r < n; r++) {
+    rt_rootset *rs = &(*sets)[roots[r].pc];
+    rs->slots[rs->n++] = (rt_root_slot){roots[r].offset, roots[r].type + skip};
+  }
+  return next;
 }
 
 sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, uint64_t seed,

@@ -492,6 +492,12 @@ int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_
 /* symbolic_abi.c: the filter's side of symbolic values (the engine is sym.h). */
 /* Does type descriptor t (one whole type) contain a symbolic word 'S'? */
 int rt_type_has_sym(const char *t);
+/* Groups n roots (each with a valid pc < n_sets) by resume point: (*sets)[pc] lists their slots, each
+ * slot's descriptor the root's from character `skip` on.  *slots holds them with room for `extra`
+ * more after them, where the returned pointer points; NULL when out of memory (last error set; what
+ * was allocated is in *sets and *slots, for the filter's free). */
+rt_root_slot *rt_group_roots(const sirenrt_root *roots, int32_t n, int32_t n_sets, int32_t skip, size_t extra,
+                             rt_rootset **sets, rt_root_slot **slots);
 /* Indexes model->sym_roots by resume point into f->symsets; 0, or -1 (last error set). */
 int rt_build_symsets(sirenrt_filter *f);
 /* Particle i has stopped (its lists held, or it finished): when its state is due for collection,

@@ -24,6 +24,7 @@
 #include "internal.h"
 #include "sym.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,24 +123,7 @@ int rt_build_symsets(sirenrt_filter *f) {
     if (root->pc > max_pc) max_pc = root->pc;
   }
   f->n_symsets = max_pc + 1;
-  f->symsets = calloc((size_t)f->n_symsets + 1, sizeof(rt_rootset));
-  f->sym_slots = malloc(((size_t)m->n_sym_roots + 1) * sizeof(rt_root_slot));
-  if (!f->symsets || !f->sym_slots) {
-    rt_set_last_error("out of memory");
-    return -1;
-  }
-  for (int32_t r = 0; r < m->n_sym_roots; r++) f->symsets[m->sym_roots[r].pc].n++;
-  rt_root_slot *next = f->sym_slots;
-  for (int32_t pc = 0; pc < f->n_symsets; pc++) {
-    f->symsets[pc].slots = next;
-    next += f->symsets[pc].n;
-    f->symsets[pc].n = 0;
-  }
-  for (int32_t r = 0; r < m->n_sym_roots; r++) {
-    rt_rootset *rs = &f->symsets[m->sym_roots[r].pc];
-    rs->slots[rs->n++] = (rt_root_slot){m->sym_roots[r].offset, m->sym_roots[r].type};
-  }
-  return 0;
+  return rt_group_roots(m->sym_roots, m->n_sym_roots, f->n_symsets, 0, 0, &f->symsets, &f->sym_slots) ? 0 : -1;
 }
 
 /* ------------------------------------------------------------------ collection ----------------- */
@@ -293,19 +277,8 @@ const char *sirenrt_filter_runtime_plan(sirenrt_filter *f) {
   char *text = malloc(len), *p = text;
   if (text) {
     *p = '\0';
-    for (int32_t v = 0; v < m->n_vars; v++) {
-      if (!enc[v]) continue;
-      const char *name = m->vars[v] ? m->vars[v] : "";
-      size_t k = strlen(name), e = strlen(names[enc[v]]);
-      memcpy(p, name, k);
-      p += k;
-      memcpy(p, ": ", 2);
-      p += 2;
-      memcpy(p, names[enc[v]], e);
-      p += e;
-      *p++ = '\n';
-      *p = '\0';
-    }
+    for (int32_t v = 0; v < m->n_vars; v++)
+      if (enc[v]) p += sprintf(p, "%s: %s\n", m->vars[v] ? m->vars[v] : "", names[enc[v]]);
   }
   free(enc);
   f->runtime_plan = text;
