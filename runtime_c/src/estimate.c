@@ -76,8 +76,6 @@ static double word_as_double(uint64_t w) {
 /* Returns 0, or -1 with the failing particle's error (or out of memory) in *err. */
 static int estimate_value(const char *type, item *items, int64_t m, size_t offset, out_buf *o, char **err);
 
-/* Weighted mean of one scalar word.  Zero-weight particles are skipped so their values (maybe NaN)
- * cannot poison the sum. */
 /* A weighted mean, accumulated one value at a time.  Averaging the offsets from one particle's
  * value keeps a value every particle agrees on exact (three particles at 3.0 give 3.0, not
  * 3.0000000000000004) and loses less to cancellation; the plain weighted sum is the IEEE answer
@@ -112,6 +110,14 @@ static int estimate_scalar(char kind, const item *items, int64_t m, size_t offse
   return mean_emit(&a, o);
 }
 
+/* The estimate's error for what particle c recorded while its value was read; takes it from c. */
+static char *take_error(sirenrt_ctx *c) {
+  char *msg = rt_strdup_printf("error: while estimating the result: %s", c->err_msg ? c->err_msg : "out of memory");
+  rt_free_message(c->err_msg);
+  c->err_msg = NULL;
+  return msg;
+}
+
 /* A symbolic word: each particle's expected value (SPEC 10.4), computed in its own state (which may
  * hoist, or sample where it must), averaged as a float.  Zero-weight particles are skipped, as their
  * values are.  A mean that fails (a plan violation during the final expectation) fails the estimate
@@ -122,11 +128,8 @@ static int estimate_sym(const item *items, int64_t m, size_t offset, out_buf *o,
     if (!(items[i].w > 0.0)) continue;
     double x;
     if (rt_sym_estimate_word(items[i].ctx, items[i].words[offset], &x)) {
-      sirenrt_ctx *c = items[i].ctx;
-      *err = rt_strdup_printf("error: while estimating the result: %s", c->err_msg ? c->err_msg : "out of memory");
-      if (c->err_msg) rt_free_message(c->err_msg);
-      c->err_msg = NULL;
-      c->flagged = 0;
+      *err = take_error(items[i].ctx);
+      items[i].ctx->flagged = 0;
       return -1;
     }
     mean_add(&a, 'f', rt_sym_word(x), items[i].w);
@@ -212,9 +215,7 @@ static int estimate_list(const char *elem, item *items, int64_t m, size_t offset
 particle_error:
   for (int64_t i = 0; i < m; i++)
     if (items[i].ctx->err_msg) {
-      *err = rt_strdup_printf("error: while estimating the result: %s", items[i].ctx->err_msg);
-      rt_free_message(items[i].ctx->err_msg);
-      items[i].ctx->err_msg = NULL;
+      *err = take_error(items[i].ctx);
       break;
     }
 done:
