@@ -3,7 +3,7 @@
     ast -> siren -> plan -> symbolic -> smc -> llvm-dialect -> llvm
                                                 llvm-dialect -> obj -> so
 
-``symbolic`` runs the `symbolic-values` pass under ``-m ssi`` (which values may be
+``symbolic`` runs the `symbolic-values` pass under ``-m ssi|ds|bp`` (which values may be
 symbolic); under ``-m pf`` every value is concrete and the stage hands on its input.
 
 ``sirenc --emit=STAGE`` stops after STAGE and prints it. Each stage takes the
@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from sirenc.diagnostics import SirenUsageError
 
 METHODS = ("pf", "ssi", "ds", "bp")
-SUPPORTED_METHODS = ("pf", "ssi")
 # What `sirenc`, `sirenc run`, `sirenc check` and `sirenc.compile` use without -m: the one method
-# that compiles today. (SPEC's original defaults to ssi; the `siren` command keeps that default.)
+# whose plan analysis accepts every program. (SPEC's original defaults to ssi; the `siren` command
+# keeps that default.)
 DEFAULT_METHOD = "pf"
 
 
@@ -121,17 +121,9 @@ def _plan(c: Compilation, module):
     return module
 
 
-def _unsupported(c: Compilation) -> None:
-    if c.method not in SUPPORTED_METHODS:
-        raise SirenUsageError(
-            f"method '{c.method}' can be checked (sirenc check) but not compiled yet; use -m pf"
-        )
-
-
 def _symbolic(c: Compilation, module):
     from sirenc.registry import get_pass
 
-    _unsupported(c)
     if c.method == "pf":
         return module
     get_pass("symbolic-values")().apply(None, module)
@@ -142,7 +134,6 @@ def _symbolic(c: Compilation, module):
 def _smc(c: Compilation, module):
     from sirenc.registry import get_pass
 
-    _unsupported(c)
     get_pass("lower-siren-to-smc")(base_dir=c.base_dir, method=c.method).apply(None, module)
     get_pass("spill-across-suspends")().apply(None, module)
     module.verify()

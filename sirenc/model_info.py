@@ -33,7 +33,7 @@ class ModelInfo:
     # resume point, where the runtime's collector starts tracing.
     roots: list[tuple[int, int, str]] = field(default_factory=list)
     # Symbolic methods only (empty under pf): the program variables by the `var` index of
-    # sirenrt_ssi_assume, and (pc, frame offset, "S"): the frame slots holding a symbolic word
+    # sirenrt_sym_assume, and (pc, frame offset, "S"): the frame slots holding a symbolic word
     # at each resume point.
     vars: list[str] = field(default_factory=list)
     sym_roots: list[tuple[int, int, str]] = field(default_factory=list)

@@ -1,4 +1,4 @@
-/* sirenrt.h — the one public header of the sirenc C runtime (ABI version 3); the per-family part is
+/* sirenrt.h — the one public header of the sirenc C runtime (ABI version 5); the per-family part is
  * generated into sirenrt_families.h, which it includes.  sirenc reads its ABI from this text
  * (sirenc/runtime/abi.py): the cffi declarations and the layout of the descriptor structs.
  *
@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 4
+#define SIRENRT_ABI_VERSION 5
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -112,7 +112,7 @@ typedef struct sirenrt_model {
   const sirenrt_root *roots;   /* list handles in the frame at each resume point (collector roots) */
   /* Symbolic methods (method != "pf"; both 0/NULL under pf): */
   int32_t n_vars;
-  const char *const *vars;     /* program variable names, the `var` argument of sirenrt_ssi_assume */
+  const char *const *vars;     /* program variable names, the `var` argument of sirenrt_sym_assume */
   int32_t n_sym_roots;
   const sirenrt_root *sym_roots; /* frame slots holding a symbolic word ('S') at each resume point;
                                   * `type` is "S".  Lists of symbolic words are list roots whose
@@ -132,13 +132,14 @@ typedef struct sirenrt_options {
 } sirenrt_options;
 
 /* ------------------------------------------------------------------------------------------------
- * Symbolic values (-m ssi; docs/symbolic-values.md).  A value the compiler cannot prove concrete is a
+ * Symbolic values (-m ssi, ds, bp; docs/symbolic-values.md).  A value the compiler cannot prove concrete is a
  * SYMBOLIC WORD, passed as int64: the bit pattern of a double (a constant; a bool is 0.0 or 1.0), or a
  * node reference, whose top 16 bits are 0x7FFD (never produced by arithmetic or parsing).  Nodes live
  * in the particle's symbolic state.  Type descriptor letter 'S' (frames, lists, results) is one such
  * word; the estimate of an 'S' leaf is the particle's closed-form expected value (SPEC 10.4).
  * The operators build raw nodes (SPEC 7.4), folding two constants at once; errors are recorded on
- * ctx like a draw's (the value returned is then a NaN constant).
+ * ctx like a draw's (the value returned is then a NaN constant).  assume, observe, value and the
+ * estimate run the algorithm model->method names: "ssi" (SPEC 12), "ds" (13) or "bp" (14).
  * ------------------------------------------------------------------------------------------------ */
 enum { SIRENRT_ANN_NONE = 0, SIRENRT_ANN_SAMPLE = 1, SIRENRT_ANN_SYMBOLIC = 2 };
 SIRENRT_API int64_t sirenrt_sym_add(sirenrt_ctx *ctx, int64_t a, int64_t b);
@@ -154,11 +155,11 @@ SIRENRT_API double sirenrt_sym_value(sirenrt_ctx *ctx, int64_t w, int32_t site);
 /* `let [ann] x <- family(p0, p1, p2)`: unused parameters are 0; categorical's probs is a list handle.
  * Returns the variable's node reference, or for SIRENRT_ANN_SAMPLE its drawn value.  `var` indexes
  * model->vars (-1: anonymous). */
-SIRENRT_API int64_t sirenrt_ssi_assume(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2,
+SIRENRT_API int64_t sirenrt_sym_assume(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2,
                                        int32_t var, int32_t annotation, int32_t site);
 /* `observe(family(p0, p1, p2), x)` with x already forced: adds the log-likelihood of x under the
- * observation's marginal (SSI, SPEC 12.1) to the particle's log weight. */
-SIRENRT_API void sirenrt_ssi_observe(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2,
+ * observation's marginal (SPEC 10.3) to the particle's log weight. */
+SIRENRT_API void sirenrt_sym_observe(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2,
                                      double x, int32_t site);
 
 /* ------------------------------------------------------------------------------------------------

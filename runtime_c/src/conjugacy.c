@@ -134,10 +134,11 @@ out:
 
 /* ------------------------------------------------------------------ 11.2 Gaussian-Gaussian ------ */
 
-static int gaussian_gaussian(rt_sym_state *s, uint32_t q, uint32_t c) {
+static int gaussian_gaussian(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
   uint64_t mu0 = param(s, q, 0), v0 = param(s, q, 1), mu = param(s, c, 0), v = param(s, c, 1), a, b;
   if (dep(s, mu0, c) || dep(s, v0, c) || dep(s, v, q)) return 0;
   if (!affine(s, mu, q, &a, &b)) return 0;
+  if (!apply) return 1;
   uint64_t x = rt_sym_ref(c), aa = rt_sm_mul(s, a, a);
   uint64_t mu01 = rt_sm_add(s, rt_sm_mul(s, a, mu0), b);
   uint64_t v01 = rt_sm_mul(s, aa, v0);
@@ -154,9 +155,10 @@ static int gaussian_gaussian(rt_sym_state *s, uint32_t q, uint32_t c) {
 
 /* ------------------------------------------------------------------ 11.4 Bernoulli-Bernoulli ---- */
 
-static int bernoulli_bernoulli(rt_sym_state *s, uint32_t q, uint32_t c) {
+static int bernoulli_bernoulli(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
   uint64_t q1 = param(s, q, 0), q2 = param(s, c, 0);
   if (!dep(s, q2, q) || dep(s, q1, c)) return 0;
+  if (!apply) return 1;
   uint64_t x = rt_sym_ref(c);
   uint64_t q2t = rt_sym_subst(s, q2, q, 1.0), q2f = rt_sym_subst(s, q2, q, 0.0);
   uint64_t m = rt_sm_add(s, rt_sm_mul(s, q1, q2t), rt_sm_mul(s, rt_sm_sub(s, C(1.0), q1), q2f));
@@ -170,9 +172,10 @@ static int bernoulli_bernoulli(rt_sym_state *s, uint32_t q, uint32_t c) {
 
 /* ------------------------------------------------------------------ 11.5 Beta-Bernoulli/Binomial  */
 
-static int beta_bernoulli(rt_sym_state *s, uint32_t q, uint32_t c) {
+static int beta_bernoulli(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
   uint64_t al = param(s, q, 0), be = param(s, q, 1);
   if (!is_rv(param(s, c, 0), q) || dep(s, al, c) || dep(s, be, c)) return 0;
+  if (!apply) return 1;
   uint64_t x = rt_sym_ref(c);
   uint64_t marg = rt_sm_div(s, al, rt_sm_add(s, al, be));
   uint64_t pa = rt_sm_add(s, al, rt_sm_ite(s, x, C(1.0), C(0.0)));
@@ -184,9 +187,10 @@ static int beta_bernoulli(rt_sym_state *s, uint32_t q, uint32_t c) {
 }
 
 /* The original's preconditions: the number of trials and alpha constant (beta may be symbolic). */
-static int beta_binomial(rt_sym_state *s, uint32_t q, uint32_t c) {
+static int beta_binomial(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
   uint64_t al = param(s, q, 0), be = param(s, q, 1), n = param(s, c, 0);
   if (!is_rv(param(s, c, 1), q) || !rt_sym_is_const(n) || !rt_sym_is_const(al) || dep(s, be, c)) return 0;
+  if (!apply) return 1;
   uint64_t x = rt_sym_ref(c);
   uint64_t pa = rt_sm_add(s, al, x);
   uint64_t pb = rt_sm_add(s, be, rt_sm_sub(s, n, x));
@@ -201,11 +205,12 @@ static int beta_binomial(rt_sym_state *s, uint32_t q, uint32_t c) {
 /* The original's precondition: alpha a constant numpy-close to an integer.  The marginal's n is alpha
  * itself (the Gamma-Poisson mixture is exactly NegativeBinomial(alpha, beta/(1+beta)) for any real
  * alpha); the original's int(alpha) would turn 2.9999999 into 2. */
-static int gamma_poisson(rt_sym_state *s, uint32_t q, uint32_t c) {
+static int gamma_poisson(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
   uint64_t al = param(s, q, 0), be = param(s, q, 1);
   if (!is_rv(param(s, c, 0), q) || !rt_sym_is_const(al) || dep(s, be, c)) return 0;
   double k = round(D(al));
   if (!(fabs(D(al) - k) <= 1e-8 + 1e-5 * fabs(k))) return 0;
+  if (!apply) return 1;
   uint64_t x = rt_sym_ref(c);
   uint64_t p = rt_sm_div(s, be, rt_sm_add(s, C(1.0), be));
   uint64_t pa = rt_sm_add(s, al, x), pb = rt_sm_add(s, be, C(1.0));
@@ -216,12 +221,13 @@ static int gamma_poisson(rt_sym_state *s, uint32_t q, uint32_t c) {
 }
 
 /* Known mean, unknown precision: the variance must be exactly Div(Const 1, RV tau). */
-static int gamma_gaussian(rt_sym_state *s, uint32_t q, uint32_t c) {
+static int gamma_gaussian(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
   uint64_t al = param(s, q, 0), be = param(s, q, 1), mu = param(s, c, 0), v = param(s, c, 1);
   if (!rt_sym_is_const(mu) || !rt_sym_is_kind(s, v, RT_NODE_DIV)) return 0;
   const rt_sym_node *vn = rt_node(s, v);
   if (!(rt_sym_is_const(vn->w[0]) && D(vn->w[0]) == 1.0 && is_rv(vn->w[1], q))) return 0;
   if (dep(s, al, c) || dep(s, be, c)) return 0;
+  if (!apply) return 1;
   uint64_t x = rt_sym_ref(c);
   uint64_t d = rt_sm_add(s, x, C(-D(mu)));
   uint64_t pa = rt_sm_add(s, al, C(0.5));
@@ -235,19 +241,26 @@ static int gamma_gaussian(rt_sym_state *s, uint32_t q, uint32_t c) {
 
 /* ------------------------------------------------------------------ the table ------------------- */
 
+/* SPEC 11.8: BP keeps only the Gaussian pair; SSI and DS use them all. */
+#define ALL (1 << RT_METHOD_SSI | 1 << RT_METHOD_DS | 1 << RT_METHOD_BP)
+#define NOT_BP (1 << RT_METHOD_SSI | 1 << RT_METHOD_DS)
 const rt_sym_rule rt_sym_rules[] = {
-    {SIRENRT_FAM_GAUSSIAN, SIRENRT_FAM_GAUSSIAN, "gaussian-gaussian (affine mean)", gaussian_gaussian},
-    {SIRENRT_FAM_BERNOULLI, SIRENRT_FAM_BERNOULLI, "bernoulli-bernoulli", bernoulli_bernoulli},
-    {SIRENRT_FAM_BETA, SIRENRT_FAM_BERNOULLI, "beta-bernoulli", beta_bernoulli},
-    {SIRENRT_FAM_BETA, SIRENRT_FAM_BINOMIAL, "beta-binomial", beta_binomial},
-    {SIRENRT_FAM_GAMMA, SIRENRT_FAM_POISSON, "gamma-poisson", gamma_poisson},
-    {SIRENRT_FAM_GAMMA, SIRENRT_FAM_GAUSSIAN, "gamma-gaussian (precision)", gamma_gaussian},
+    {SIRENRT_FAM_GAUSSIAN, SIRENRT_FAM_GAUSSIAN, ALL, "gaussian-gaussian (affine mean)", gaussian_gaussian},
+    {SIRENRT_FAM_BERNOULLI, SIRENRT_FAM_BERNOULLI, NOT_BP, "bernoulli-bernoulli", bernoulli_bernoulli},
+    {SIRENRT_FAM_BETA, SIRENRT_FAM_BERNOULLI, NOT_BP, "beta-bernoulli", beta_bernoulli},
+    {SIRENRT_FAM_BETA, SIRENRT_FAM_BINOMIAL, NOT_BP, "beta-binomial", beta_binomial},
+    {SIRENRT_FAM_GAMMA, SIRENRT_FAM_POISSON, NOT_BP, "gamma-poisson", gamma_poisson},
+    {SIRENRT_FAM_GAMMA, SIRENRT_FAM_GAUSSIAN, NOT_BP, "gamma-gaussian (precision)", gamma_gaussian},
 };
 const int rt_sym_n_rules = (int)(sizeof rt_sym_rules / sizeof rt_sym_rules[0]);
 
-int rt_sym_swap(rt_sym_state *s, uint32_t q, uint32_t c) {
+static int conjugate(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
   int pf = s->nodes[q].family, cf = s->nodes[c].family;
   for (int i = 0; i < rt_sym_n_rules; i++)
-    if (rt_sym_rules[i].parent == pf && rt_sym_rules[i].child == cf) return rt_sym_rules[i].swap(s, q, c);
+    if (rt_sym_rules[i].parent == pf && rt_sym_rules[i].child == cf && (rt_sym_rules[i].methods >> s->method & 1))
+      return rt_sym_rules[i].rule(s, q, c, apply);
   return 0;
 }
+
+int rt_sym_swap(rt_sym_state *s, uint32_t q, uint32_t c) { return conjugate(s, q, c, 1); }
+int rt_sym_conjugate(rt_sym_state *s, uint32_t q, uint32_t c) { return conjugate(s, q, c, 0); }

@@ -366,7 +366,7 @@ static int fold(sirenrt_ctx *ctx, uint64_t w, int mode, double *out, int32_t sit
       uint32_t i = rt_sym_index(e);
       double v;
       if (mode == FOLD_FORCE) {
-        if (rt_ssi_value(ctx, i, &v, site)) goto done;
+        if (rt_rv_value(ctx, i, &v, site)) goto done;
       } else if (n->rv_state != RT_RV_SYMBOLIC) {
         v = n->u.value;
       } else if (n->family == SIRENRT_FAM_DELTA) { /* stands for its expression */
@@ -375,10 +375,10 @@ static int fold(sirenrt_ctx *ctx, uint64_t w, int mode, double *out, int32_t sit
         TASK(x, 0);
         continue;
       } else {
-        if (rt_ssi_marginalize(ctx, i, site)) goto done;
+        if (rt_rv_marginalize(ctx, i, site)) goto done;
         const rt_sym_node *m = &ctx->sym->nodes[i];
         if (m->rv_state != RT_RV_SYMBOLIC) v = m->u.value;
-        else if (rt_ssi_root_mean(ctx, i, &v, site)) goto done;
+        else if (rt_rv_root_mean(ctx, i, &v, site)) goto done;
       }
       VAL(v);
       continue;

@@ -299,3 +299,22 @@ int rt_sym_hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
   return r;
 }
 
+
+/* The loop of 12.1 (SSI) and of BP's marginalize (14.2): hoist; sample whatever parent could not be
+ * swapped; again.  BP's rules are the Gaussian pair alone (rt_sym_swap reads the state's method), and
+ * its variables name one parent each, so the hoist is BP's chain of condition_cd. */
+int rt_hoist_root(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
+  for (;;) {
+    rt_sym_state *s = rt_sym_own(ctx);
+    if (!s) return -1;
+    uint32_t q = 0;
+    int r = rt_sym_hoist_and_eval(s, rv, &q);
+    if (r == HOIST_OK) return 0;
+    if (r == HOIST_OOM) {
+      rt_sym_oom(s);
+      return rt_sym_check_oom(ctx, s, site);
+    }
+    double ignored;
+    if (rt_rv_value(ctx, q, &ignored, site)) return -1;
+  }
+}

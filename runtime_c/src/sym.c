@@ -8,7 +8,14 @@
 
 #define MAX_NODES ((uint32_t)1 << 31)
 
-rt_sym_state *rt_sym_new(int32_t n_vars) {
+int rt_sym_method(const char *name) {
+  static const char *const names[] = {[RT_METHOD_SSI] = "ssi", [RT_METHOD_DS] = "ds", [RT_METHOD_BP] = "bp"};
+  for (int m = 0; name && m < 3; m++)
+    if (strcmp(name, names[m]) == 0) return m;
+  return -1;
+}
+
+rt_sym_state *rt_sym_new(int32_t n_vars, int32_t method) {
   if (n_vars < 0) n_vars = 0;
   rt_sym_state *s = calloc(1, sizeof *s);
   if (!s) return NULL;
@@ -19,6 +26,7 @@ rt_sym_state *rt_sym_new(int32_t n_vars) {
   }
   s->refs = 1;
   s->n_vars = n_vars;
+  s->method = method >= RT_METHOD_SSI && method <= RT_METHOD_BP ? method : RT_METHOD_SSI;
   s->free_head = RT_SYM_NONE;
   return s;
 }
@@ -58,7 +66,8 @@ static rt_sym_state *sym_copy(const rt_sym_state *src) {
 rt_sym_state *rt_sym_own(sirenrt_ctx *ctx) {
   rt_sym_state *s = ctx->sym;
   if (!s) {
-    s = rt_sym_new(ctx->filter ? ctx->filter->model->n_vars : 0);
+    const sirenrt_model *m = ctx->filter ? ctx->filter->model : NULL;
+    s = rt_sym_new(m ? m->n_vars : 0, m ? rt_sym_method(m->method) : RT_METHOD_SSI);
     if (!s) rt_fail(ctx, -1, "out of memory (symbolic state)");
     else if (ctx->filter) /* the state may take as much as the particle's lists may (memory.c) */
       s->max_nodes = (uint32_t)fmin((double)ctx->filter->arena_limit_words * sizeof(uint64_t) / sizeof(rt_sym_node),
@@ -163,8 +172,10 @@ void rt_sym_mark(rt_sym_state *s, uint64_t w) {
   stack[n++] = rt_sym_index(w);
   while (n) {
     rt_sym_node *node = &s->nodes[stack[--n]];
-    for (int k = 0; k < 3; k++) {
-      uint64_t c = node->w[k];
+    /* A DS parent's pending posterior, and that posterior's child: what the parent becomes. */
+    int linked = (node->kind == RT_NODE_RV && (node->flags & RT_DS_PENDING)) || node->kind == RT_NODE_POST;
+    for (int k = 0; k < 4; k++) {
+      uint64_t c = k < 3 ? node->w[k] : linked ? node->u.memo : 0;
       if (node->kind == RT_NODE_FREE || !rt_sym_is_node(c)) continue;
       uint32_t i = rt_sym_index(c);
       if (i >= s->top || s->nodes[i].mark) continue;
@@ -222,7 +233,7 @@ typedef struct saved_header {
   uint64_t magic;
   uint32_t top, free_head;
   int64_t live, live_after_sweep, n_rvs;
-  int32_t n_vars, pad;
+  int32_t n_vars, method;
 } saved_header;
 
 int rt_sym_save(const rt_sym_state *s, uint8_t **buf, int64_t *len) {
@@ -231,7 +242,7 @@ int rt_sym_save(const rt_sym_state *s, uint8_t **buf, int64_t *len) {
   size_t n = sizeof(saved_header) + nodes + (size_t)s->n_vars;
   uint8_t *b = malloc(n ? n : 1);
   if (!b) return -1;
-  saved_header h = {SAVE_MAGIC, s->top, s->free_head, s->live, s->live_after_sweep, s->n_rvs, s->n_vars, 0};
+  saved_header h = {SAVE_MAGIC, s->top, s->free_head, s->live, s->live_after_sweep, s->n_rvs, s->n_vars, s->method};
   memcpy(b, &h, sizeof h);
   if (nodes) memcpy(b + sizeof h, s->nodes, nodes);
   if (s->n_vars) memcpy(b + sizeof h + nodes, s->plan, (size_t)s->n_vars);
@@ -244,11 +255,13 @@ rt_sym_state *rt_sym_load(const uint8_t *buf, int64_t len) {
   saved_header h;
   if (!buf || len < (int64_t)sizeof h) return NULL;
   memcpy(&h, buf, sizeof h);
-  if (h.magic != SAVE_MAGIC || h.n_vars < 0 || h.top > MAX_NODES) return NULL;
+  if (h.magic != SAVE_MAGIC || h.n_vars < 0 || h.top > MAX_NODES || h.method < RT_METHOD_SSI ||
+      h.method > RT_METHOD_BP)
+    return NULL;
   size_t nodes = (size_t)h.top * sizeof(rt_sym_node);
   if ((uint64_t)len != sizeof h + nodes + (size_t)h.n_vars) return NULL;
   if (h.free_head != RT_SYM_NONE && h.free_head >= h.top) return NULL;
-  rt_sym_state *s = rt_sym_new(h.n_vars);
+  rt_sym_state *s = rt_sym_new(h.n_vars, h.method);
   if (!s) return NULL;
   if (h.top) {
     s->nodes = malloc(nodes);
@@ -269,11 +282,13 @@ rt_sym_state *rt_sym_load(const uint8_t *buf, int64_t len) {
   for (uint32_t i = 0; i < s->top; i++) {
     rt_sym_node *n = &s->nodes[i];
     n->mark = n->stamp = 0;
-    int bad = n->kind > RT_NODE_PROBS;
+    int bad = n->kind > RT_NODE_LAST;
     if (n->kind == RT_NODE_FREE) {
       bad |= n->w[0] != RT_SYM_NONE && n->w[0] >= s->top;
     } else {
       for (int k = 0; k < 3; k++) bad |= rt_sym_is_node(n->w[k]) && rt_sym_index(n->w[k]) >= s->top;
+      if ((n->kind == RT_NODE_RV && (n->flags & RT_DS_PENDING)) || n->kind == RT_NODE_POST)
+        bad |= !rt_sym_is_node(n->u.memo) || rt_sym_index(n->u.memo) >= s->top;
     }
     if (bad) {
       sym_free(s);

@@ -1,6 +1,7 @@
-/* sym.h — the symbolic engine (-m ssi): a particle's symbolic state, its nodes, SPEC 6.3's
- * simplification, value forcing (6.4), expected values (10.4), the conjugacy rules (11) and SSI (12).
- * Private to the runtime; the ABI wrappers (sirenrt_sym_*, sirenrt_ssi_*) and the filter call these.
+/* sym.h — the symbolic engine (-m ssi, ds, bp): a particle's symbolic state, its nodes, SPEC 6.3's
+ * simplification, value forcing (6.4), expected values (10.4), the conjugacy rules (11), SSI (12), DS
+ * (13) and BP (14).
+ * Private to the runtime; the ABI wrappers (sirenrt_sym_*, sirenrt_sym_*) and the filter call these.
  *
  * WORDS.  A symbolic word is a double's bit pattern (a constant; bools 0.0/1.0) or a node reference:
  * top 16 bits RT_SYM_TAG, node index in the low 32 bits.  Arithmetic never produces the tag (hardware
@@ -33,8 +34,13 @@ static inline double rt_sym_double(uint64_t w) { union { uint64_t u; double d; }
 
 typedef struct rt_sym_state rt_sym_state;
 
+/* The inference method a state serves: which operations assume, observe, value and mean run. */
+enum { RT_METHOD_SSI = 0, RT_METHOD_DS = 1, RT_METHOD_BP = 2 };
+/* The method a model's name stands for ("ssi", "ds", "bp"); -1 for any other (pf has no state). */
+int rt_sym_method(const char *name);
+
 /* Lifecycle.  n_vars: the model's program variables (plan bits).  NULL when out of memory. */
-rt_sym_state *rt_sym_new(int32_t n_vars);
+rt_sym_state *rt_sym_new(int32_t n_vars, int32_t method);
 void rt_sym_retain(rt_sym_state *s, int64_t refs);  /* atomic: offspring on several threads */
 void rt_sym_release(rt_sym_state *s);               /* frees at zero; NULL is a no-op */
 /* The particle's state, private to it: created on first use, copied when shared.  NULL (error
@@ -54,13 +60,14 @@ uint64_t rt_sym_simplify(sirenrt_ctx *ctx, uint64_t w);
 /* value_expr (6.4): 0 with *out set, or -1 with the error recorded on ctx at site (a plan violation
  * names the variable: "x is annotated as symbolic but will be sampled (forced here)"). */
 int rt_sym_value(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site);
-/* SSI's operations (12.1).  params: the family's parameter words (categorical: lo, hi, probs list
- * handle, whose probabilities the state copies).  assume returns the entry's reference, or the drawn
- * value's word for RT ann SIRENRT_ANN_SAMPLE; observe adds nothing to the weight itself: it returns
- * the log-likelihood in *logp.  -1: error recorded on ctx. */
-int rt_ssi_assume(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, int32_t var, int32_t ann,
+/* The operations of SPEC 10.3 under the state's method (SSI 12, DS 13, BP 14).  params: the family's
+ * parameter words (categorical: lo, hi, probs list handle, whose probabilities the state copies).
+ * assume returns the entry's reference, or the drawn value's word for ann SIRENRT_ANN_SAMPLE; observe
+ * adds nothing to the weight itself: it returns the log-likelihood in *logp.  -1: error recorded on
+ * ctx. */
+int rt_sym_assume(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, int32_t var, int32_t ann,
                   int32_t site, uint64_t *out);
-int rt_ssi_observe(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, double x, int32_t site,
+int rt_sym_observe(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, double x, int32_t site,
                    double *logp);
 /* mean (10.4) for the estimate: may hoist, and sample (recording a plan violation) where it must. */
 int rt_sym_mean(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site);

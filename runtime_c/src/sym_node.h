@@ -19,12 +19,22 @@ enum {
   RT_NODE_ITE,      /* w[0] ? w[1] : w[2] */
   RT_NODE_EQ,
   RT_NODE_LT,
-  RT_NODE_PROBS     /* categorical probabilities: w[0] next chunk (0.0 at the end), w[1], w[2], value */
+  RT_NODE_PROBS,    /* categorical probabilities: w[0] next chunk (0.0 at the end), w[1], w[2], value */
+  RT_NODE_POST      /* DS: a parent's posterior given its marginal child, kept until the child is realised:
+                     * family, parameters w[] (mentioning the child), u.memo the child's reference */
 };
+#define RT_NODE_LAST RT_NODE_POST
 #define RT_PROBS_PER_CHUNK 3
 
 enum { RT_RV_SYMBOLIC = 0, RT_RV_SAMPLED = 1, RT_RV_OBSERVED = 2 };
 enum { RT_SYM_OOM_MALLOC = 1, RT_SYM_OOM_LIMIT = 2 };
+/* RV flags (DS, SPEC 13.1; unused by SSI and BP, whose node states are read off the distribution).
+ * RT_DS_INIT: the distribution is the conditional given the one free RV it names, the canonical parent
+ * (Initialized); clear, the distribution is the variable's marginal (Marginalized).
+ * RT_DS_PENDING: u.memo references a POST node: the variable has a marginal child, and the posterior
+ * it takes once that child is realised. */
+enum { RT_DS_INIT = 1, RT_DS_PENDING = 2 };
+
 
 /* 48 bytes.  Unused words are the constant 0.0 so that walks may treat every w[] alike. */
 typedef struct rt_sym_node {
@@ -34,7 +44,9 @@ typedef struct rt_sym_node {
   uint8_t ann;      /* RV: SIRENRT_ANN_* */
   int32_t var;      /* RV: program variable, -1 anonymous */
   uint32_t stamp;   /* walks: equal to the state's gen when visited in the current walk */
-  uint32_t mark;    /* collector */
+  uint8_t mark;     /* collector */
+  uint8_t flags;    /* RV: RT_DS_* */
+  uint16_t pad;
   uint64_t w[3];
   /* RV: the point mass once sampled/observed; a symbolic categorical's probability count.
    * Expression nodes and symbolic delta RVs: the current eval walk's result (a word). */
@@ -52,6 +64,7 @@ struct rt_sym_state {
   uint32_t cap, top; /* nodes[0 .. top) have been handed out at least once */
   uint32_t free_head;
   int32_t oom;       /* an allocation failed since the operation began (RT_SYM_OOM_*) */
+  int32_t method;    /* RT_METHOD_*: which operations the ABI's assume/observe/value/mean run */
   uint32_t max_nodes; /* the particle's share of the filter's memory limit, in nodes (0: none) */
   int64_t live, live_after_sweep;
   int64_t n_rvs;     /* SPEC 6.2's handle counter: every assume and observe */
@@ -153,19 +166,33 @@ int rt_sym_rvs(rt_sym_state *s, uint64_t e, rt_vec *out);
 enum { HOIST_OK = 0, HOIST_NONCONJUGATE = 1, HOIST_OOM = -1 };
 int rt_sym_hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc);
 
-/* ssi.c */
-int rt_ssi_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
-int rt_ssi_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
-/* The analytic mean of a root RV (constant parameters). */
-int rt_ssi_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
+/* hoist.c: SSI's and BP's way to make rv a root (sampling the parents no rule can swap). */
+int rt_hoist_root(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
 
-/* conjugacy.c: swap(q, c) of SPEC 12.3 by the (family of q, family of c) table.
- * 1 swapped (c holds its marginal, q its posterior given RV c), 0 no rule applies, -1 out of memory. */
+/* rv.c: value (10.3) of an RV entry (a point mass gives its value again), marginalize for
+ * expectations (10.4), and the analytic mean of a root (constant parameters). */
+int rt_rv_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
+int rt_rv_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
+int rt_rv_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
+
+/* ds.c: DS (SPEC 13).  place: assume's choice of the one canonical parent among the free RVs of a new
+ * variable's distribution, sampling the others (13.2; BP's 14.1 is the same with the Gaussian rule
+ * alone).  graft: makes rv a root (13.3), pruning and marginalising as DS does; it is also 13.4's
+ * marginalize for expectations (see ds.c).  0, or -1 with the error recorded on ctx. */
+int rt_ds_place(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
+int rt_ds_graft(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
+
+/* conjugacy.c: swap(q, c) of SPEC 12.3 by the (family of q, family of c) table, among the rules the
+ * state's method uses (SPEC 11.8).  1 swapped (c holds its marginal, q its posterior given RV c), 0 no
+ * rule applies, -1 out of memory. */
 int rt_sym_swap(rt_sym_state *s, uint32_t q, uint32_t c);
+/* The same rule's check alone (DS and BP choose a canonical parent with it): 1 applies, 0 not. */
+int rt_sym_conjugate(rt_sym_state *s, uint32_t q, uint32_t c);
 typedef struct rt_sym_rule {
   int32_t parent, child; /* SIRENRT_FAM_* */
+  int32_t methods;       /* bit RT_METHOD_*: the methods that use it */
   const char *name;
-  int (*swap)(rt_sym_state *s, uint32_t q, uint32_t c);
+  int (*rule)(rt_sym_state *s, uint32_t q, uint32_t c, int apply); /* apply 0: the check alone */
 } rt_sym_rule;
 extern const rt_sym_rule rt_sym_rules[];
 extern const int rt_sym_n_rules;

@@ -1,5 +1,5 @@
 /* symbolic_abi.c — symbolic values (-m ssi) on the runtime's side: the exported sirenrt_sym_* and
- * sirenrt_ssi_* functions generated code calls (thin wrappers over the engine, sym.h), and what the
+ * sirenrt_sym_* functions generated code calls (thin wrappers over the engine, sym.h), and what the
  * population needs of the engine: collection of a stopped particle's state from its roots, the
  * runtime inference plan (SPEC 16.4) and the bookkeeping of which filters hold states at all.
  *
@@ -73,22 +73,22 @@ double sirenrt_sym_value(sirenrt_ctx *ctx, int64_t w, int32_t site) {
   return status ? NAN : out;
 }
 
-int64_t sirenrt_ssi_assume(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2, int32_t var,
+int64_t sirenrt_sym_assume(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2, int32_t var,
                            int32_t annotation, int32_t site) {
   const uint64_t params[3] = {(uint64_t)p0, (uint64_t)p1, (uint64_t)p2};
   uint64_t out = rt_sym_word(NAN);
-  int status = rt_ssi_assume(ctx, family, params, var, annotation, site, &out);
+  int status = rt_sym_assume(ctx, family, params, var, annotation, site, &out);
   note_state(ctx);
   return status ? (int64_t)rt_sym_word(NAN) : (int64_t)out;
 }
 
 /* As sirenrt_observe_<family>: the log-likelihood goes to the weight through sirenrt_add_log_weight
  * (-inf and NaN zero the weight and remember the site); on an error the weight is left alone. */
-void sirenrt_ssi_observe(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2, double x,
+void sirenrt_sym_observe(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2, double x,
                          int32_t site) {
   const uint64_t params[3] = {(uint64_t)p0, (uint64_t)p1, (uint64_t)p2};
   double lp = NAN;
-  int status = rt_ssi_observe(ctx, family, params, x, site, &lp);
+  int status = rt_sym_observe(ctx, family, params, x, site, &lp);
   note_state(ctx);
   if (status == 0) sirenrt_add_log_weight(ctx, lp, site);
 }

@@ -238,11 +238,11 @@ static inline int32_t ssi_resume_variant(sirenrt_ctx *ctx, uint8_t *frame, int v
   }
   double y = w2d(sirenrt_list_get(ctx, row, 0, 2));
   int32_t ann = variant == SSI_SAMPLE ? SIRENRT_ANN_SAMPLE : variant == SSI_FORCED ? SIRENRT_ANN_SYMBOLIC : SIRENRT_ANN_NONE;
-  f->x = sirenrt_ssi_assume(ctx, SIRENRT_FAM_GAUSSIAN, f->x, d2w(SSI_Q), 0, 0, ann, 0);
+  f->x = sirenrt_sym_assume(ctx, SIRENRT_FAM_GAUSSIAN, f->x, d2w(SSI_Q), 0, 0, ann, 0);
   if (variant == SSI_FORCED && f->t == 3) sirenrt_sym_value(ctx, f->x, 3);
   if (variant == SSI_DYNAMIC && f->t == 0 && sirenrt_sample_bernoulli(ctx, 0.5, -1) != 0.0)
     f->x = d2w(sirenrt_sym_value(ctx, f->x, 3));
-  sirenrt_ssi_observe(ctx, SIRENRT_FAM_GAUSSIAN, f->x, d2w(SSI_R), 0, y, 1);
+  sirenrt_sym_observe(ctx, SIRENRT_FAM_GAUSSIAN, f->x, d2w(SSI_R), 0, y, 1);
   if (variant == SSI_TRAJECTORY) {
     int64_t cell = sirenrt_list_cons(ctx, f->xs, 1);
     sirenrt_list_set(ctx, cell, 0, f->x);

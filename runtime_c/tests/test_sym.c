@@ -28,7 +28,7 @@ static void ctx_done(sirenrt_ctx *ctx) {
 
 static uint64_t assume(sirenrt_ctx *ctx, int32_t fam, uint64_t p0, uint64_t p1, uint64_t p2) {
   uint64_t p[3] = {p0, p1, p2}, out = C(NAN);
-  int r = rt_ssi_assume(ctx, fam, p, -1, SIRENRT_ANN_NONE, -1, &out);
+  int r = rt_sym_assume(ctx, fam, p, -1, SIRENRT_ANN_NONE, -1, &out);
   CHECK(r == 0, "assume failed: %s", ctx->err_msg ? ctx->err_msg : "?");
   return out;
 }
@@ -36,7 +36,7 @@ static uint64_t assume(sirenrt_ctx *ctx, int32_t fam, uint64_t p0, uint64_t p1, 
 static double observe(sirenrt_ctx *ctx, int32_t fam, uint64_t p0, uint64_t p1, uint64_t p2, double x) {
   uint64_t p[3] = {p0, p1, p2};
   double lp = NAN;
-  int r = rt_ssi_observe(ctx, fam, p, x, -1, &lp);
+  int r = rt_sym_observe(ctx, fam, p, x, -1, &lp);
   CHECK(r == 0, "observe failed: %s", ctx->err_msg ? ctx->err_msg : "?");
   return lp;
 }
@@ -471,13 +471,13 @@ static void test_plan(void) {
     ctx_init(&ctx, &logw, 9);
     ctx.filter = &filter;
     uint64_t p[3] = {C(5.0), C(1.0), 0}, s = 0, x = 0;
-    CHECK(rt_ssi_assume(&ctx, SIRENRT_FAM_GAUSSIAN, p, 1, ann, 7, &s) == 0, "assume s");
+    CHECK(rt_sym_assume(&ctx, SIRENRT_FAM_GAUSSIAN, p, 1, ann, 7, &s) == 0, "assume s");
     uint64_t px[3] = {C(0.0), C(1.0), 0};
-    CHECK(rt_ssi_assume(&ctx, SIRENRT_FAM_GAUSSIAN, px, 0, SIRENRT_ANN_NONE, 8, &x) == 0, "assume x");
+    CHECK(rt_sym_assume(&ctx, SIRENRT_FAM_GAUSSIAN, px, 0, SIRENRT_ANN_NONE, 8, &x) == 0, "assume x");
     /* s is the variance: no rule reverses that edge, so observing samples s */
     uint64_t q[3] = {x, s, 0};
     double lp;
-    int r = rt_ssi_observe(&ctx, SIRENRT_FAM_GAUSSIAN, q, 0.5, 11, &lp);
+    int r = rt_sym_observe(&ctx, SIRENRT_FAM_GAUSSIAN, q, 0.5, 11, &lp);
     if (ann == SIRENRT_ANN_SYMBOLIC) {
       CHECK(r == -1, "a symbolic variance must fail the observation");
       CHECK(ctx.err_msg != NULL, "error recorded");
@@ -497,14 +497,14 @@ static void test_plan(void) {
   double logw, v;
   ctx_init(&ctx, &logw, 10);
   uint64_t p[3] = {C(1.0), C(1.0), 0}, g = 0;
-  CHECK(rt_ssi_assume(&ctx, SIRENRT_FAM_GAMMA, p, -1, SIRENRT_ANN_SYMBOLIC, 3, &g) == 0, "assume");
+  CHECK(rt_sym_assume(&ctx, SIRENRT_FAM_GAMMA, p, -1, SIRENRT_ANN_SYMBOLIC, 3, &g) == 0, "assume");
   CHECK(rt_sym_value(&ctx, rt_sym_binop(&ctx, RT_SYM_ADD, g, C(1.0)), &v, 4) == -1, "forcing fails");
   if (ctx.err_msg) CHECK_CONTAINS(ctx.err_msg, "a variable is annotated as symbolic but will be sampled");
   ctx_done(&ctx);
 
   /* A `sample` annotation draws at once. */
   ctx_init(&ctx, &logw, 11);
-  CHECK(rt_ssi_assume(&ctx, SIRENRT_FAM_GAMMA, p, -1, SIRENRT_ANN_SAMPLE, 3, &g) == 0 && rt_sym_is_const(g) &&
+  CHECK(rt_sym_assume(&ctx, SIRENRT_FAM_GAMMA, p, -1, SIRENRT_ANN_SAMPLE, 3, &g) == 0 && rt_sym_is_const(g) &&
             D(g) > 0.0,
         "sample annotation gives a value");
   ctx_done(&ctx);

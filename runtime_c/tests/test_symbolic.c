@@ -277,8 +277,8 @@ static const sirenrt_site mean_sites[] = {{"mean.si", 1, 22, 36, "let symbolic a
 static const char *const mean_vars[] = {"a", "b"};
 static int32_t mean_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
   (void)log_weight;
-  int64_t a = sirenrt_ssi_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_SYMBOLIC, 0);
-  int64_t b = sirenrt_ssi_assume(ctx, SIRENRT_FAM_GAUSSIAN, a, d2w(1.0), 0, 1, SIRENRT_ANN_NONE, 1);
+  int64_t a = sirenrt_sym_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_SYMBOLIC, 0);
+  int64_t b = sirenrt_sym_assume(ctx, SIRENRT_FAM_GAUSSIAN, a, d2w(1.0), 0, 1, SIRENRT_ANN_NONE, 1);
   memcpy(frame + 8, &b, sizeof b);
   return SIRENRT_FINISHED;
 }
@@ -332,8 +332,8 @@ static int32_t dead_ssi_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_wei
   (void)log_weight;
   int32_t *pc = (int32_t *)frame;
   if (*pc == 1) return SIRENRT_FINISHED;
-  int64_t p = sirenrt_ssi_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_NONE, 0);
-  sirenrt_ssi_observe(ctx, SIRENRT_FAM_BINOMIAL, d2w(3.0), p, 0, 5.0, 1);
+  int64_t p = sirenrt_sym_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_NONE, 0);
+  sirenrt_sym_observe(ctx, SIRENRT_FAM_BINOMIAL, d2w(3.0), p, 0, 5.0, 1);
   memcpy(frame + 8, &p, sizeof p);
   *pc = 1;
   return SIRENRT_AT_RESAMPLE;

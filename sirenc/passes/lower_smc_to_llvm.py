@@ -25,9 +25,9 @@ form here, and only here:
   sub, mul, eq, lt and neg of words that are non-NaN doubles, i.e. constants, are folded
   inline and call nothing),
   ``smc.sym_ite`` ``sirenrt_sym_ite(ctx, c, t, f)``, ``smc.sym_value``
-  ``sirenrt_sym_value(ctx, w, site)``, ``smc.assume`` ``sirenrt_ssi_assume(ctx, family,
+  ``sirenrt_sym_value(ctx, w, site)``, ``smc.assume`` ``sirenrt_sym_assume(ctx, family,
   p0, p1, p2, var, annotation, site)`` (unused parameters 0; a sampled value's bits are
-  bitcast back to a double) and ``smc.sym_observe`` ``sirenrt_ssi_observe(ctx, family,
+  bitcast back to a double) and ``smc.sym_observe`` ``sirenrt_sym_observe(ctx, family,
   p0, p1, p2, x, site)``.
 
 It works in two steps. (1) One rewrite pattern per op turns every smc, arith
@@ -126,10 +126,10 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "sym_neg": ((i64,), i64),
     "sym_ite": ((i64, i64, i64), i64),
     "sym_value": ((i64, i32), f64),
-    "ssi_assume": ((i32, i64, i64, i64, i32, i32, i32), i64),
-    "ssi_observe": ((i32, i64, i64, i64, f64, i32), None),
+    "sym_assume": ((i32, i64, i64, i64, i32, i32, i32), i64),
+    "sym_observe": ((i32, i64, i64, i64, f64, i32), None),
 }
-# The most parameters a family has: sirenrt_ssi_assume/observe take p0, p1, p2.
+# The most parameters a family has: sirenrt_sym_assume/observe take p0, p1, p2.
 MAX_PARAMS = 3
 
 
@@ -496,7 +496,7 @@ class _SymValue(_Pattern):
 
 
 def _family_and_params(e: _Emitter, family: str, params) -> list[SSAValue]:
-    """The family id and p0, p1, p2 (unused ones 0) of sirenrt_ssi_assume/observe."""
+    """The family id and p0, p1, p2 (unused ones 0) of sirenrt_sym_assume/observe."""
     words = list(params)
     words += [e.const_i(0, i64) for _ in range(MAX_PARAMS - len(words))]
     return [e.const_i(distributions.family(family).id, i32), *words]
@@ -508,7 +508,7 @@ class _Assume(_Pattern):
         e = _Emitter(self.low, op)
         head = _family_and_params(e, op.family.data, op.params)
         var, annotation = e.const_i(op.var.value.data, i32), e.const_i(op.annotation.value.data, i32)
-        word = e.call("ssi_assume", *head, var, annotation, e.site())
+        word = e.call("sym_assume", *head, var, annotation, e.site())
         if op.result.type == f64:   # `sample`: the drawn value's bits
             word = e.add(llvm.BitcastOp(word, f64)).results[0]
         e.replace(rewriter, [word])
@@ -519,7 +519,7 @@ class _SymObserve(_Pattern):
     def match_and_rewrite(self, op: smc.SymObserveOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         head = _family_and_params(e, op.family.data, op.params)
-        e.call("ssi_observe", *head, op.value, e.site())
+        e.call("sym_observe", *head, op.value, e.site())
         e.replace(rewriter, [])
 
 

@@ -47,7 +47,7 @@ def test_cdef_declares_exactly_the_header_api():
     exported = set(re.findall(r"SIRENRT_API [^;(]*?\b((?:sirenrt|sirenc)_\w+)\(", text))
     declared = set(re.findall(r"\b((?:sirenrt|sirenc)_\w+)\(", cdef(INCLUDE / "sirenrt.h")))
     assert len(exported) == 115         # + particles, size, history, set_file, save, load, set_progress (issue 12), list_head_word;
-                                        # + sym_add..sym_value, ssi_assume, ssi_observe, filter_runtime_plan (ssi)
+                                        # + sym_add..sym_value, sym_assume, sym_observe, filter_runtime_plan (ssi)
     assert exported == declared
     assert "SIRENRT_API" not in cdef(INCLUDE / "sirenrt.h")
 

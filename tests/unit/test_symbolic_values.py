@@ -1,6 +1,6 @@
 """The `symbolic-values` pass (-m ssi) and the symbolic lowering down to LLVM IR.
 
-Linking and running need the runtime's sirenrt_sym_*/sirenrt_ssi_* functions; these
+Linking and running need the runtime's sirenrt_sym_*/sirenrt_sym_* functions; these
 tests stop at LLVM IR text, which only needs the header.
 """
 
@@ -256,8 +256,8 @@ let () = observe(gaussian(y, 1.), s) in
 let () = resample() in
 (y, s)
 """, "llvm")
-    for decl in ("declare i64 @sirenrt_ssi_assume(ptr, i32, i64, i64, i64, i32, i32, i32)",
-                 "declare void @sirenrt_ssi_observe(ptr, i32, i64, i64, i64, double, i32)",
+    for decl in ("declare i64 @sirenrt_sym_assume(ptr, i32, i64, i64, i64, i32, i32, i32)",
+                 "declare void @sirenrt_sym_observe(ptr, i32, i64, i64, i64, double, i32)",
                  "declare i64 @sirenrt_sym_lt(ptr, i64, i64)",
                  "declare i64 @sirenrt_sym_neg(ptr, i64)",
                  "declare i64 @sirenrt_sym_mul(ptr, i64, i64)",
@@ -290,7 +290,7 @@ def test_no_check_skips_the_analysis_under_ssi():
 def test_every_benchmark_reaches_llvm_ir_under_ssi(path):
     c = driver.open_source(path, "ssi", check=False)
     text = driver.run_until(c, "llvm")
-    assert "@sirenrt_ssi_assume" in text and 'c"ssi\\00"' in text
+    assert "@sirenrt_sym_assume" in text and 'c"ssi\\00"' in text
     assert not any(op.name.startswith(("siren.", "smc.")) for op in c.products["llvm-dialect"].walk())
     # LLVM parses, verifies, optimises and compiles it (linking needs the runtime's functions)
     assert driver.run_until(c, "obj")[:4] == b"\x7fELF"

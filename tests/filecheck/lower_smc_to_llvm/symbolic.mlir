@@ -1,5 +1,5 @@
 // RUN: %sirenc-opt -p lower-smc-to-llvm %s | filecheck %s
-// The symbolic ops (-m ssi) call the runtime's sirenrt_sym_* / sirenrt_ssi_*
+// The symbolic ops (-m ssi) call the runtime's sirenrt_sym_* / sirenrt_sym_*
 // functions, context first, site last where there is one: a constant's word is
 // the bitcast double (a bool first 0.0 / 1.0); smc.assume passes the family id,
 // three parameter words (unused ones 0; categorical's probabilities a list
@@ -29,13 +29,13 @@ builtin.module {
   }) {smc.vars = ["x", "s"]} : () -> ()
 }
 
-// CHECK:      llvm.func @sirenrt_ssi_assume(!llvm.ptr, i32, i64, i64, i64, i32, i32, i32) -> i64
+// CHECK:      llvm.func @sirenrt_sym_assume(!llvm.ptr, i32, i64, i64, i64, i32, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_sym_sub(!llvm.ptr, i64, i64) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_sym_neg(!llvm.ptr, i64) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_sym_lt(!llvm.ptr, i64, i64) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_sym_ite(!llvm.ptr, i64, i64, i64) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_sym_value(!llvm.ptr, i64, i32) -> f64
-// CHECK-NEXT: llvm.func @sirenrt_ssi_observe(!llvm.ptr, i32, i64, i64, i64, f64, i32)
+// CHECK-NEXT: llvm.func @sirenrt_sym_observe(!llvm.ptr, i32, i64, i64, i64, f64, i32)
 // CHECK:      llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32
 // CHECK-SAME:   sirenrt.vars = ["x", "s"]
 // CHECK:        %[[M:.*]] = llvm.bitcast %{{.*}} : f64 to i64
@@ -46,14 +46,14 @@ builtin.module {
 // CHECK-NEXT:   %[[VAR:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[ANN:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[SITE:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:   %[[X:.*]] = llvm.call @sirenrt_ssi_assume(%ctx, %[[FAM]], %[[M]], %[[M]], %[[P2]], %[[VAR]], %[[ANN]], %[[SITE]])
-// CHECK:        %[[SW:.*]] = llvm.call @sirenrt_ssi_assume(%ctx, %{{.*}}, %[[B]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
+// CHECK-NEXT:   %[[X:.*]] = llvm.call @sirenrt_sym_assume(%ctx, %[[FAM]], %[[M]], %[[M]], %[[P2]], %[[VAR]], %[[ANN]], %[[SITE]])
+// CHECK:        %[[SW:.*]] = llvm.call @sirenrt_sym_assume(%ctx, %{{.*}}, %[[B]], %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}})
 // CHECK-NEXT:   llvm.bitcast %[[SW]] : i64 to f64
 // CHECK:        %[[NIL:.*]] = llvm.mlir.constant(-1) : i64
 // CHECK-NEXT:   %[[CAT:.*]] = llvm.mlir.constant(10 : i32) : i32
 // CHECK-NEXT:   %[[ANON:.*]] = llvm.mlir.constant(-1 : i32) : i32
 // CHECK-NEXT:   %[[SYMB:.*]] = llvm.mlir.constant(2 : i32) : i32
-// CHECK:        llvm.call @sirenrt_ssi_assume(%ctx, %[[CAT]], %[[M]], %[[M]], %[[NIL]], %[[ANON]], %[[SYMB]], %{{.*}})
+// CHECK:        llvm.call @sirenrt_sym_assume(%ctx, %[[CAT]], %[[M]], %[[M]], %[[NIL]], %[[ANON]], %[[SYMB]], %{{.*}})
 // CHECK:        %[[XF:.*]] = llvm.bitcast %[[X]] : i64 to f64
 // CHECK-NEXT:   %[[MF:.*]] = llvm.bitcast %[[M]] : i64 to f64
 // CHECK-NEXT:   %[[ORD:.*]] = llvm.fcmp "ord" %[[XF]], %[[MF]] : f64
@@ -66,4 +66,4 @@ builtin.module {
 // CHECK:        llvm.call @sirenrt_sym_lt(%ctx,
 // CHECK:        llvm.call @sirenrt_sym_ite(%ctx,
 // CHECK:        llvm.call @sirenrt_sym_value(%ctx, %{{.*}}, %{{.*}}) : (!llvm.ptr, i64, i32) -> f64
-// CHECK:        llvm.call @sirenrt_ssi_observe(%ctx, %{{.*}}, %[[X]], %[[M]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i64, i64, i64, f64, i32) -> ()
+// CHECK:        llvm.call @sirenrt_sym_observe(%ctx, %{{.*}}, %[[X]], %[[M]], %{{.*}}, %{{.*}}, %{{.*}}) : (!llvm.ptr, i32, i64, i64, i64, f64, i32) -> ()

@@ -1,8 +1,9 @@
-/* ssi.c — semi-symbolic inference (SPEC 12): assume stores a distribution as given; observe, value
- * and marginalize hoist the variable to a root of the DAG by swapping it with its parents through the
- * conjugacy rules, and sample a parent that no rule can swap (NonConjugate), then retry.
- *
- * SPEC 0.3: a swap that would create a cycle (can_swap fails) samples the parent instead of raising. */
+/* rv.c — the operations of SPEC 10.3 on a particle's random variables, for every symbolic method:
+ * assume creates the entry and lets the method place it (SSI keeps the distribution as given; DS and
+ * BP keep one parent and sample the others, ds.c); observe, value and the expectation's marginalize
+ * make the variable a root, whose parameters are constants, the method's way (SSI and BP hoist it,
+ * hoist.c; DS grafts it, ds.c), then score, draw or take the mean of that root distribution.  Here too:
+ * the numbers of a root's family (checks, draws, densities, means) and point masses. */
 #include "sym_node.h"
 
 #include <stdio.h>
@@ -139,31 +140,20 @@ static int check_may_sample(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
 static void set_point(rt_sym_state *s, uint32_t rv, double v, int state) {
   rt_sym_node *n = &s->nodes[rv];
   n->rv_state = (uint8_t)state;
+  n->flags = 0; /* a point mass has no DS edge (u held a pending posterior) */
   n->u.value = v;
   n->w[0] = n->w[1] = n->w[2] = C(0.0);
   if (state == RT_RV_SAMPLED && n->var >= 0 && n->var < s->n_vars) s->plan[n->var] |= 2;
 }
 
-/* The loop of 12.1: hoist; sample whatever parent could not be swapped; again. */
+/* Makes rv a root the method's way: 0 with rv's parameters constant (or rv a point mass). */
 static int make_root(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
-  for (;;) {
-    rt_sym_state *s = rt_sym_own(ctx);
-    if (!s) return -1;
-    uint32_t q = 0;
-    int r = rt_sym_hoist_and_eval(s, rv, &q);
-    if (r == HOIST_OK) return 0;
-    if (r == HOIST_OOM) {
-      rt_sym_oom(s);
-      return rt_sym_check_oom(ctx, s, site);
-    }
-    double ignored;
-    if (rt_ssi_value(ctx, q, &ignored, site)) return -1;
-  }
+  return ctx->sym->method == RT_METHOD_DS ? rt_ds_graft(ctx, rv, site) : rt_hoist_root(ctx, rv, site);
 }
 
-/* ------------------------------------------------------------------ operations (12.1) ---------- */
+/* ------------------------------------------------------------------ operations (10.3) ---------- */
 
-int rt_ssi_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
+int rt_rv_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
   rt_sym_state *s = rt_sym_own(ctx);
   if (!s) return -1;
   rt_sym_node *n = &s->nodes[rv];
@@ -197,14 +187,14 @@ int rt_ssi_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
   return 0;
 }
 
-int rt_ssi_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
+int rt_rv_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
   rt_sym_state *s = rt_sym_own(ctx);
   if (!s) return -1;
   if (s->nodes[rv].rv_state != RT_RV_SYMBOLIC || s->nodes[rv].family == SIRENRT_FAM_DELTA) return 0;
   return make_root(ctx, rv, site);
 }
 
-int rt_ssi_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
+int rt_rv_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
   double p[3], *probs;
   int64_t np;
   if (root_params(ctx, rv, p, &probs, &np, site)) return -1;
@@ -268,23 +258,31 @@ static int64_t new_rv(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, 
   return rt_sym_index(ref);
 }
 
-int rt_ssi_assume(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, int32_t var, int32_t ann,
-                  int32_t site, uint64_t *out) {
+/* assume's placement: DS and BP keep at most one symbolic parent (13.2, 14.1). */
+static int64_t placed_rv(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, int32_t var, int32_t ann,
+                         int32_t site) {
   int64_t rv = new_rv(ctx, family, params, var, ann, site);
+  if (rv < 0 || ctx->sym->method == RT_METHOD_SSI) return rv;
+  return rt_ds_place(ctx, (uint32_t)rv, site) ? -1 : rv;
+}
+
+int rt_sym_assume(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, int32_t var, int32_t ann,
+                  int32_t site, uint64_t *out) {
+  int64_t rv = placed_rv(ctx, family, params, var, ann, site);
   if (rv < 0) return -1;
   if (ann != SIRENRT_ANN_SAMPLE) {
     *out = rt_sym_ref((uint32_t)rv);
     return 0;
   }
   double v;
-  if (rt_ssi_value(ctx, (uint32_t)rv, &v, site)) return -1;
+  if (rt_rv_value(ctx, (uint32_t)rv, &v, site)) return -1;
   *out = C(v);
   return 0;
 }
 
-int rt_ssi_observe(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, double x, int32_t site,
+int rt_sym_observe(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, double x, int32_t site,
                    double *logp) {
-  int64_t rv = new_rv(ctx, family, params, -1, SIRENRT_ANN_NONE, site);
+  int64_t rv = placed_rv(ctx, family, params, -1, SIRENRT_ANN_NONE, site);
   if (rv < 0) return -1;
   uint32_t i = (uint32_t)rv;
   if (ctx->sym->nodes[i].family == SIRENRT_FAM_DELTA) {
