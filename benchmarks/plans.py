@@ -4,7 +4,7 @@ analysis accepts under a method.
 
     python benchmarks/plans.py [-m ssi]      # prints, per model, the plans the analysis accepts
 
-benchmarks/run.py times the accepted plans, and tests/e2e/test_ssi_benchmarks.py runs them.
+benchmarks/run.py times the accepted plans, and tests/e2e/test_symbolic_benchmarks.py runs them.
 """
 
 from __future__ import annotations

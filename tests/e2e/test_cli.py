@@ -178,10 +178,21 @@ def test_usage_errors_exit_2(tmp_path):
 
 
 @needs_runtime
-def test_methods_not_compiled_yet_say_so():
-    r = sirenc("run", EXAMPLES / "walk.si", "-m", "ds", "-p", "10")
-    assert r.returncode == 2
-    assert "-m pf" in r.stderr
+@pytest.mark.parametrize("method", ["ds", "bp"])
+def test_run_delayed_sampling_and_belief_propagation(method, tmp_path):
+    path = tmp_path / "flag.si"
+    path.write_text(OUTLIER_FLAG)
+    r = sirenc("run", path, "-m", method, "-p", "200", "--seed", "3")
+    assert r.returncode == 0, r.stderr
+    assert section(r.stdout, "Inference Algorithm") == [method.upper()]
+    assert section(r.stdout, "Runtime Inference Plan") == ["x: symbolic", "o: sample"]
+    ssi = sirenc("run", path, "-m", "ssi", "-p", "200", "--seed", "3")
+    assert section(r.stdout, "Result") == section(ssi.stdout, "Result")   # one Gaussian chain: alike
+    forced = tmp_path / "forced.si"
+    forced.write_text(OUTLIER_FLAG.replace("let sample o", "let symbolic o"))
+    assert sirenc("check", forced, "-m", method).returncode == 1
+    r = sirenc("run", forced, "-m", method, "--no-check", "-p", "50", "--seed", "1")
+    assert r.returncode == 1 and "o is annotated as symbolic but will be sampled" in r.stderr
 
 
 @needs_runtime

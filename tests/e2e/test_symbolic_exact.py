@@ -1,7 +1,8 @@
-"""Semi-symbolic inference is exact where the plan is (SPEC 11, 12): with every variable symbolic,
-one particle's answer is the closed-form posterior mean and its log evidence the closed-form
-marginal likelihood, whatever the seed.  The closed forms are computed here, independently of the
-runtime's conjugacy rules."""
+"""The symbolic methods are exact where the plan is (SPEC 11-14): with every variable symbolic, one
+particle's answer is the closed-form posterior mean and its log evidence the closed-form marginal
+likelihood, whatever the seed, for each conjugate pair the method covers (SPEC 11.8: SSI and DS all
+of them, BP the Gaussian one).  The closed forms are computed here, independently of the runtime's
+conjugacy rules."""
 
 from __future__ import annotations
 
@@ -31,8 +32,8 @@ def normal_logpdf(x: float, m: float, v: float) -> float:
     return -0.5 * math.log(2 * math.pi * v) - (x - m) ** 2 / (2 * v)
 
 
-def one_particle(program: str, seed: int):
-    f = sirenc.compile(program, method="ssi").filter(particles=1, seed=seed)
+def one_particle(program: str, seed: int, method: str):
+    f = sirenc.compile(program, method=method).filter(particles=1, seed=seed)
     f.run()
     return f.estimate(), f.log_evidence, f.runtime_plan()
 
@@ -110,14 +111,77 @@ CASES = {
 }
 
 
-@pytest.mark.parametrize("pair", CASES)
-def test_a_conjugate_pair_is_exact_with_one_particle(pair):
+# SPEC 11.8: the pairs each method keeps symbolic.
+COVERED = {"ssi": tuple(CASES), "ds": tuple(CASES), "bp": ("gaussian-gaussian",)}
+
+
+@pytest.mark.parametrize("method, pair", [(m, p) for m, pairs in COVERED.items() for p in pairs])
+def test_a_conjugate_pair_is_exact_with_one_particle(method, pair):
     program, mean, log_evidence = CASES[pair]()
     for seed in SEEDS:
-        got, ll, plan = one_particle(program, seed)
+        got, ll, plan = one_particle(program, seed, method)
         assert got == pytest.approx(mean, rel=1e-9, abs=1e-12), (pair, seed)
         assert ll == pytest.approx(log_evidence, rel=1e-9, abs=1e-12), (pair, seed)
         assert set(plan.values()) == {"symbolic"}, plan
+
+
+# Programs with several variables, every one annotated symbolic.  The results are the variables DS
+# can marginalise without pruning: the mean of a parent with a marginal child samples the child under
+# DS (SPEC 13.4), which would violate these plans.
+EXACT_PROGRAMS = {
+    "hierarchy": """
+    let symbolic mu <- gaussian(0., 10.) in
+    let symbolic x <- gaussian(2. * mu + 1., 1.) in
+    let () = observe(gaussian(x, 0.5), 3.) in
+    let () = observe(gaussian(x - 1., 0.5), 2.5) in
+    x""",
+    "two chains": """
+    let symbolic a <- gaussian(1., 2.) in
+    let symbolic b <- gaussian(a, 1.) in
+    let symbolic c <- gaussian(-1., 3.) in
+    let () = observe(gaussian(b, 1.), 0.5) in
+    let () = observe(gaussian(c, 2.), 4.) in
+    (b, c)""",
+    "coin and rate": """
+    let symbolic p <- beta(1., 1.) in
+    let symbolic l <- gamma(2., 1.) in
+    let () = observe(bernoulli(p), true) in
+    let () = observe(poisson(l), 3.) in
+    let () = observe(bernoulli(p), true) in
+    (p, l)""",
+    "precision": """
+    let symbolic tau <- gamma(3., 2.) in
+    let () = observe(gaussian(0., 1. / tau), 1.5) in
+    let () = observe(gaussian(0., 1. / tau), -0.5) in
+    tau""",
+}
+
+
+def flat(value) -> list[float]:
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in flat(v)]
+    return [float(value)]
+
+
+@pytest.mark.parametrize("name", EXACT_PROGRAMS)
+def test_the_methods_agree_on_an_all_symbolic_plan_they_accept(name):
+    """SSI, DS and BP each give the exact answer of a plan they accept with every variable
+    symbolic, so the ones that accept it agree (one particle, to rounding)."""
+    answers = {}
+    for method in COVERED:
+        try:
+            model = sirenc.compile(EXACT_PROGRAMS[name], method=method)
+        except sirenc.SirenPlanError:
+            continue
+        f = model.filter(particles=1, seed=3)
+        f.run()
+        answers[method] = (np.array(flat(f.estimate())), f.log_evidence, f.runtime_plan())
+    assert "ssi" in answers and "ds" in answers, sorted(answers)
+    ref_estimate, ref_evidence, _ = answers["ssi"]
+    for method, (estimate, evidence, plan) in answers.items():
+        np.testing.assert_allclose(estimate, ref_estimate, rtol=1e-9, atol=1e-12, err_msg=method)
+        assert evidence == pytest.approx(ref_evidence, rel=1e-9), method
+        assert set(plan.values()) == {"symbolic"}, (method, plan)
 
 
 WALK = """
@@ -133,11 +197,14 @@ List.rev(xs)
 """
 
 
-def test_a_symbolic_random_walk_gives_the_smoother_means(tmp_path):
+@pytest.mark.parametrize("method", ["bp", "ssi"])
+def test_a_symbolic_random_walk_gives_the_smoother_means(method):
+    """Edge reversal keeps every step's variable conditioned on the next: the means the estimate
+    marginalises at the end are the Kalman smoother's (SPEC 12.3, 14)."""
     ys = np.random.default_rng(3).normal(np.cumsum(np.random.default_rng(4).normal(size=40)), math.sqrt(0.5))
     _, _, log_evidence, steps = kalman(ys, q=1.0, r=0.5)
     smoothed, _ = _smooth(steps)
-    model = sirenc.compile(WALK, method="ssi")
+    model = sirenc.compile(WALK.replace("let x1 <-", "let symbolic x1 <-"), method=method)
     for seed in SEEDS[:2]:
         f = model.filter(particles=1, seed=seed)
         f.run(ys.reshape(-1, 1))
@@ -146,10 +213,23 @@ def test_a_symbolic_random_walk_gives_the_smoother_means(tmp_path):
         assert f.runtime_plan() == {"x1": "symbolic"}
 
 
-def test_every_particle_of_an_exact_plan_carries_the_same_answer():
+def test_delayed_sampling_refuses_a_symbolic_trajectory():
+    """DS keeps no reversed edges: the analysis cannot keep every step's variable symbolic (SPEC 13,
+    17), and without the annotation the final expectation samples the chain it prunes."""
+    with pytest.raises(sirenc.SirenPlanError, match="plan cannot be satisfied under ds: 'x1'"):
+        sirenc.compile(WALK.replace("let x1 <-", "let symbolic x1 <-"), method="ds")
+    f = sirenc.compile(WALK, method="ds").filter(particles=1, seed=0)
+    f.run(np.arange(5.0).reshape(-1, 1))
+    assert f.runtime_plan() == {"x1": "symbolic"}
+    f.estimate()
+    assert f.runtime_plan() == {"x1": "sample"}
+
+
+@pytest.mark.parametrize("method", COVERED)
+def test_every_particle_of_an_exact_plan_carries_the_same_answer(method):
     """With many particles an exact plan still gives the closed form: every weight is equal."""
     program, mean, log_evidence = gaussian_case()
-    f = sirenc.compile(program, method="ssi").filter(particles=257, seed=5)
+    f = sirenc.compile(program, method=method).filter(particles=257, seed=5)
     f.run()
     assert f.estimate() == pytest.approx(mean, rel=1e-9)
     assert f.log_evidence == pytest.approx(log_evidence, rel=1e-9)
