@@ -612,6 +612,124 @@ static void test_mixed(void) {
   ctx_done(&ctx);
 }
 
+/* ------------------------------------------------------------------ DS and BP ------------------ */
+
+static void use_method(sirenrt_ctx *ctx, int method) {
+  rt_sym_state *s = rt_sym_own(ctx);
+  CHECK(s != NULL, "state");
+  if (s) s->method = method;
+}
+
+static int sampled(sirenrt_ctx *ctx, uint64_t w) { return rt_node(ctx->sym, w)->rv_state == RT_RV_SAMPLED; }
+
+/* x -> y -> observation under DS (SPEC 13): the observation's graft marginalises y and then its
+ * observation; y's posterior is exact without sampling, and x's mean prunes y (samples it) first. */
+static void test_ds_chain(void) {
+  sirenrt_ctx ctx;
+  double logw;
+  ctx_init(&ctx, &logw, 40);
+  use_method(&ctx, RT_METHOD_DS);
+  uint64_t x = assume(&ctx, SIRENRT_FAM_GAUSSIAN, C(0.0), C(1.0), 0);
+  uint64_t y = assume(&ctx, SIRENRT_FAM_GAUSSIAN, x, C(1.0), 0);
+  CHECK(rt_node(ctx.sym, y)->flags & RT_DS_INIT, "y is Initialized(x)");
+  double lp = observe(&ctx, SIRENRT_FAM_GAUSSIAN, y, C(1.0), 0, 0.5);
+  CHECK_REL(lp, log_norm(0.5, 0.0, 3.0), 1e-12, "the observation's marginal");
+  CHECK((rt_node(ctx.sym, x)->flags & RT_DS_PENDING) && !(rt_node(ctx.sym, y)->flags & RT_DS_INIT),
+        "y is x's marginal child");
+  /* A checkpoint keeps the pending edge. */
+  uint8_t *buf = NULL;
+  int64_t len = 0;
+  CHECK(rt_sym_save(ctx.sym, &buf, &len) == 0, "save");
+  rt_sym_state *loaded = rt_sym_load(buf, len);
+  free(buf);
+  CHECK(loaded && loaded->method == RT_METHOD_DS && (rt_node(loaded, x)->flags & RT_DS_PENDING), "load");
+  CHECK_REL(mean(&ctx, y), 2.0 / 3.0 * 0.5, 1e-12, "y's posterior mean");
+  CHECK(!sampled(&ctx, y), "y's mean samples nothing");
+  double mx = mean(&ctx, x);
+  CHECK(sampled(&ctx, y), "x's mean pruned y");
+  CHECK_REL(mx, rt_node(ctx.sym, y)->u.value / 2.0, 1e-12, "x given y");
+  if (loaded) { /* the loaded copy continues as the original did before the means */
+    rt_sym_release(ctx.sym);
+    ctx.sym = loaded;
+    CHECK_REL(mean(&ctx, y), 2.0 / 3.0 * 0.5, 1e-12, "y's posterior mean after loading");
+  }
+  ctx_done(&ctx);
+}
+
+/* At most one symbolic parent (13.2): y ~ N(x + w, 1) keeps x and samples w; under BP a Beta parent
+ * of a Bernoulli is sampled (14.1), under DS it stays symbolic. */
+static void test_one_parent(void) {
+  sirenrt_ctx ctx;
+  double logw;
+  ctx_init(&ctx, &logw, 41);
+  use_method(&ctx, RT_METHOD_DS);
+  uint64_t x = assume(&ctx, SIRENRT_FAM_GAUSSIAN, C(0.0), C(1.0), 0);
+  uint64_t w = assume(&ctx, SIRENRT_FAM_GAUSSIAN, C(0.0), C(1.0), 0);
+  uint64_t y = assume(&ctx, SIRENRT_FAM_GAUSSIAN, rt_sym_binop(&ctx, RT_SYM_ADD, x, w), C(1.0), 0);
+  CHECK(!sampled(&ctx, x) && sampled(&ctx, w), "the second parent is sampled");
+  double wv = rt_node(ctx.sym, w)->u.value;
+  double lp = observe(&ctx, SIRENRT_FAM_GAUSSIAN, y, C(1.0), 0, 1.0);
+  CHECK_REL(lp, log_norm(1.0, wv, 3.0), 1e-12, "x and y marginalised around w's value");
+  ctx_done(&ctx);
+
+  /* A parent with a marginal child keeps its marginal: the check of a new child sees Beta(2, 3) with
+   * a constant alpha (beta-binomial's precondition), not the posterior given the child. */
+  ctx_init(&ctx, &logw, 44);
+  use_method(&ctx, RT_METHOD_DS);
+  uint64_t p = assume(&ctx, SIRENRT_FAM_BETA, C(2.0), C(3.0), 0);
+  uint64_t b = assume(&ctx, SIRENRT_FAM_BERNOULLI, p, 0, 0);
+  observe(&ctx, SIRENRT_FAM_BERNOULLI, rt_sym_ite(&ctx, b, C(0.9), C(0.1)), 0, 0, 1.0);
+  CHECK((rt_node(ctx.sym, p)->flags & RT_DS_PENDING) && !sampled(&ctx, b), "b is p's marginal child");
+  uint64_t k = assume(&ctx, SIRENRT_FAM_BINOMIAL, C(10.0), p, 0);
+  CHECK(!sampled(&ctx, p) && !sampled(&ctx, b) && (rt_node(ctx.sym, k)->flags & RT_DS_INIT), "p is k's parent");
+  ctx_done(&ctx);
+
+  for (int method = RT_METHOD_DS; method <= RT_METHOD_BP; method++) {
+    ctx_init(&ctx, &logw, 42);
+    use_method(&ctx, method);
+    uint64_t p = assume(&ctx, SIRENRT_FAM_BETA, C(2.0), C(3.0), 0);
+    lp = observe(&ctx, SIRENRT_FAM_BERNOULLI, p, 0, 0, 1.0);
+    if (method == RT_METHOD_DS) {
+      CHECK(!sampled(&ctx, p), "DS keeps beta-bernoulli");
+      CHECK_REL(lp, log(2.0 / 5.0), 1e-12, "DS: the marginal");
+      CHECK_REL(mean(&ctx, p), 3.0 / 6.0, 1e-12, "DS: the posterior");
+    } else {
+      CHECK(sampled(&ctx, p), "BP samples a Beta parent");
+      CHECK_REL(lp, log(rt_node(ctx.sym, p)->u.value), 1e-12, "BP: scored at the drawn p");
+    }
+    ctx_done(&ctx);
+  }
+}
+
+/* A DS random walk that keeps only its latest state: marking that one variable and sweeping leaves a
+ * bounded state over many steps (parents point at their marginal children, never the reverse). */
+static void test_ds_walk_is_collected(void) {
+  sirenrt_ctx ctx;
+  double logw;
+  ctx_init(&ctx, &logw, 43);
+  use_method(&ctx, RT_METHOD_DS);
+  uint64_t x = C(0.0);
+  int64_t most = 0;
+  double m = 0.0, v = 0.0, err = 0.0;
+  for (int t = 0; t < 20000; t++) {
+    x = assume(&ctx, SIRENRT_FAM_GAUSSIAN, x, C(1.0), 0);
+    double y = sin(t * 0.1);
+    observe(&ctx, SIRENRT_FAM_GAUSSIAN, x, C(0.5), 0, y);
+    v += 1.0; /* the Kalman filter beside it */
+    m = (m / v + y / 0.5) / (1.0 / v + 1.0 / 0.5);
+    v = 1.0 / (1.0 / v + 1.0 / 0.5);
+    if (rt_sym_collect_due(ctx.sym)) {
+      rt_sym_mark(ctx.sym, x);
+      rt_sym_sweep(ctx.sym);
+    }
+    if (rt_sym_live_nodes(ctx.sym) > most) most = rt_sym_live_nodes(ctx.sym);
+    if (t % 997 == 0) err = fmax(err, fabs(mean(&ctx, x) - m));
+  }
+  CHECK(most < 200, "live nodes bounded: %lld", (long long)most);
+  CHECK(err < 1e-9, "the DS walk is the Kalman filter: %g", err);
+  ctx_done(&ctx);
+}
+
 int main(void) {
   test_simplification();
   test_gaussian_affine();
@@ -633,5 +751,8 @@ int main(void) {
   test_copy_on_write();
   test_categorical();
   test_mixed();
+  test_ds_chain();
+  test_one_parent();
+  test_ds_walk_is_collected();
   return check_report("test_sym");
 }
