@@ -17,14 +17,14 @@ The ratio columns are sirenc's time over each. The last column is the compiled
 filter on every core (the hand-written filters have no parallel version; the
 answers do not change).
 
-A second table times the same model with every x symbolic (`-m ssi`: each
-particle carries an exact Gaussian belief) against
-benchmarks/handwritten/rw_kalman_rb.c, a hand-written Rao-Blackwellised
+A second table times the same model with x symbolic under each hybrid method
+(`-m ssi`, `-m ds`, `-m bp`: each particle carries an exact Gaussian belief)
+against benchmarks/handwritten/rw_kalman_rb.c, a hand-written Rao-Blackwellised
 (Kalman) particle filter with the same resampling, built with -march=native.
 
 `--suite` times the eleven benchmark models (benchmarks/models, on their own
-data) under `-m pf` and under every `-m ssi` plan the plan analysis accepts
-(benchmarks/plans.py). The load average is printed: other jobs on the machine
+data) under `-m pf` and under every `-m ssi`, `-m ds` and `-m bp` plan the plan
+analysis accepts (benchmarks/plans.py). The load average is printed: other jobs on the machine
 slow the large N most.
 """
 
@@ -82,8 +82,12 @@ def time_sirenc(model, rows: np.ndarray | None, n: int, repeat: int, threads: in
     return best * 1e9 / (n * (len(rows) if rows is not None else steps))
 
 
+HYBRID = ("ssi", "ds", "bp")
+
+
 def suite(particles: list[int], models: list[str], repeat: int) -> None:
-    """ns per particle-step of each benchmark model under pf and every accepted ssi plan."""
+    """ns per particle-step of each benchmark model under pf and every accepted plan of each
+    hybrid method."""
     from plans import MODELS, accepted_plans
 
     import sirenc
@@ -96,10 +100,11 @@ def suite(particles: list[int], models: list[str], repeat: int) -> None:
         steps = len((MODELS / name / "data.csv").read_text().strip().splitlines()) - 1
         runs = [("pf", "-", str(MODELS / name / "model.si"))]
         with tempfile.TemporaryDirectory() as tmp:
-            for plan in accepted_plans(name):
-                d = Path(tmp) / plan.number
-                d.mkdir()
-                runs.append(("ssi", plan.number, str(plan.write(d))))
+            for method in HYBRID:
+                for plan in accepted_plans(name, method):
+                    d = Path(tmp) / method / plan.number
+                    d.mkdir(parents=True)
+                    runs.append((method, plan.number, str(plan.write(d))))
             for method, number, path in runs:
                 model = sirenc.compile(path, method=method)
                 cells, errors = [], []
@@ -155,15 +160,19 @@ def main() -> None:
             print(f"{n:>8} | {ours:>12.2f} | {ref:>13.2f} | {ours / ref:>5.2f} | {ref_fast:>10.2f} | "
                   f"{ours / ref_fast:>5.2f} | {parallel:>18.2f}")
         rb = build_handwritten(tmp, "rw_kalman_rb", native=True)
-        symbolic = sirenc.compile(str(HERE / "models" / "walk" / "model.si"), method="ssi")
+        symbolic = {m: sirenc.compile(str(HERE / "models" / "walk" / "model.si"), method=m) for m in HYBRID}
         print()
         print("the same walk with x symbolic (exact Gaussian belief per particle); ns per particle-step")
-        print(f"{'N':>8} | {'sirenc -m ssi':>13} | {'C, Rao-Blackwellised':>20} | {'ratio':>5}")
-        print(f"{'-' * 8}-+-{'-' * 13}-+-{'-' * 20}-+-{'-' * 5}")
+        print(f"{'N':>8} | " + " | ".join(f"{f'sirenc -m {m}':>13} | {'ratio':>5}" for m in HYBRID)
+              + f" | {'C, Rao-Blackwellised':>20}")
+        print(f"{'-' * 8}-+-" + "-+-".join(f"{'-' * 13}-+-{'-' * 5}" for _ in HYBRID) + f"-+-{'-' * 20}")
         for n in particles:
-            ours = time_sirenc(symbolic, rows, n, args.repeat)
             ref = time_handwritten(rb, data, n, args.repeat)
-            print(f"{n:>8} | {ours:>13.2f} | {ref:>20.2f} | {ours / ref:>5.2f}")
+            cells = []
+            for m in HYBRID:
+                ours = time_sirenc(symbolic[m], rows, n, args.repeat)
+                cells.append(f"{ours:>13.2f} | {ours / ref:>5.2f}")
+            print(f"{n:>8} | " + " | ".join(cells) + f" | {ref:>20.2f}")
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"load average: {load}")
 

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import sirenc
+from sirenc.runtime.abi import abi_version
 from markers import needs_runtime
 from sirenc.api import from_llvm_dialect
 from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
@@ -30,7 +31,7 @@ def model(request, tmp_path_factory, data_file):
 
 def test_info(model, data_file):
     assert model.info == {
-        "abi_version": 4, "name": "toy", "method": "pf", "plan": "x: sample",
+        "abi_version": abi_version(), "name": "toy", "method": "pf", "plan": "x: sample",
         "result_type": "f", "frame_size": 40, "streamable": True,
         "not_streamable_reason": "", "files": [str(data_file)], "vars": [],
     }

@@ -47,10 +47,12 @@ def test_descriptor_contents(toy):
     assert 'c"toy.si\\00"' in text
     assert 'c"let x = sample(gaussian(0., 1.)) in\\00"' in text
     assert "ptr @siren_resume" in text
-    # abi_version 4, frame 40 bytes, result at 24, streamable, 1 file, 2 sites, no list roots,
+    # the ABI version, frame 40 bytes, result at 24, streamable, 1 file, 2 sites, no list roots,
     # no variables and no symbolic roots (pf)
     line = next(l for l in text.splitlines() if l.startswith("@sirenc_model ="))
-    for field in ("{ i32 4,", "i32 40, i32 24, ptr @siren_resume, i32 1,", "i32 1, ptr @sirenc_model.files",
+    from sirenc.runtime.abi import abi_version
+
+    for field in (f"{{ i32 {abi_version()},", "i32 40, i32 24, ptr @siren_resume, i32 1,", "i32 1, ptr @sirenc_model.files",
                   "i32 2, ptr @sirenc_model.sites", "i32 0, ptr null, i32 0, ptr null, i32 0, ptr null }"):
         assert field in line
 
