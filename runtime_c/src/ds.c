@@ -48,9 +48,28 @@ static void settle(rt_sym_state *s, uint32_t q) {
   n->u.value = 0.0;
 }
 
+/* A variable whose parameters are constants or one free variable q itself (a random walk's
+ * x_t ~ N(x_{t-1}, v)): 1 with *q set, 0 when every parameter is a constant, -1 for any other shape. */
+static int lone_direct_parent(rt_sym_state *s, uint32_t rv, uint32_t *q) {
+  int np = rt_sym_expr_params(s->nodes[rv].family), found = 0;
+  for (int k = 0; k < np; k++) {
+    uint64_t w = s->nodes[rv].w[k];
+    if (!rt_sym_is_node(w)) continue;
+    if (!rt_sym_is_free_rv(s, w) || (found && rt_sym_index(w) != *q)) return -1;
+    *q = rt_sym_index(w);
+    found = 1;
+  }
+  return found;
+}
+
 /* The canonical parent an Initialized rv names (its parameters evaluated first), or RT_SYM_NONE when
  * it names none any more: then rv is Marginalized(None).  -1 out of memory. */
 static int64_t init_parent(rt_sym_state *s, uint32_t rv) {
+  uint32_t lone = 0;
+  if (lone_direct_parent(s, rv, &lone) == 1) { /* eval would leave it, evaluating q's parameters */
+    rt_sym_eval_params(s, lone);
+    return s->oom ? -1 : (int64_t)lone;
+  }
   rt_sym_eval_params(s, rv);
   uint64_t buf[4];
   rt_vec ps = RT_VEC_ON(buf);
@@ -165,8 +184,35 @@ done:
  * against its current distribution: its marginal, or its conditional when Initialized); every other
  * parent is sampled.  Under BP the rules are the Gaussian pair alone (rt_sym_conjugate reads the
  * state's method), and no flag is kept: BP reads its node states off the distribution. */
+/* The canonical parent rule's check; Gaussian mean q with a constant variance, the random walk's
+ * shape, passes without the walks (q's distribution cannot name rv, which is newer). */
+static int accepts(rt_sym_state *s, uint32_t q, uint32_t rv) {
+  const rt_sym_node *c = &s->nodes[rv];
+  if (c->family == SIRENRT_FAM_GAUSSIAN && s->nodes[q].family == SIRENRT_FAM_GAUSSIAN && c->w[0] == rt_sym_ref(q) &&
+      !rt_sym_is_node(c->w[1]))
+    return 1;
+  return rt_sym_conjugate(s, q, rv);
+}
+
+static void mark_initialized(rt_sym_state *s, uint32_t rv) {
+  if (s->method == RT_METHOD_DS) s->nodes[rv].flags |= RT_DS_INIT;
+}
+
 int rt_ds_place(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
   rt_sym_state *s = ctx->sym;
+  uint32_t lone = 0;
+  int shape = lone_direct_parent(s, rv, &lone);
+  if (shape == 0) return 0;
+  if (shape == 1) { /* eval_distr leaves the parameter itself, with eval's side effect on q */
+    rt_sym_eval_params(s, lone);
+    settle(s, lone);
+    int ok = accepts(s, lone, rv);
+    if (rt_sym_check_oom(ctx, s, site)) return -1;
+    if (ok) {
+      mark_initialized(s, rv);
+      return 0;
+    }
+  }
   rt_sym_eval_params(s, rv);
   uint64_t buf[8];
   rt_vec ps = RT_VEC_ON(buf);
@@ -187,7 +233,7 @@ int rt_ds_place(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
     if (!occurs) continue;
     if (canonical == RT_SYM_NONE) {
       settle(s, q);
-      int ok = rt_sym_conjugate(s, q, rv);
+      int ok = accepts(s, q, rv);
       if (rt_sym_check_oom(ctx, s, site)) goto done;
       if (ok) {
         canonical = q;
@@ -199,8 +245,7 @@ int rt_ds_place(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
     rt_sym_eval_params(ctx->sym, rv);
     if (rt_sym_check_oom(ctx, ctx->sym, site)) goto done;
   }
-  s = ctx->sym;
-  if (canonical != RT_SYM_NONE && s->method == RT_METHOD_DS) s->nodes[rv].flags |= RT_DS_INIT;
+  if (canonical != RT_SYM_NONE) mark_initialized(ctx->sym, rv);
   rc = 0;
   goto done;
 oom:
