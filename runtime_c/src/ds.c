@@ -48,25 +48,11 @@ static void settle(rt_sym_state *s, uint32_t q) {
   n->u.value = 0.0;
 }
 
-/* A variable whose parameters are constants or one free variable q itself (a random walk's
- * x_t ~ N(x_{t-1}, v)): 1 with *q set, 0 when every parameter is a constant, -1 for any other shape. */
-static int lone_direct_parent(rt_sym_state *s, uint32_t rv, uint32_t *q) {
-  int np = rt_sym_expr_params(s->nodes[rv].family), found = 0;
-  for (int k = 0; k < np; k++) {
-    uint64_t w = s->nodes[rv].w[k];
-    if (!rt_sym_is_node(w)) continue;
-    if (!rt_sym_is_free_rv(s, w) || (found && rt_sym_index(w) != *q)) return -1;
-    *q = rt_sym_index(w);
-    found = 1;
-  }
-  return found;
-}
-
 /* The canonical parent an Initialized rv names (its parameters evaluated first), or RT_SYM_NONE when
  * it names none any more: then rv is Marginalized(None).  -1 out of memory. */
 static int64_t init_parent(rt_sym_state *s, uint32_t rv) {
   uint32_t lone = 0;
-  if (lone_direct_parent(s, rv, &lone) == 1) { /* eval would leave it, evaluating q's parameters */
+  if (rt_sym_direct_parent(s, rv, &lone) == 1) { /* eval would leave it, evaluating q's parameters */
     rt_sym_eval_params(s, lone);
     return s->oom ? -1 : (int64_t)lone;
   }
@@ -201,7 +187,7 @@ static void mark_initialized(rt_sym_state *s, uint32_t rv) {
 int rt_ds_place(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
   rt_sym_state *s = ctx->sym;
   uint32_t lone = 0;
-  int shape = lone_direct_parent(s, rv, &lone);
+  int shape = rt_sym_direct_parent(s, rv, &lone);
   if (shape == 0) return 0;
   if (shape == 1) { /* eval_distr leaves the parameter itself, with eval's side effect on q */
     rt_sym_eval_params(s, lone);

@@ -175,10 +175,7 @@ static int frame_init(rt_sym_state *s, hoist_frame *f, uint32_t cur, const rt_ve
   return 0;
 }
 
-/* The one free variable cur's distribution names when each parameter is a constant or that variable
- * itself (a random walk's mean): 1 with *q set; 0 when every parameter is a constant; -1 for any other
- * shape, which the general walk handles. */
-static int direct_parent(rt_sym_state *s, uint32_t cur, uint32_t *q) {
+int rt_sym_direct_parent(rt_sym_state *s, uint32_t cur, uint32_t *q) {
   int np = rt_sym_expr_params(s->nodes[cur].family), found = 0;
   for (int k = 0; k < np; k++) {
     uint64_t w = s->nodes[cur].w[k];
@@ -202,7 +199,7 @@ static int hoist_chain(rt_sym_state *s, uint32_t rv, uint32_t *nc) {
   chain[n++] = rv;
   for (;;) {
     uint32_t q;
-    int k = direct_parent(s, chain[n - 1], &q);
+    int k = rt_sym_direct_parent(s, chain[n - 1], &q);
     if (k < 0) return HOIST_GENERAL;
     if (k == 0) break;
     if (n == 9) return HOIST_GENERAL;

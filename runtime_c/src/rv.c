@@ -73,37 +73,53 @@ static double family_mean(int family, const double *p, const double *probs, int6
 }
 
 /* A root's distribution as numbers: its constant parameters and, for a categorical, a malloc'd copy
- * of its probabilities (*probs, to free).  -1 after recording an error. */
-static int root_params(sirenrt_ctx *ctx, uint32_t rv, double p[3], double **probs, int64_t *n, int32_t site) {
+ * of its probabilities (free with root_free). */
+typedef struct root_dist {
+  int family;
+  double p[3];
+  double *probs;
+  int64_t n;
+} root_dist;
+
+static void root_free(root_dist *d) { free(d->probs); }
+
+/* rv's distribution as numbers, its parameters checked (SPEC 9); 0, or -1 after recording an error. */
+static int root_dist_of(sirenrt_ctx *ctx, uint32_t rv, root_dist *d, int32_t site) {
   rt_sym_state *s = ctx->sym;
   const rt_sym_node *node = &s->nodes[rv];
   int np = rt_sym_expr_params(node->family);
-  *probs = NULL;
-  *n = 0;
+  d->family = node->family;
+  d->probs = NULL;
+  d->n = 0;
   for (int k = 0; k < 3; k++) {
     uint64_t w = k < np ? node->w[k] : C(0.0);
     if (rt_sym_is_node(w)) {
       rt_fail(ctx, site, "internal error: a hoisted variable kept a symbolic parameter");
       return -1;
     }
-    p[k] = D(w);
+    d->p[k] = D(w);
   }
-  if (node->family != SIRENRT_FAM_CATEGORICAL) return 0;
-  int64_t count = (int64_t)node->u.value;
-  double *a = malloc((size_t)(count > 0 ? count : 1) * sizeof *a);
-  if (!a) {
-    rt_fail(ctx, site, "out of memory");
-    return -1;
-  }
-  int64_t i = 0;
-  for (uint64_t c = node->w[2]; rt_sym_is_node(c) && i < count; c = s->nodes[rt_sym_index(c)].w[0])
-    for (int k = 0; k < RT_PROBS_PER_CHUNK && i < count; k++) {
-      const rt_sym_node *chunk = &s->nodes[rt_sym_index(c)];
-      a[i++] = k < 2 ? D(chunk->w[1 + k]) : chunk->u.value;
+  if (node->family == SIRENRT_FAM_CATEGORICAL) {
+    int64_t count = (int64_t)node->u.value;
+    double *a = malloc((size_t)(count > 0 ? count : 1) * sizeof *a);
+    if (!a) {
+      rt_fail(ctx, site, "out of memory");
+      return -1;
     }
-  *probs = a;
-  *n = count;
-  return 0;
+    int64_t i = 0;
+    for (uint64_t c = node->w[2]; rt_sym_is_node(c) && i < count; c = s->nodes[rt_sym_index(c)].w[0])
+      for (int k = 0; k < RT_PROBS_PER_CHUNK && i < count; k++) {
+        const rt_sym_node *chunk = &s->nodes[rt_sym_index(c)];
+        a[i++] = k < 2 ? D(chunk->w[1 + k]) : chunk->u.value;
+      }
+    d->probs = a;
+    d->n = count;
+  }
+  char msg[RT_MSG];
+  if (!family_bad(d->family, d->p, d->probs, d->n, msg)) return 0;
+  root_free(d);
+  rt_fail(ctx, site, "%s", msg);
+  return -1;
 }
 
 /* Stores a categorical's probabilities as a chain of PROBS chunks; its head, or a NaN word (oom). */
@@ -169,18 +185,10 @@ int rt_rv_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
     set_point(ctx->sym, rv, *out, RT_RV_SAMPLED);
     return 0;
   }
-  if (make_root(ctx, rv, site)) return -1;
-  double p[3], *probs;
-  int64_t np;
-  if (root_params(ctx, rv, p, &probs, &np, site)) return -1;
-  char msg[RT_MSG];
-  int family = ctx->sym->nodes[rv].family, bad = family_bad(family, p, probs, np, msg);
-  double v = bad ? NAN : family_draw(ctx, family, p, probs, np, site);
-  free(probs);
-  if (bad) {
-    rt_fail(ctx, site, "%s", msg);
-    return -1;
-  }
+  root_dist d;
+  if (make_root(ctx, rv, site) || root_dist_of(ctx, rv, &d, site)) return -1;
+  double v = family_draw(ctx, d.family, d.p, d.probs, d.n, site);
+  root_free(&d);
   if (isnan(v) && ctx->err_msg) return -1;
   set_point(ctx->sym, rv, v, RT_RV_SAMPLED);
   *out = v;
@@ -195,17 +203,10 @@ int rt_rv_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
 }
 
 int rt_rv_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
-  double p[3], *probs;
-  int64_t np;
-  if (root_params(ctx, rv, p, &probs, &np, site)) return -1;
-  char msg[RT_MSG];
-  int family = ctx->sym->nodes[rv].family, bad = family_bad(family, p, probs, np, msg);
-  if (!bad) *out = family_mean(family, p, probs, np);
-  free(probs);
-  if (bad) {
-    rt_fail(ctx, site, "%s", msg);
-    return -1;
-  }
+  root_dist d;
+  if (root_dist_of(ctx, rv, &d, site)) return -1;
+  *out = family_mean(d.family, d.p, d.probs, d.n);
+  root_free(&d);
   return 0;
 }
 
@@ -290,18 +291,10 @@ int rt_sym_observe(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, dou
     if (rt_sym_value(ctx, ctx->sym->nodes[i].w[0], &v, site)) return -1;
     *logp = sirenrt_logpdf_delta(v, x);
   } else {
-    if (make_root(ctx, i, site)) return -1;
-    double p[3], *probs;
-    int64_t np;
-    if (root_params(ctx, i, p, &probs, &np, site)) return -1;
-    char msg[RT_MSG];
-    int fam = ctx->sym->nodes[i].family, bad = family_bad(fam, p, probs, np, msg);
-    if (!bad) *logp = family_logpdf(fam, p, probs, np, x);
-    free(probs);
-    if (bad) {
-      rt_fail(ctx, site, "%s", msg);
-      return -1;
-    }
+    root_dist d;
+    if (make_root(ctx, i, site) || root_dist_of(ctx, i, &d, site)) return -1;
+    *logp = family_logpdf(d.family, d.p, d.probs, d.n, x);
+    root_free(&d);
   }
   set_point(ctx->sym, i, x, RT_RV_OBSERVED);
   return 0;

@@ -167,6 +167,10 @@ enum { HOIST_OK = 0, HOIST_NONCONJUGATE = 1, HOIST_OOM = -1 };
 int rt_sym_hoist_and_eval(rt_sym_state *s, uint32_t rv, uint32_t *nc);
 
 /* hoist.c: SSI's and BP's way to make rv a root (sampling the parents no rule can swap). */
+/* The one free variable rv's distribution names when each parameter is a constant or that variable
+ * itself (a random walk's mean): 1 with *q set; 0 when every parameter is a constant; -1 for any other
+ * shape, which the general walks handle. */
+int rt_sym_direct_parent(rt_sym_state *s, uint32_t rv, uint32_t *q);
 int rt_hoist_root(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
 
 /* rv.c: value (10.3) of an RV entry (a point mass gives its value again), marginalize for
