@@ -3,6 +3,7 @@
  * conjugacy rules, and sample a parent that no rule can swap (NonConjugate), then retry.
  *
  * SPEC 0.3: a swap that would create a cycle (can_swap fails) samples the parent instead of raising. */
+#include "mh.h"
 #include "sym_node.h"
 
 #include <stdio.h>
@@ -185,7 +186,8 @@ int rt_ssi_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
   if (root_params(ctx, rv, p, &probs, &np, site)) return -1;
   char msg[RT_MSG];
   int family = ctx->sym->nodes[rv].family, bad = family_bad(family, p, probs, np, msg);
-  double v = bad ? NAN : family_draw(ctx, family, p, probs, np, site);
+  double v = bad ? NAN : rt_mh_on(ctx) ? rt_mh_draw(ctx, rv, family, p, probs, np, site)
+                                       : family_draw(ctx, family, p, probs, np, site);
   free(probs);
   if (bad) {
     rt_fail(ctx, site, "%s", msg);
@@ -265,6 +267,7 @@ static int64_t new_rv(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, 
   n->u.value = count;
   s->n_rvs++;
   if (var >= 0 && var < s->n_vars) s->plan[var] |= 1;
+  rt_mh_note_rv(ctx, rt_sym_index(ref));
   return rt_sym_index(ref);
 }
 
