@@ -343,7 +343,12 @@ int32_t rt_mh_run(sirenrt_filter *f, const double *rows, int64_t n_rows, int64_t
   t->plan = NULL;
   uint8_t *enc = calloc(f->model->n_vars > 0 ? (size_t)f->model->n_vars : 1, 1);
   if (!enc) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  /* The progress hook counts resampling barriers, which a chain's runs have but do not resample at:
+   * its reports would describe one run of many, so the chain keeps it off. */
+  sirenrt_progress_fn progress = f->progress;
+  f->progress = NULL;
   int status = chain(f, t, rows, n_rows, n_cols, enc);
+  f->progress = progress;
   f->seed = t->seed;
   if (!status) status = render_plan(f, t, enc);
   free(enc);
