@@ -223,7 +223,6 @@ struct __attribute__((aligned(64))) sirenrt_ctx {
   char *err_msg;       /* the first error of this particle (malloc'd), NULL if none */
   int64_t want_row;    /* the stream row a NEED_ROW particle waits for */
   struct rt_sym_state *sym; /* symbolic state (sym.h); NULL until the particle's first symbolic op */
-  struct rt_mh_trace *mh;   /* the MH trace while an MH chain runs this particle (mh.h), else NULL */
 };
 
 /* errors.c */
@@ -367,6 +366,9 @@ struct sirenrt_filter {
   char *runtime_plan;  /* sirenrt_filter_runtime_plan's answer */
   struct rt_mh_trace *mh; /* set: this one-particle filter is an MH chain (mh.c), whose queries answer
                            * from the chain's samples */
+  struct rt_mh_trace *mh_live; /* the chain's trace while one of its runs is in progress, else NULL:
+                                * what every draw tests (mh.h), through ctx->filter in the context's
+                                * first cache line, so a filter without MH pays no second line */
 };
 
 /* A resample() barrier as sirenrt_filter_history reports it. */

@@ -159,9 +159,9 @@ static double value_site(sirenrt_ctx *ctx, rt_mh_trace *t, int64_t k, int family
   if (reused) {
     v = t->cur.value[k];
   } else {
-    ctx->mh = NULL;
+    ctx->filter->mh_live = NULL;
     v = draw_family(ctx, family, p, probs, n, site);
-    ctx->mh = t;
+    ctx->filter->mh_live = t;
     if (isnan(v) && ctx->err_msg) return NAN;
   }
   double score = logpdf_family(family, p, probs, n, v);
@@ -176,7 +176,7 @@ static double value_site(sirenrt_ctx *ctx, rt_mh_trace *t, int64_t k, int family
 }
 
 void rt_mh_note_rv_slow(sirenrt_ctx *ctx, uint32_t node) {
-  rt_mh_trace *t = ctx->mh;
+  rt_mh_trace *t = ctx->filter->mh_live;
   int64_t k = new_site(t), cap = t->cap_nodes;
   if (k < 0 || grow((void **)&t->node_site, sizeof(int64_t), (int64_t)node + 1, &t->cap_nodes)) {
     rt_fail(ctx, -1, "out of memory");
@@ -188,13 +188,13 @@ void rt_mh_note_rv_slow(sirenrt_ctx *ctx, uint32_t node) {
 
 double rt_mh_draw(sirenrt_ctx *ctx, uint32_t node, int family, const double *p, const double *probs, int64_t n,
                   int32_t site) {
-  rt_mh_trace *t = ctx->mh;
+  rt_mh_trace *t = ctx->filter->mh_live;
   int64_t k = (int64_t)node < t->cap_nodes ? t->node_site[node] : -1;
   return value_site(ctx, t, k, family, p, probs, n, site);
 }
 
 double rt_mh_sample(sirenrt_ctx *ctx, int family, const double *p, const double *probs, int64_t n, int32_t site) {
-  rt_mh_trace *t = ctx->mh;
+  rt_mh_trace *t = ctx->filter->mh_live;
   int64_t k = new_site(t);
   if (k < 0) return rt_fail(ctx, site, "out of memory");
   return value_site(ctx, t, k, family, p, probs, n, site);
@@ -220,12 +220,12 @@ static int run_proposal(sirenrt_filter *f, rt_mh_trace *t, int64_t i, int64_t de
   t->deleted = deleted;
   t->reused_delta = 0.0;
   f->seed = run_seed(t, i);
-  f->ctx[0].mh = t;
+  f->mh_live = t;
   if (i == 0)
     rt_filter_run_rows(f, rows, n_rows, n_cols);
   else
     rt_filter_rerun(f);
-  f->ctx[0].mh = NULL;
+  f->mh_live = NULL;
   return f->failed;
 }
 

@@ -1,8 +1,9 @@
 /* mh.h — the hooks through which every random choice of a run reaches the MH handler (SPEC 15.2).
  *
- * Under MH a particle's context carries an rt_mh_trace (ctx->mh; NULL otherwise).  A SITE is the k-th
- * random variable a run creates, k = 0, 1, ... (SPEC's handles rv1, rv2, ...): the trace maps sites to
- * values.  Whoever creates or values a random variable tells the trace:
+ * While an MH chain runs its program, the running particle's filter holds the chain's trace
+ * (ctx->filter->mh_live; NULL otherwise).  A SITE is the k-th random variable a run creates,
+ * k = 0, 1, ... (SPEC's handles rv1, rv2, ...): the trace maps sites to values.  Whoever creates or
+ * values a random variable tells the trace:
  *
  *  - rt_mh_note_rv(ctx, node): the symbolic engine created random variable `node` (an index into its
  *    node array; every assume and every observe creates one): it becomes the next site.  The engine
@@ -10,16 +11,19 @@
  *  - rt_mh_draw(ctx, node, family, p, probs, n, site): the engine must value `node`, whose
  *    distribution now has the constant parameters p (a categorical's probabilities in probs[0..n)).
  *    Returns the site's stored value when the trace has one (reused), else a fresh draw from that
- *    distribution, and records the log density of the answer under it (the site's score).  On an error
- *    (invalid parameters) it returns NaN with the error recorded on ctx, as the samplers do.
+ *    distribution, and records the log density of the answer under it (the site's score).  On an
+ *    error (invalid parameters) it returns NaN with the error recorded on ctx, as the samplers do.
+ *    Call it only when rt_mh_on(ctx).
  *  - rt_mh_sample(ctx, family, p, probs, n, site): the same for a plain draw of generated code
  *    (sirenrt_sample_<family>, sirenrt_std_normal): a new site valued at once.
  *
- * Without a trace each hook costs the one predictable branch of rt_mh_on().  Observations of -m pf
- * take no site: the compiler scores the gaussian's inline, so the runtime never sees them; under the
- * symbolic engine they are random variables and take one (the numbering is internal: any numbering
- * that is a function of the run so far gives a correct chain, it only decides which sites a proposal
- * keeps).  Draws made while estimating the result (the trace is detached then) are not sites. */
+ * Without a chain each hook costs rt_mh_on(): a predictable branch on a word of the filter, which
+ * all its particles share (so it stays cached), reached through the context's first cache line.
+ * Observations of -m pf take no site: the compiler scores the gaussian's inline, so the runtime
+ * never sees them; under the symbolic engine they are random variables and take one.  (The
+ * numbering is internal: any numbering that is a function of the run so far gives a correct
+ * chain; it only decides which sites a proposal keeps.)  Draws made while estimating the result
+ * (the trace is detached then) are not sites. */
 #ifndef SIRENRT_MH_H
 #define SIRENRT_MH_H
 
@@ -27,7 +31,9 @@
 
 typedef struct rt_mh_trace rt_mh_trace;
 
-static inline int rt_mh_on(const sirenrt_ctx *ctx) { return __builtin_expect(ctx->mh != NULL, 0); }
+static inline int rt_mh_on(const sirenrt_ctx *ctx) {
+  return __builtin_expect(ctx->filter != NULL && ctx->filter->mh_live != NULL, 0);
+}
 
 void rt_mh_note_rv_slow(sirenrt_ctx *ctx, uint32_t node);
 static inline void rt_mh_note_rv(sirenrt_ctx *ctx, uint32_t node) {

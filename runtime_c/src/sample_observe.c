@@ -169,11 +169,15 @@ double sirenrt_sample_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_
   double buf[64], *probs;
   int64_t n = read_probs(ctx, probs_list, buf, 64, &probs, site);
   if (n < 0) return NAN;
-  char msg[RT_MSG];
-  const double bounds[2] = {lo, hi};
-  double result = !rt_mh_on(ctx)                            ? rt_sample_categorical_probs(ctx, lo, hi, probs, n, site)
-                  : rt_bad_categorical(lo, hi, probs, n, msg) ? rt_fail(ctx, site, "%s", msg)
-                                                              : rt_mh_sample(ctx, SIRENRT_FAM_CATEGORICAL, bounds, probs, n, site);
+  double result;
+  if (!rt_mh_on(ctx)) {
+    result = rt_sample_categorical_probs(ctx, lo, hi, probs, n, site);
+  } else { /* checked first, as MH_SITE's families are */
+    char msg[RT_MSG];
+    const double bounds[2] = {lo, hi};
+    result = rt_bad_categorical(lo, hi, probs, n, msg) ? rt_fail(ctx, site, "%s", msg)
+                                                       : rt_mh_sample(ctx, SIRENRT_FAM_CATEGORICAL, bounds, probs, n, site);
+  }
   if (probs != buf) free(probs);
   return result;
 }

@@ -7,7 +7,9 @@
 #include "mh.h"
 
 #define LOG_2PI 1.8378770664093453
-static double lnorm(double x, double mu, double var) { return -0.5 * (LOG_2PI + log(var)) - (x - mu) * (x - mu) / (2 * var); }
+static double lnorm(double x, double mu, double var) {
+  return -0.5 * (LOG_2PI + log(var)) - (x - mu) * (x - mu) / (2 * var);
+}
 
 /* Every run the chain makes, as the model saw it (runs[0] is the first run from the prior, runs[i]
  * the proposal of iteration i - 1), and what the chain said of each iteration. */

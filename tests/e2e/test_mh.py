@@ -1,6 +1,6 @@
 """The MH handler (SPEC 15.2; runtime_c/src/mh.c, sirenc/mh.py) end to end.
 
-Statistics: on conjugate models with a known posterior, a chain's mean and variance of the result
+Statistics: on conjugate models (and a categorical one) with a known posterior, a chain's mean and variance of the result
 lie within 5 Monte Carlo standard errors of the exact ones, where the standard errors come from
 batch means over the chain's own samples (so autocorrelation, i.e. the chain's effective sample
 size, is accounted for), and the effective sample size must be a fair fraction of the samples so
@@ -53,6 +53,16 @@ fold(count, [3., 5., 4., 6., 2.], l)
 """
 POISSON_POST = stats.gamma(2 + 20, scale=1 / (1 + 5))
 
+CATEGORICAL = """
+let k <- categorical(0., 2., [0.2, 0.5, 0.3]) in
+let () = observe(gaussian(k, 1.), 1.7) in
+let () = observe(gaussian(k, 1.), 2.2) in
+k
+"""
+_K = np.arange(3)
+_W = np.array([0.2, 0.5, 0.3]) * stats.norm.pdf(1.7, _K, 1) * stats.norm.pdf(2.2, _K, 1)
+CATEGORICAL_POST = stats.rv_discrete(values=(_K, _W / _W.sum()))
+
 
 def batch_se(x: np.ndarray) -> float:
     """The standard error of the mean of a chain's samples x, by batch means."""
@@ -89,8 +99,8 @@ def models():
 
 
 @pytest.mark.parametrize("source, exact", [(GAUSSIAN, GAUSSIAN_POST), (BERNOULLI, BERNOULLI_POST),
-                                           (POISSON, POISSON_POST)], ids=["gaussian", "beta-bernoulli",
-                                                                           "gamma-poisson"])
+                                           (POISSON, POISSON_POST), (CATEGORICAL, CATEGORICAL_POST)],
+                         ids=["gaussian", "beta-bernoulli", "gamma-poisson", "categorical"])
 def test_conjugate_posteriors_pf(models, source, exact):
     chain = models(source).filter(handler="mh", samples=8000, warmup=200, seed=5).run()
     x = samples_of(chain)
