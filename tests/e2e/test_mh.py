@@ -169,6 +169,15 @@ def test_reproducible_for_a_seed(models):
     assert not np.array_equal(a, c)
 
 
+def test_a_model_so_runs_the_same_chain(models, tmp_path):
+    """A compiled model.so exports the chain (sirenc_new_mh ...): the same seed gives the same samples."""
+    jit = samples_of(models(POISSON).filter(handler="mh", samples=200, seed=8).run())
+    sirenc.compile(POISSON, method="pf", output=tmp_path / "poisson.so")
+    so = sirenc.load(tmp_path / "poisson.so").filter(handler="mh", samples=200, seed=8).run()
+    assert np.array_equal(samples_of(so), jit)
+    assert so.runtime_plan() == {}
+
+
 def test_warmup_and_thinning_pick_states_of_the_same_chain(models):
     """The chain's randomness is keyed by iteration, so options only choose which states are kept:
     warmup w drops the first w, thinning k keeps every k-th, and exactly `samples` are recorded."""
