@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sirenc.api import CompiledModelError, Filter, Model, _text, check_seed, memory_size
+from sirenc.api import _ARGUMENT_ERROR, CompiledModelError, Filter, Model, _text, check_seed, memory_size
 from sirenc.diagnostics import SirenUsageError
 
 DEFAULTS = {"samples": 100, "warmup": 0, "thinning": 1}   # SPEC 18's defaults
@@ -50,7 +50,10 @@ def new_chain(model: Model, seed: int, memory_limit: Any, samples: Any, warmup: 
                                          "memory_limit": memory_size(memory_limit)})
     raw = model._entry.new_mh(int(seed), mh, opts)
     if raw == ffi.NULL:
-        raise CompiledModelError(_text(model._entry.error(ffi.NULL)) or "cannot create the MH chain")
+        message = _text(model._entry.error(ffi.NULL))
+        if message.startswith(_ARGUMENT_ERROR):   # e.g. a memory limit too small for one run
+            raise SirenUsageError(message.removeprefix(_ARGUMENT_ERROR))
+        raise CompiledModelError(message or "cannot create the MH chain")
     chain = model._adopt(raw, 0, Chain)
     chain.options = options
     return chain

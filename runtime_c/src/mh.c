@@ -1,10 +1,10 @@
 /* mh.c — the MH handler (SPEC 15.2 with the 0.3 decision): lightweight single-site
  * Metropolis–Hastings over the sampled sites of a run, for any method.
  *
- * A chain is a one-particle filter (sirenrt_filter_new_mh) whose context carries the trace while it
- * runs.  resample() does not resample (the filter's ESS threshold is 1, which one particle always
- * meets), so the particle's log weight is the log likelihood of all observations of the run, and a
- * zero weight ends the run without an error: such a proposal is simply rejected.
+ * A chain is a one-particle filter (sirenrt_filter_new_mh, f->mh) that holds the trace in
+ * f->mh_live while one of its runs is in progress.  Its barriers never resample (filter.c), so the
+ * particle's log weight is the log likelihood of all observations of the run, and a zero weight is
+ * not an error: the run goes on to its end and the proposal is rejected.
  *
  * One iteration: choose a site k of the current trace x uniformly, delete it, run the program again
  * from the start over all the data, with a fresh stream.  A site the new run values is REUSED when
@@ -26,6 +26,13 @@
  * (The original summed the scores of all sites, fresh ones included, which is not this kernel.)
  * A proposal of zero density (s' = -inf, or a site scored -inf) is rejected; from a current state of
  * zero density (a first run that met one) any other proposal is accepted.
+ *
+ * Sites are whatever the hooks of mh.h see: under -m pf every draw of generated code, where a valid
+ * gaussian is drawn inline as mu + sqrt(var) * z and the site is z ~ gaussian(0, 1) (a reused z
+ * moves with mu and var: a non-centred parameterisation of the same model, so the same target);
+ * under the symbolic engine every random variable it creates, valued when the engine samples it
+ * (what it keeps symbolic is integrated out exactly: the observations' log weights are then
+ * marginal likelihoods, and the target is the posterior of the sampled sites).
  *
  * Reproducible for a seed: the chain's choices (sites, uniforms) come from the stream (seed, slot 0,
  * domain MH), and run i of the chain draws from the particle stream of a seed taken from stream
@@ -433,7 +440,8 @@ sirenrt_filter *sirenrt_filter_new_mh(const sirenrt_model *m, uint64_t seed, con
                              (long long)o.samples, (long long)o.warmup, (long long)o.thinning), NULL;
   sirenrt_options fo = {SIRENRT_SYSTEMATIC, 0.0, 1, 0};
   if (opts) fo = *opts;
-  fo.ess_threshold = 1.0; /* one particle always has ESS 1: resample() never resamples */
+  fo.ess_threshold = 0.0; /* a chain's barriers never resample (filter.c): no option applies */
+  fo.resampler = SIRENRT_SYSTEMATIC;
   fo.threads = 1;
   sirenrt_filter *f = sirenrt_filter_new(m, 1, seed, &fo);
   if (!f) return NULL;
