@@ -213,6 +213,9 @@ class _Entry:
     load: Callable[[Any, int, int], Any]
     set_progress: Callable[..., None]
     runtime_plan: Callable[[Any], Any]
+    new_mh: Callable[[int, Any, Any], Any]   # an MH chain (sirenc/mh.py): seed, chain options, filter options
+    mh_runtime_plan: Callable[[Any], Any]
+    mh_stats: Callable[..., int]
 
 
 class _CodePin:
@@ -295,6 +298,8 @@ class Model:
             load=lambda buf, n, threads: rt.sirenrt_filter_load(descriptor, buf, n, threads),
             set_progress=rt.sirenrt_filter_set_progress,
             runtime_plan=rt.sirenrt_filter_runtime_plan,
+            new_mh=lambda seed, mh, opts: rt.sirenrt_filter_new_mh(descriptor, seed, mh, opts),
+            mh_runtime_plan=rt.sirenrt_mh_runtime_plan, mh_stats=rt.sirenrt_mh_stats,
         )
         return cls(descriptor, entry, jit, None, on_free=jit.close)
 
@@ -313,24 +318,45 @@ class Model:
             load=_newer_entry(lib, "sirenc_load"),
             set_progress=_newer_entry(lib, "sirenc_set_progress"),
             runtime_plan=_newer_entry(lib, "sirenc_runtime_plan"),
+            new_mh=_newer_entry(lib, "sirenc_new_mh"),
+            mh_runtime_plan=_newer_entry(lib, "sirenc_mh_runtime_plan"),
+            mh_stats=_newer_entry(lib, "sirenc_mh_stats"),
         )
         library.acquire()   # released by the model's pin (also if __init__ refuses the model)
         return cls(lib.sirenc_info(), entry, library, path, on_free=library.release)
 
-    def filter(self, particles: int = 1000, seed: int = 0, resampler: str = "systematic",
+    def filter(self, particles: int | None = None, seed: int = 0, resampler: str = "systematic",
                ess_threshold: float = 0.0, threads: int = 1,
-               memory_limit: int | str | None = None) -> "Filter":
-        """A new particle population of ``particles`` particles, resumed by
+               memory_limit: int | str | None = None, handler: str = "smc",
+               samples: int | None = None, warmup: int | None = None,
+               thinning: int | None = None) -> "Filter":
+        """A new particle population of ``particles`` particles (default 1000), resumed by
         ``threads`` threads (the answers do not depend on how many).  The particles'
         state and lists may take ``memory_limit`` bytes (``memory_size``; None: half the
-        machine's memory); more particles than fit is a ``SirenUsageError``."""
+        machine's memory); more particles than fit is a ``SirenUsageError``.
+
+        ``handler="mh"`` makes a Metropolis-Hastings chain instead (``sirenc.mh.Chain``, a
+        ``Filter`` whose ``run`` runs the chain and whose particles are its ``samples``
+        recorded states, equally weighted; default 100, after ``warmup`` iterations
+        (default 0), one every ``thinning`` iterations (default 1)); ``particles``,
+        ``resampler``, ``ess_threshold`` and ``threads`` are SMC's options and refused there."""
         from sirenc.runtime.ffi import ffi
 
+        if handler == "mh":
+            from sirenc.mh import new_chain
+            if particles is not None or resampler != "systematic" or ess_threshold != 0.0 or threads != 1:
+                raise SirenUsageError("particles, resampler, ess_threshold and threads are options of the SMC "
+                                      "handler; an MH chain (handler='mh') takes samples, warmup and thinning")
+            return new_chain(self, seed, memory_limit, samples, warmup, thinning)
+        if handler != "smc":
+            raise SirenUsageError(f"unknown handler {handler!r}; choose smc or mh")
+        if (samples, warmup, thinning) != (None, None, None):
+            raise SirenUsageError("samples, warmup and thinning are options of the MH handler (handler='mh')")
+        particles = 1000 if particles is None else particles
         if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) \
                 or not 1 <= particles < 2**63:
             raise SirenUsageError(f"particles must be an integer in [1, 2**63), not {particles!r}")
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
-            raise SirenUsageError(f"seed must be an integer in [0, 2**64), not {seed!r}")
+        check_seed(seed)
         if not isinstance(resampler, str) or resampler not in RESAMPLERS:
             raise SirenUsageError(
                 f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
@@ -352,14 +378,14 @@ class Model:
             raise CompiledModelError(message or "cannot create the filter")
         return self._adopt(raw, int(particles))
 
-    def _adopt(self, raw: Any, particles: int) -> "Filter":
-        """A Filter owning the runtime filter ``raw`` of ``particles`` particles (which keeps the
-        model's code loaded)."""
+    def _adopt(self, raw: Any, particles: int, kind: type | None = None) -> "Filter":
+        """A Filter (or ``kind``, a subclass) owning the runtime filter ``raw`` of ``particles``
+        particles (which keeps the model's code loaded)."""
         from sirenc.runtime.ffi import ffi
 
         self._pin.acquire()
         handle = ffi.gc(raw, lambda p, free=self._entry.free, pin=self._pin: (free(p), pin.release()))
-        return Filter(self, handle, particles)
+        return (kind or Filter)(self, handle, particles)
 
     def __reduce__(self):
         # A model pickles as the way to make it again: its model.so, or its program.
@@ -378,6 +404,11 @@ class Model:
     def __repr__(self) -> str:
         where = self.path or "JIT"
         return f"<sirenc.Model {self.info['name']!r} method={self.info['method']} ({where})>"
+
+
+def check_seed(seed: Any) -> None:
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
+        raise SirenUsageError(f"seed must be an integer in [0, 2**64), not {seed!r}")
 
 
 def _text(cstr: Any) -> str:

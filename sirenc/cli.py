@@ -2,6 +2,7 @@
 
     sirenc model.si -o model.so [-m pf] [--emit=STAGE]   compile
     sirenc run model.si [-m pf] [-p 1000] [--seed S] [-v] compile (JIT) and run
+    sirenc run model.si --handler mh [--samples N] [-w W] [-t K]   ... with an MH chain
     sirenc check model.si [-m pf|ssi|ds|bp]              check the inference plan
     sirenc --version
     sirenc --cflags                                      include flags for a C host (sirenrt.h)
@@ -12,7 +13,9 @@ Every command defaults to ``-m pf`` (driver.DEFAULT_METHOD), the method that com
 benchmark harness reads, plus a table of the posterior before the result, where
 the harness does not look; `-v` adds the log evidence and the ESS (final, and
 before each resampling) before the runtime plan (where the original's own `-v`
-blocks go), `--json` has everything. Warnings go to standard error; `-W GROUP` chooses which
+blocks go), `--json` has everything. With `--handler mh` an MH chain (SPEC 15.2) replaces the
+particle filter: the same report from its recorded states, with no log evidence; `-v` prints the
+acceptance rate. Warnings go to standard error; `-W GROUP` chooses which
 (WARNING_GROUPS: never-called functions only with `-W unused`).
 
 Exit status: 0 on success, 1 when the program, its plan or its data is wrong
@@ -87,8 +90,9 @@ def _compile_parser() -> argparse.ArgumentParser:
 def _run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sirenc run", description="Compile (in-process JIT) and run a Siren program.")
     _common(p)
-    p.add_argument("-p", "--particles", type=int, default=1000, help="number of particles (default 1000)")
+    p.add_argument("-p", "--particles", type=int, default=None, help="number of particles (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    add_handler_options(p)
     p.add_argument("--data", metavar="FILE", help="CSV rows (header line first) replacing the data the program reads")
     p.add_argument("--resampler", choices=RESAMPLERS, default="systematic", help="resampling scheme")
     p.add_argument("--ess-threshold", type=float, default=0.0, metavar="T",
@@ -113,6 +117,43 @@ def _run_parser() -> argparse.ArgumentParser:
                    help="compile afresh (JIT) instead of loading the compiled program from the "
                    "compile cache ($SIRENC_CACHE_DIR, else $XDG_CACHE_HOME/sirenc or ~/.cache/sirenc)")
     return p
+
+
+def add_handler_options(p: argparse.ArgumentParser, short: bool = True) -> None:
+    """--handler and the MH chain's options (SPEC 18's names; -w/-t as in the original)."""
+    p.add_argument("-l", "--handler", choices=("smc", "mh"), default="smc",
+                   help="smc (default): a particle filter; mh: a single-site Metropolis-Hastings chain")
+    p.add_argument("--samples", type=int, default=None, help="MH: states recorded (default 100)")
+    p.add_argument(*(("-w",) if short else ()), "--warmup", type=int, default=None,
+                   help="MH: iterations before the first recorded state (default 0)")
+    p.add_argument(*(("-t",) if short else ()), "--thinning", type=int, default=None,
+                   help="MH: iterations between recorded states (default 1)")
+
+
+def handler_options(args) -> dict:
+    """The MH chain's options of the command line (empty under smc); SMC options given to an MH run,
+    or MH options to an SMC run, are usage errors."""
+    mh = {"samples": args.samples, "warmup": args.warmup, "thinning": args.thinning}
+    if args.handler != "mh":
+        given = [f"--{k}" for k, v in mh.items() if v is not None]
+        if given:
+            raise SirenUsageError(f"{', '.join(given)} {'is an option' if len(given) == 1 else 'are options'} "
+                                  "of the MH handler (--handler mh)")
+        return {}
+    from sirenc.mh import chain_options
+
+    smc = [flag for flag, given in (("--particles", args.particles is not None),
+                                    ("--resampler", getattr(args, "resampler", "systematic") != "systematic"),
+                                    ("--ess-threshold", getattr(args, "ess_threshold", 0.0) != 0.0),
+                                    ("--threads", getattr(args, "threads", 1) != 1),
+                                    ("--plot", getattr(args, "plot", None) is not None)) if given]
+    if smc:
+        raise SirenUsageError(f"{', '.join(smc)}: {'an option' if len(smc) == 1 else 'options'} of the SMC "
+                              "handler; an MH chain takes --samples, --warmup and --thinning")
+    try:
+        return chain_options(**mh)
+    except SirenUsageError as e:
+        raise SirenUsageError("--" + e.message) from None
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -304,22 +345,30 @@ class Outcome:
     summary: object = None      # Filter.summary(): the posterior of each number of the result
     history: dict | None = None  # Filter.history(): one entry per resample()
     runtime_plan: dict | None = None  # Filter.runtime_plan() under a symbolic method, else None
+    acceptance_rate: float | None = None  # an MH chain's
 
 
 def finish(f, result, elapsed: float, summarise: bool = True) -> Outcome:
     """The outcome of a run of filter ``f``, with its posterior summary and history unless
     ``summarise`` is false (the ``siren`` command prints neither)."""
+    from sirenc.mh import Chain
+
     plan = f.runtime_plan() if f.model.info["method"] != "pf" else None
+    if isinstance(f, Chain):      # no evidence, no resampling history
+        return Outcome(result, elapsed, float("nan"), f.ess, f.summary() if summarise else None, None, plan,
+                       f.acceptance_rate)
     if not summarise:
         return Outcome(result, elapsed, f.log_evidence, f.ess, runtime_plan=plan)
     return Outcome(result, elapsed, f.log_evidence, f.ess, f.summary(), f.history(), plan)
 
 
-def run_filter(model, particles: int, seed: int, rows=None, progress=None, summarise: bool = True,
+def run_filter(model, particles: int | None, seed: int, rows=None, progress=None, summarise: bool = True,
                **options) -> Outcome:
+    """A run of ``model.filter(particles, seed, **options)``; with ``handler="mh"`` in the options,
+    of an MH chain (``particles`` None; ``progress`` is not reported for chains)."""
     f = model.filter(particles=particles, seed=seed, **options)
     start = time.perf_counter()
-    f.run(rows, progress=progress)
+    f.run(rows, progress=None if options.get("handler") == "mh" else progress)
     result = f.estimate()
     return finish(f, result, time.perf_counter() - start, summarise)
 
@@ -327,9 +376,12 @@ def run_filter(model, particles: int, seed: int, rows=None, progress=None, summa
 def verbose_blocks(outcome: Outcome, resampling: bool = True) -> list[str]:
     """What -v adds, between the result and the runtime plan (where the original's -v blocks go):
     the log evidence, the final ESS and (``resampling``), since with resampling at every step the
-    final ESS is always the particle count, the ESS before each resampling."""
+    final ESS is always the particle count, the ESS before each resampling.  For an MH chain: the
+    number of samples and the acceptance rate."""
     import numpy as np
 
+    if outcome.acceptance_rate is not None:
+        return block("Samples", [repr(int(outcome.ess))]) + block("Acceptance Rate", [repr(outcome.acceptance_rate)])
     out = block("Log Evidence", [repr(outcome.log_evidence)]) + block("ESS", [repr(outcome.ess)])
     ess = outcome.history["ess"] if outcome.history is not None else []
     if resampling and len(ess):
@@ -351,7 +403,10 @@ def posterior_block(outcome: Outcome) -> list[str]:
 def cmd_run(args) -> int:
     from sirenc.data import check_readable
 
-    if not 1 <= args.particles < 2**63:
+    mh = handler_options(args)
+    if args.handler == "smc" and args.particles is None:
+        args.particles = 1000
+    if args.particles is not None and not 1 <= args.particles < 2**63:
         raise SirenUsageError(f"--particles must be an integer in [1, 2**63), not {args.particles}")
     if not 0 <= args.seed < 2**64:
         raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
@@ -368,6 +423,8 @@ def cmd_run(args) -> int:
     print_warnings(c, args.warnings, facts.warnings)
     options = dict(resampler=args.resampler, ess_threshold=args.ess_threshold, threads=args.threads,
                    memory_limit=memory_limit)
+    if mh:
+        options = dict(handler="mh", memory_limit=memory_limit, **mh)
     if args.plot:
         outcome = plotted_run(model, args, options)
     else:
@@ -377,14 +434,16 @@ def cmd_run(args) -> int:
         from sirenc.summary import jsonable
 
         print(json.dumps({
-            "method": args.method, "particles": args.particles, "seed": args.seed,
+            "method": args.method, "handler": args.handler, "particles": args.particles, "seed": args.seed,
+            **({"mh": {**mh, "acceptance_rate": _finite_or_none(outcome.acceptance_rate)}} if mh else {}),
             "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(outcome, plan),
-            "log_evidence": outcome.log_evidence, "ess": outcome.ess, "time_s": outcome.evaluation_time,
+            "log_evidence": None if mh else outcome.log_evidence, "ess": outcome.ess,
+            "time_s": outcome.evaluation_time,
             "analysis_time_s": analysis_time, "summary": jsonable(outcome.summary),
             "history": {k: v.tolist() for k, v in (outcome.history or {}).items()},
         }))
         return 0
-    out = block("Handler", ["SMC"]) + block("Inference Algorithm", [args.method.upper()])
+    out = block("Handler", [args.handler.upper()]) + block("Inference Algorithm", [args.method.upper()])
     if analysis_time is not None:
         out += block("Inferred Inference Plan", plan_lines(plan))
         out += block("Analysis Time", [repr(analysis_time)])
@@ -396,6 +455,11 @@ def cmd_run(args) -> int:
     out += block("Runtime Inference Plan", plan_lines(runtime_plan(outcome, plan)))
     print("\n".join(out))
     return 0
+
+
+def _finite_or_none(x: float) -> float | None:
+    """JSON has no NaN: a chain that proposed nothing (no sampled site) has no acceptance rate."""
+    return x if x == x else None
 
 
 def plotted_run(model, args, options: dict) -> Outcome:

@@ -7,11 +7,13 @@ It prints the original's report (Handler, Inference Algorithm, with -a/-ao the I
 Inference Plan and the Analysis Time, the Evaluation Time, the Result, the Runtime Inference
 Plan), so the original's benchmark harness runs with `siren` in its place.
 
-What runs today: the SMC handler (-l smc, the default) with semi-symbolic inference, `-m ssi`
-(the original's default), or with the plain particle filter, `-m pf` (every random variable drawn
-where it is bound), a method name the original does not have. ds and bp can be analysed (-a/-ao)
-but not run yet; asking to run them, or the MH handler (-l mh), is exit status 2 with a message
-saying so.
+What runs today: the SMC handler (-l smc, the default) and the MH handler (-l mh, with --samples,
+-w/--warmup and -t/--thinning; -p is ignored there, as in the original) with semi-symbolic
+inference, `-m ssi` (the original's default), or with the plain particle filter, `-m pf` (every
+random variable drawn where it is bound), a method name the original does not have. ds and bp can
+be analysed (-a/-ao) but not run yet; asking to run them is exit status 2 with a message saying so.
+MH is the correct single-site kernel (SPEC 0.3), not the original's ratio, and records exactly
+--samples states (the original counted thinning from iteration 0, warm-up included).
 
 Where the original differs: without -s every run draws a fresh seed (the original seeds from
 the operating system too); with -s the particles still get streams of their own (SPEC 0.3).
@@ -34,30 +36,26 @@ import sys
 from sirenc import cli
 from sirenc.diagnostics import SirenPlanError, SirenRuntimeError, SirenUsageError
 
-RUNNABLE_METHODS = ("pf", "ssi")
-RUNNABLE_HANDLERS = ("smc",)
-
-
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="siren",
         description="Run a Siren program with the original siren's command line and report "
-        "(compiled by sirenc; today -l smc with -m ssi or pf runs, -a/-ao analyse ds and bp too).")
+        "(compiled by sirenc).")
     p.add_argument("file", help="the Siren program (.si)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="also print the log evidence and the ESS (before the runtime plan)")
     p.add_argument("-p", "--particles", type=int, default=100, help="number of SMC particles (default 100)")
-    p.add_argument("--samples", type=int, default=100, help="MH samples (default 100; MH is not compiled yet)")
+    p.add_argument("--samples", type=int, default=100, help="MH samples (default 100)")
     p.add_argument("-w", "--warmup", type=int, default=0, help="MH warm-up iterations (default 0)")
     p.add_argument("-t", "--thinning", type=int, default=1, help="MH thinning (default 1)")
     p.add_argument("-a", "--analyze", action="store_true",
                    help="run the plan analysis first; stop if it rejects the plan")
     p.add_argument("-ao", "--analyze-only", action="store_true", help="run only the plan analysis")
     p.add_argument("-l", "--handler", choices=("smc", "mh"), default="smc",
-                   help="smc (default) or mh (not compiled yet)")
+                   help="smc (default) or mh")
     p.add_argument("-m", "--method", choices=("ssi", "ds", "bp", "pf"), default="ssi",
-                   help="ssi (default): semi-symbolic inference; pf: sirenc's plain particle filter; "
-                   "ds, bp: analysed (-a/-ao), not compiled yet")
+                   help="ssi (default): semi-symbolic inference; ds: delayed sampling; bp: belief "
+                   "propagation; pf: sirenc's plain particle filter")
     p.add_argument("-s", "--seed", type=int, default=None,
                    help="random seed (default: a fresh one each run)")
     p.add_argument("--max-rvs", type=int, default=4, metavar="K",
@@ -71,19 +69,6 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def _not_runnable(args) -> str | None:
-    """Why this command line cannot run today (None when it can)."""
-    if args.analyze_only:
-        return None
-    if args.handler not in RUNNABLE_HANDLERS:
-        return ("the MH handler (-l mh) is not compiled yet; sirenc runs the SMC handler "
-                "(-l smc, the default) with -m pf, and -ao analyses a plan under either handler")
-    if args.method not in RUNNABLE_METHODS:
-        return (f"method '{args.method}' is not compiled yet; sirenc runs semi-symbolic inference and "
-                "the plain particle filter: use -m ssi or -m pf (with -ao, ds and bp plans are analysed)")
-    return None
-
-
 def _emit(lines: list[str]) -> None:
     print("\n".join(lines), flush=True)
 
@@ -91,11 +76,17 @@ def _emit(lines: list[str]) -> None:
 def run(args) -> int:
     from sirenc import driver
 
-    reason = _not_runnable(args)
-    if reason is not None:
-        raise SirenUsageError(reason)
     if args.particles < 1:
         raise SirenUsageError("--particles must be at least 1")
+    if args.handler == "mh":
+        from sirenc.mh import chain_options
+        try:
+            options = dict(handler="mh", **chain_options(args.samples, args.warmup, args.thinning))
+        except SirenUsageError as e:
+            raise SirenUsageError("--" + e.message) from None
+        particles = None
+    else:
+        options, particles = {}, args.particles
     memory_limit = cli.memory_limit_option(args.memory_limit)
     analyze = args.analyze or args.analyze_only
     c = driver.open_source(args.file, args.method, check=analyze, max_rvs=args.max_rvs)
@@ -120,7 +111,7 @@ def run(args) -> int:
         return 1
     seed = secrets.randbits(63) if args.seed is None else args.seed
     try:
-        outcome = cli.run_filter(model, args.particles, seed, summarise=False, memory_limit=memory_limit)
+        outcome = cli.run_filter(model, particles, seed, summarise=False, memory_limit=memory_limit, **options)
     except SirenRuntimeError as e:
         violation = re.search(r"\S+ is annotated as symbolic but will be sampled", e.message)
         if violation is None:

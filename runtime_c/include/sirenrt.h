@@ -394,6 +394,36 @@ SIRENRT_API const char *sirenc_error(const sirenrt_filter *f);
 SIRENRT_API const char *sirenc_runtime_plan(sirenrt_filter *f);
 SIRENRT_API void sirenc_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user, double interval_s);
 
+/* ------------------------------------------------------------------------------------------------
+ * MH handler (SPEC 15.2; runtime_c/src/mh.c).  A single-site Metropolis-Hastings chain over the
+ * sampled sites of the program, for any method: each iteration chooses a site of the current trace
+ * uniformly, runs the whole program again over all the data with that site drawn afresh from its
+ * distribution and every other one reused, and accepts with the lightweight-MH ratio (in mh.c).
+ * The chain is a sirenrt_filter: run() runs it (warmup + samples * thinning iterations after one
+ * first run from the prior; it records the state after iterations warmup, warmup + thinning, ...),
+ * and then estimate(), particles() and size() answer from its `samples` recorded states, equally
+ * weighted, with the population estimator; ess() is their number.  A chain without a sampled site
+ * (everything symbolic) records its one state once.  Its answers depend on the seed alone.  step()
+ * (streaming) and save() are refused, log_evidence() is NaN and history() has no rows.
+ * sirenrt_filter_runtime_plan() describes the chain's last run; sirenrt_mh_runtime_plan() joins the
+ * samples' plans (owned by f, valid until its next run()).  sirenrt_mh_stats: the proposals made and
+ * accepted by the last run().
+ * ------------------------------------------------------------------------------------------------ */
+typedef struct sirenrt_mh_options {
+  int64_t samples;   /* states recorded, >= 1 (default 100) */
+  int64_t warmup;    /* iterations before the first one recorded, >= 0 (default 0) */
+  int64_t thinning;  /* iterations between recorded ones, >= 1 (default 1) */
+} sirenrt_mh_options;
+/* NULL options: defaults; the filter options' threads and ess_threshold are ignored. */
+SIRENRT_API sirenrt_filter *sirenrt_filter_new_mh(const sirenrt_model *m, uint64_t seed, const sirenrt_mh_options *mh,
+                                                  const sirenrt_options *opts);
+SIRENRT_API const char *sirenrt_mh_runtime_plan(sirenrt_filter *f);
+SIRENRT_API int32_t sirenrt_mh_stats(const sirenrt_filter *f, int64_t *iterations, int64_t *accepted);
+/* The same for a compiled model.so. */
+SIRENRT_API sirenrt_filter *sirenc_new_mh(uint64_t seed, const sirenrt_mh_options *mh, const sirenrt_options *opts);
+SIRENRT_API const char *sirenc_mh_runtime_plan(sirenrt_filter *f);
+SIRENRT_API int32_t sirenc_mh_stats(const sirenrt_filter *f, int64_t *iterations, int64_t *accepted);
+
 #ifdef __cplusplus
 }
 #endif

@@ -259,6 +259,7 @@ int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **out, int64_t *out_len) 
   *out = NULL;
   *out_len = 0;
   if (f->failed) return rt_filter_refuse(f, rt_strdup_printf("error: a filter that failed cannot be saved: run() restarts it"));
+  if (f->mh) return rt_filter_refuse(f, rt_strdup_printf("error: an MH chain cannot be saved (checkpoints are for particle filters)"));
   if (rt_hold_all(f)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   const sirenrt_model *m = f->model;
   writer w = {0};

@@ -12,6 +12,7 @@
  * list is longer than k with their weights renormalised over those particles.  If every such particle
  * has zero weight, they count equally (keeps the estimate finite; the original would report 0). */
 #include "internal.h"
+#include "mh.h"
 #include "sym.h"
 
 #include <stdlib.h>
@@ -282,6 +283,91 @@ int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_
   return 0;
 }
 
+/* ------------------------------------------------------------------ flattened particles -------- */
+
+/* A particle's flattened values and how far the walk has read them. */
+typedef struct flat_item {
+  const double *v;
+  int64_t at;
+} flat_item;
+
+/* estimate_value over flattened particles: the same means (mean_acc, in the same order) and the same
+ * per-index renormalisation of lists, reading each particle's words in the preorder they were
+ * flattened in.  items[i] has weight w[i]. */
+static int flat_value(const char *type, flat_item **items, const double *w, int64_t m, out_buf *o) {
+  const char *end;
+  switch (*type) {
+    case 'f':
+    case 'b':
+    case 'S': { /* already a number: a bool 0/1, a symbolic word its expected value */
+      mean_acc a = MEAN_ACC_EMPTY;
+      for (int64_t i = 0; i < m; i++) mean_add(&a, 'f', rt_sym_word(items[i]->v[items[i]->at++]), w[i]);
+      return mean_emit(&a, o);
+    }
+    case 'u': return 0;
+    case 'P':
+      rt_type_words(type + 1, &end);
+      if (flat_value(type + 1, items, w, m, o)) return -1;
+      return flat_value(end, items, w, m, o);
+    case 'L': break;
+    default: return -1;
+  }
+  size_t cap = (size_t)(m ? m : 1);
+  int64_t *len = malloc(cap * sizeof(int64_t)), longest = 0;
+  flat_item **sub = malloc(cap * sizeof(flat_item *));
+  double *sw = malloc(cap * sizeof(double));
+  int status = -1;
+  if (!len || !sub || !sw) goto done;
+  for (int64_t i = 0; i < m; i++) {
+    len[i] = (int64_t)items[i]->v[items[i]->at++];
+    if (len[i] > longest) longest = len[i];
+  }
+  if (emit(o, (double)longest)) goto done;
+  for (int64_t pos = 0; pos < longest; pos++) {
+    int64_t cnt = 0;
+    double total = 0.0;
+    for (int64_t i = 0; i < m; i++)
+      if (len[i] > pos) {
+        sub[cnt] = items[i];
+        sw[cnt++] = w[i];
+        total += w[i];
+      }
+    for (int64_t j = 0; j < cnt; j++) sw[j] = total > 0.0 ? sw[j] / total : 1.0 / (double)cnt;
+    if (flat_value(type + 1, sub, sw, cnt, o)) goto done;
+  }
+  status = 0;
+done:
+  free(len);
+  free(sub);
+  free(sw);
+  return status;
+}
+
+int rt_estimate_flat(const char *type, const double *values, const int64_t *offsets, const double *w, int64_t n,
+                     double **out, int64_t *n_out) {
+  size_t cap = (size_t)(n ? n : 1);
+  flat_item *items = malloc(cap * sizeof(flat_item));
+  flat_item **ptrs = malloc(cap * sizeof(flat_item *));
+  out_buf o = {NULL, 0, 0};
+  int status = -1;
+  if (items && ptrs) {
+    for (int64_t i = 0; i < n; i++) {
+      items[i] = (flat_item){values + offsets[i], 0};
+      ptrs[i] = &items[i];
+    }
+    status = flat_value(type, ptrs, w, n, &o);
+  }
+  free(items);
+  free(ptrs);
+  if (status) {
+    free(o.v);
+    return -1;
+  }
+  *out = o.v;
+  *n_out = o.n;
+  return 0;
+}
+
 /* ------------------------------------------------------------------ estimate() ----------------- */
 
 /* A copy of the population for estimate() while streaming: it shares the data tables and the heap's
@@ -369,6 +455,7 @@ static sirenrt_filter *finished_population(sirenrt_filter *f, sirenrt_filter **c
 int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
                                  double *weights) {
   if (!f) return rt_set_last_error("sirenrt_filter_particles: no filter"), 1;
+  if (f->mh) return rt_mh_particles(f, values, cap, n_values, offsets, weights);
   if (f->failed) return 1;
   if (f->mode == RT_MODE_IDLE)
     return rt_filter_refuse(f, rt_strdup_printf("error: no particles to read yet: call run() or step() first"));
@@ -398,6 +485,7 @@ int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap,
 
 int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out) {
   if (!f) return rt_set_last_error("sirenrt_filter_estimate: no filter"), 1;
+  if (f->mh) return rt_mh_estimate(f, out, cap, n_out);
   if (f->failed) return 1;
   if (f->mode == RT_MODE_IDLE)
     return rt_filter_refuse(f, rt_strdup_printf("error: nothing to estimate yet: call run() or step() first"));

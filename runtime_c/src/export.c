@@ -56,3 +56,13 @@ const char *sirenc_runtime_plan(sirenrt_filter *f) { return sirenrt_filter_runti
 void sirenc_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user, double interval_s) {
   sirenrt_filter_set_progress(f, fn, user, interval_s);
 }
+
+sirenrt_filter *sirenc_new_mh(uint64_t seed, const sirenrt_mh_options *mh, const sirenrt_options *opts) {
+  return sirenrt_filter_new_mh(&sirenc_model, seed, mh, opts);
+}
+
+const char *sirenc_mh_runtime_plan(sirenrt_filter *f) { return sirenrt_mh_runtime_plan(f); }
+
+int32_t sirenc_mh_stats(const sirenrt_filter *f, int64_t *iterations, int64_t *accepted) {
+  return sirenrt_mh_stats(f, iterations, accepted);
+}

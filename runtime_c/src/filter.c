@@ -11,6 +11,7 @@
  * resampling, every slot's stream is rekeyed with the new epoch. */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
 #include "internal.h"
+#include "mh.h"
 #include "sym.h"
 
 #include <stdio.h>
@@ -71,8 +72,9 @@ static void release_held(sirenrt_filter *f) {
     }
 }
 
-/* Every particle back at the start of the program, weights 1, streams of epoch 0. */
-static void reset_population(sirenrt_filter *f) {
+/* Every particle back at the start of the program, weights 1, streams of epoch 0; the data files are
+ * dropped unless keep_tables (an MH chain runs the program again over the same data). */
+static void reset_population(sirenrt_filter *f, int keep_tables) {
   memset(f->frames, 0, (size_t)f->n * f->model->frame_size);
   f->epoch = 0;
   for (int64_t i = 0; i < f->n; i++) {
@@ -98,7 +100,8 @@ static void reset_population(sirenrt_filter *f) {
   f->error = NULL;
   f->last_zero_site = -1;
   f->est_valid = 0;
-  for (int32_t k = 0; k < f->model->n_files; k++) rt_table_clear(&f->tables[k]);
+  if (!keep_tables)
+    for (int32_t k = 0; k < f->model->n_files; k++) rt_table_clear(&f->tables[k]);
 }
 
 static sirenrt_ctx *alloc_contexts(int64_t n) {
@@ -407,8 +410,9 @@ static int barrier(sirenrt_filter *f) {
   run_team(f, threads, weigh_range, &a);
   profile_add(f, RT_PHASE_WEIGH, &t);
   rt_weights s = rt_combine_blocks(f->blocks, nb);
-  if (s.log_sum == -INFINITY) return rt_zero_weight_error(f);
-  int resample = !(f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n);
+  /* An MH chain's run never resamples, and a zero weight there is a proposal to reject (mh.c). */
+  if (s.log_sum == -INFINITY && !f->mh) return rt_zero_weight_error(f);
+  int resample = !f->mh && !(f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n);
   if (record_history(f, s, resample)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   a.lists = f->max_held > 0;
   a.sym = __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED);
@@ -577,6 +581,7 @@ int rt_advance(sirenrt_filter *f) {
 
 /* All weights zero at the end is an error, as at a resampling. */
 static int check_final_weights(sirenrt_filter *f) {
+  if (f->mh) return 0; /* a proposal to reject */
   for (int64_t i = 0; i < f->n; i++)
     if (f->logw[i] != -INFINITY) return 0;
   return rt_zero_weight_error(f);
@@ -724,13 +729,14 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
     sirenrt_filter_free(f);
     return rt_set_last_error("out of memory for %lld particles", (long long)n_particles), NULL;
   }
-  reset_population(f);
+  reset_population(f, 0);
   f->mode = RT_MODE_IDLE;
   return f;
 }
 
 void sirenrt_filter_free(sirenrt_filter *f) {
   if (!f) return;
+  rt_mh_free(f);
   if (f->ctx) {
     for (int64_t i = 0; i < f->n; i++) {
       rt_arena_free(&f->ctx[i]);
@@ -780,7 +786,19 @@ void sirenrt_filter_free(sirenrt_filter *f) {
 
 int32_t sirenrt_filter_run(sirenrt_filter *f, const double *rows, int64_t n_rows, int64_t n_cols) {
   if (!f) return rt_set_last_error("sirenrt_filter_run: no filter"), 1;
-  reset_population(f);
+  if (f->mh) return rt_mh_run(f, rows, n_rows, n_cols);
+  return rt_filter_run_rows(f, rows, n_rows, n_cols);
+}
+
+int32_t rt_filter_rerun(sirenrt_filter *f) {
+  reset_population(f, 1);
+  f->mode = RT_MODE_RAN;
+  if (rt_advance(f)) return 1;
+  return check_final_weights(f);
+}
+
+int32_t rt_filter_run_rows(sirenrt_filter *f, const double *rows, int64_t n_rows, int64_t n_cols) {
+  reset_population(f, 0);
   f->mode = RT_MODE_RAN;
   f->stream_open = 0;
   if (rows || n_rows > 0) {
@@ -802,6 +820,8 @@ int32_t sirenrt_filter_run(sirenrt_filter *f, const double *rows, int64_t n_rows
 
 int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols) {
   if (!f) return rt_set_last_error("sirenrt_filter_step: no filter"), 1;
+  if (f->mh) /* every iteration re-runs the program over all the data */
+    return rt_filter_refuse(f, rt_strdup_printf("error: an MH chain cannot be streamed: give run() all the data"));
   if (!f->model->streamable)
     return rt_filter_refuse(f, rt_strdup_printf("error: this program cannot be run as a stream: %s",
                                                 f->model->not_streamable_reason ? f->model->not_streamable_reason
@@ -811,7 +831,7 @@ int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols
   if (n_cols < 0 || (n_cols > 0 && !row))
     return rt_filter_refuse(f, rt_strdup_printf("error: step: bad row (%lld columns)", (long long)n_cols));
   if (f->mode != RT_MODE_STREAMING) { /* a fresh stream */
-    reset_population(f);
+    reset_population(f, 0);
     f->mode = RT_MODE_STREAMING;
     f->stream_open = 1;
     f->tables[0].loaded = 1;
@@ -825,7 +845,7 @@ int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols
 /* ------------------------------------------------------------------ queries -------------------- */
 
 double sirenrt_filter_log_evidence(const sirenrt_filter *f) {
-  if (!f) return NAN;
+  if (!f || f->mh) return NAN; /* MH estimates no evidence */
   double mx = -INFINITY, sum = 0.0;
   for (int64_t i = 0; i < f->n; i++)
     if (f->logw[i] > mx) mx = f->logw[i];
@@ -836,6 +856,7 @@ double sirenrt_filter_log_evidence(const sirenrt_filter *f) {
 
 double sirenrt_filter_ess(const sirenrt_filter *f) {
   if (!f) return NAN;
+  if (f->mh) return (double)rt_mh_size(f); /* equal weights */
   double mx = -INFINITY, s1 = 0.0, s2 = 0.0;
   for (int64_t i = 0; i < f->n; i++)
     if (f->logw[i] > mx) mx = f->logw[i];
@@ -848,7 +869,7 @@ double sirenrt_filter_ess(const sirenrt_filter *f) {
   return s1 * s1 / s2;
 }
 
-int64_t sirenrt_filter_size(const sirenrt_filter *f) { return f ? f->n : -1; }
+int64_t sirenrt_filter_size(const sirenrt_filter *f) { return f ? (f->mh ? rt_mh_size(f) : f->n) : -1; }
 
 int32_t sirenrt_filter_set_file(sirenrt_filter *f, int32_t file_id, const char *path) {
   if (!f) return rt_set_last_error("sirenrt_filter_set_file: no filter"), 1;
@@ -868,9 +889,10 @@ int32_t sirenrt_filter_set_file(sirenrt_filter *f, int32_t file_id, const char *
 int32_t sirenrt_filter_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled,
                                int64_t *rows, int64_t cap, int64_t *n) {
   if (!f) return rt_set_last_error("sirenrt_filter_history: no filter"), 1;
-  if (n) *n = f->n_history;
-  if (cap < f->n_history) return 2;
-  for (int64_t k = 0; k < f->n_history; k++) {
+  int64_t rows_n = f->mh ? 0 : f->n_history; /* an MH chain has no resampling barriers */
+  if (n) *n = rows_n;
+  if (cap < rows_n) return 2;
+  for (int64_t k = 0; k < rows_n; k++) {
     const rt_history_row *h = &f->history[k];
     if (ess) ess[k] = h->ess;
     if (log_evidence) log_evidence[k] = h->log_evidence;

@@ -28,7 +28,7 @@ double rt_lgamma(double x);
  * RT_RNG_LANES streams at once with rt_rng_init_many, whose SIMD kernels (SSE2, AVX2, AVX-512F,
  * chosen when the library loads) compute their first blocks together, several times cheaper than
  * one at a time.  The words are the same either way: the streams do not depend on the kernel. */
-enum { RT_DOMAIN_PARTICLE = 0, RT_DOMAIN_RESAMPLE = 1, RT_DOMAIN_TEST = 2, RT_DOMAIN_USER = 3 };
+enum { RT_DOMAIN_PARTICLE = 0, RT_DOMAIN_RESAMPLE = 1, RT_DOMAIN_TEST = 2, RT_DOMAIN_USER = 3, RT_DOMAIN_MH = 4 };
 
 typedef struct rt_rng {
   uint32_t key[2];
@@ -364,6 +364,11 @@ struct sirenrt_filter {
   int32_t n_symsets;
   rt_root_slot *sym_slots; /* storage of the symsets' slots */
   char *runtime_plan;  /* sirenrt_filter_runtime_plan's answer */
+  struct rt_mh_trace *mh; /* set: this one-particle filter is an MH chain (mh.c), whose queries answer
+                           * from the chain's samples */
+  struct rt_mh_trace *mh_live; /* the chain's trace while one of its runs is in progress, else NULL:
+                                * what every draw tests (mh.h), through ctx->filter in the context's
+                                * first cache line, so a filter without MH pays no second line */
 };
 
 /* A resample() barrier as sirenrt_filter_history reports it. */
@@ -376,6 +381,9 @@ typedef struct rt_history_row {
 
 /* filter.c */
 int rt_filter_fail(sirenrt_filter *f, char *msg); /* takes ownership of msg; returns 1 */
+/* run() without the MH dispatch; and a run from the start on the data the last run loaded (MH). */
+int32_t rt_filter_run_rows(sirenrt_filter *f, const double *rows, int64_t n_rows, int64_t n_cols);
+int32_t rt_filter_rerun(sirenrt_filter *f);
 int rt_filter_refuse(sirenrt_filter *f, char *msg); /* the same, for a call refused: f does not fail */
 /* progress.c: at a barrier, before it resamples (counts it; calls the hook when its interval has
  * passed), and at the end of run().  Only with f->progress set.  0, or 1 with the filter failed (the hook said stop). */
@@ -488,6 +496,11 @@ int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int
 /* Each particle's own result, flattened as the estimate is, one after another: particle i's words are
  * (*out)[offsets[i] .. offsets[i+1]).  0 ok, else error on f. */
 int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_t *offsets);
+/* The same estimator over n particles given flattened (particle i: values[offsets[i] .. offsets[i+1]))
+ * with normalised weights w, for type descriptor `type`, into a malloc'd buffer.  0, or -1 out of
+ * memory.  (MH: its samples are kept flattened.) */
+int rt_estimate_flat(const char *type, const double *values, const int64_t *offsets, const double *w, int64_t n,
+                     double **out, int64_t *n_out);
 
 /* symbolic_abi.c: the filter's side of symbolic values (the engine is sym.h). */
 /* Does type descriptor t (one whole type) contain a symbolic word 'S'? */

@@ -4,6 +4,7 @@
  * make the variable a root, whose parameters are constants, the method's way (SSI and BP hoist it,
  * hoist.c; DS grafts it, ds.c), then score, draw or take the mean of that root distribution.  Here too:
  * the numbers of a root's family (checks, draws, densities, means) and point masses. */
+#include "mh.h"
 #include "sym_node.h"
 
 #include <stdio.h>
@@ -187,7 +188,8 @@ int rt_rv_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
   }
   root_dist d;
   if (make_root(ctx, rv, site) || root_dist_of(ctx, rv, &d, site)) return -1;
-  double v = family_draw(ctx, d.family, d.p, d.probs, d.n, site);
+  double v = rt_mh_on(ctx) ? rt_mh_draw(ctx, rv, d.family, d.p, d.probs, d.n, site)
+                           : family_draw(ctx, d.family, d.p, d.probs, d.n, site);
   root_free(&d);
   if (isnan(v) && ctx->err_msg) return -1;
   set_point(ctx->sym, rv, v, RT_RV_SAMPLED);
@@ -256,6 +258,7 @@ static int64_t new_rv(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, 
   n->u.value = count;
   s->n_rvs++;
   if (var >= 0 && var < s->n_vars) s->plan[var] |= 1;
+  rt_mh_note_rv(ctx, rt_sym_index(ref));
   return rt_sym_index(ref);
 }
 

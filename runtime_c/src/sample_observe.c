@@ -3,6 +3,7 @@
  * particle's own stream or add the log density to its weight.  Also sirenrt_sample_many, the same
  * path for goodness-of-fit tests. */
 #include "internal.h"
+#include "mh.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,31 +56,55 @@ static int64_t read_probs(sirenrt_ctx *ctx, int64_t list, double *buf, int64_t c
 
 /* ------------------------------------------------------------------ sampling ------------------- */
 
-double sirenrt_std_normal(sirenrt_ctx *ctx) { return rt_normal(&ctx->rng); }
+/* Under MH every draw of generated code is a site of the trace (mh.h): the parameters are checked
+ * first, as without MH, then the trace answers.  Without a trace: one predictable branch. */
+#define MH_SITE(ID, ...)                                                   \
+  do {                                                                     \
+    if (rt_mh_on(ctx)) {                                                   \
+      const double mh_p_[] = {__VA_ARGS__};                                \
+      return rt_mh_sample(ctx, SIRENRT_FAM_##ID, mh_p_, NULL, 0, site);    \
+    }                                                                      \
+  } while (0)
+
+/* Generated code draws a valid gaussian inline as mu + sqrt(var) * z from this; under MH the site is
+ * then z ~ gaussian(0, 1) (a non-centred parameterisation of the same model: the chain targets the
+ * same posterior, a reused z moves with its distribution's mean and variance). */
+double sirenrt_std_normal(sirenrt_ctx *ctx) {
+  if (rt_mh_on(ctx)) {
+    static const double standard[2] = {0.0, 1.0};
+    return rt_mh_sample(ctx, SIRENRT_FAM_GAUSSIAN, standard, NULL, 0, -1);
+  }
+  return rt_normal(&ctx->rng);
+}
 
 double sirenrt_sample_gaussian(sirenrt_ctx *ctx, double mu, double var, int32_t site) {
   SAMPLE_GUARD(rt_bad_gaussian(mu, var, msg));
+  MH_SITE(GAUSSIAN, mu, var);
   return mu + sqrt(var) * rt_normal(&ctx->rng);
 }
 
 double sirenrt_sample_beta(sirenrt_ctx *ctx, double a, double b, int32_t site) {
   SAMPLE_GUARD(rt_bad_beta(a, b, msg));
+  MH_SITE(BETA, a, b);
   return rt_beta(&ctx->rng, a, b);
 }
 
 double sirenrt_sample_bernoulli(sirenrt_ctx *ctx, double p, int32_t site) {
   SAMPLE_GUARD(rt_bad_bernoulli(p, msg));
+  MH_SITE(BERNOULLI, p);
   return rt_uniform(&ctx->rng) < p ? 1.0 : 0.0;
 }
 
 double sirenrt_sample_binomial(sirenrt_ctx *ctx, double n, double p, int32_t site) {
   SAMPLE_GUARD(rt_bad_binomial(n, p, msg));
+  MH_SITE(BINOMIAL, n, p);
   if (n >= 0x1.0p62) return rt_fail(ctx, site, "binomial: n = %g is too large to sample", n);
   return rt_binomial(&ctx->rng, (int64_t)n, p);
 }
 
 double sirenrt_sample_beta_binomial(sirenrt_ctx *ctx, double n, double a, double b, int32_t site) {
   SAMPLE_GUARD(rt_bad_beta_binomial(n, a, b, msg));
+  MH_SITE(BETA_BINOMIAL, n, a, b);
   if (n >= 0x1.0p62) return rt_fail(ctx, site, "beta_binomial: n = %g is too large to sample", n);
   return rt_binomial(&ctx->rng, (int64_t)n, rt_beta(&ctx->rng, a, b));
 }
@@ -87,6 +112,7 @@ double sirenrt_sample_beta_binomial(sirenrt_ctx *ctx, double n, double a, double
 /* Failures before the n-th success: a Poisson with a Gamma(n, scale (1-p)/p) rate, as numpy draws it. */
 double sirenrt_sample_negative_binomial(sirenrt_ctx *ctx, double n, double p, int32_t site) {
   SAMPLE_GUARD(rt_bad_negative_binomial(n, p, msg));
+  MH_SITE(NEGATIVE_BINOMIAL, n, p);
   if (p == 0.0) return rt_fail(ctx, site, "negative_binomial: cannot sample with probability 0");
   if (p == 1.0) return 0.0;
   return rt_poisson(&ctx->rng, rt_gamma(&ctx->rng, n) * (1.0 - p) / p);
@@ -94,22 +120,24 @@ double sirenrt_sample_negative_binomial(sirenrt_ctx *ctx, double n, double p, in
 
 double sirenrt_sample_exponential(sirenrt_ctx *ctx, double rate, int32_t site) {
   SAMPLE_GUARD(rt_bad_exponential(rate, msg));
+  MH_SITE(EXPONENTIAL, rate);
   return rt_exponential(&ctx->rng) / rate;
 }
 
 double sirenrt_sample_gamma(sirenrt_ctx *ctx, double shape, double rate, int32_t site) {
   SAMPLE_GUARD(rt_bad_gamma(shape, rate, msg));
+  MH_SITE(GAMMA, shape, rate);
   return rt_gamma(&ctx->rng, shape) / rate;
 }
 
 double sirenrt_sample_poisson(sirenrt_ctx *ctx, double lambda, int32_t site) {
   SAMPLE_GUARD(rt_bad_poisson(lambda, msg));
+  MH_SITE(POISSON, lambda);
   return rt_poisson(&ctx->rng, lambda);
 }
 
 double sirenrt_sample_delta(sirenrt_ctx *ctx, double v, int32_t site) {
-  (void)ctx;
-  (void)site;
+  MH_SITE(DELTA, v);
   return v;
 }
 
@@ -141,18 +169,28 @@ double sirenrt_sample_categorical(sirenrt_ctx *ctx, double lo, double hi, int64_
   double buf[64], *probs;
   int64_t n = read_probs(ctx, probs_list, buf, 64, &probs, site);
   if (n < 0) return NAN;
-  double result = rt_sample_categorical_probs(ctx, lo, hi, probs, n, site);
+  double result;
+  if (!rt_mh_on(ctx)) {
+    result = rt_sample_categorical_probs(ctx, lo, hi, probs, n, site);
+  } else { /* checked first, as MH_SITE's families are */
+    char msg[RT_MSG];
+    const double bounds[2] = {lo, hi};
+    result = rt_bad_categorical(lo, hi, probs, n, msg) ? rt_fail(ctx, site, "%s", msg)
+                                                       : rt_mh_sample(ctx, SIRENRT_FAM_CATEGORICAL, bounds, probs, n, site);
+  }
   if (probs != buf) free(probs);
   return result;
 }
 
 double sirenrt_sample_uniform_int(sirenrt_ctx *ctx, double a, double b, int32_t site) {
   SAMPLE_GUARD(rt_bad_uniform_int(a, b, msg));
+  MH_SITE(UNIFORM_INT, a, b);
   return a + (double)rt_below(&ctx->rng, (uint64_t)(b - a) + 1u);
 }
 
 double sirenrt_sample_student_t(sirenrt_ctx *ctx, double mu, double tau2, double nu, int32_t site) {
   SAMPLE_GUARD(rt_bad_student_t(mu, tau2, nu, msg));
+  MH_SITE(STUDENT_T, mu, tau2, nu);
   return mu + sqrt(tau2) * rt_student_t(&ctx->rng, nu);
 }
 

@@ -130,15 +130,19 @@ def test_analyze_only_defaults_to_ssi_and_accepts_mh(tmp_path):
     assert (report["handler"], report["method"], report["inferred_plan"]) == ("MH", "SSI", {"x": "symbolic"})
 
 
-@pytest.mark.parametrize("argv, says", [
-    (["-m", "ds", "-a"], "method 'ds' is not compiled yet"),
-    (["-m", "bp"], "method 'bp' is not compiled yet"),
-    (["-m", "pf", "-l", "mh"], "the MH handler (-l mh) is not compiled yet"),
-])
-def test_what_is_not_compiled_yet_says_so(argv, says):
-    r = siren(EXAMPLES / "walk.si", *argv)
-    assert r.returncode == 2 and r.stdout == ""
-    assert says in r.stderr and "-m pf" in r.stderr and "Traceback" not in r.stderr
+@pytest.mark.parametrize("method", ["ds", "bp"])
+def test_delayed_sampling_and_belief_propagation_run(method):
+    r = siren(EXAMPLES / "walk.si", "-m", method, "-a", "-p", "50", "-s", "1")
+    assert r.returncode == 0, r.stderr
+    report = original_harness.parse(r.stdout)
+    assert (report["handler"], report["method"]) == ("SMC", method.upper())
+    assert report["runtime_plan"] == {"x1": "symbolic"}
+
+
+def test_mh_runs_with_the_original_report():
+    r = siren(EXAMPLES / "walk.si", "-m", "pf", "-l", "mh", "--samples", "50", "-w", "5", "-t", "2", "-s", "1")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("===== Handler =====\nMH\n===== Inference Algorithm =====\nPF\n")
 
 
 def test_bad_usage_exits_2(tmp_path):

@@ -1,0 +1,469 @@
+/* mh.c — the MH handler (SPEC 15.2 with the 0.3 decision): lightweight single-site
+ * Metropolis–Hastings over the sampled sites of a run, for any method.
+ *
+ * A chain is a one-particle filter (sirenrt_filter_new_mh, f->mh) that holds the trace in
+ * f->mh_live while one of its runs is in progress.  Its barriers never resample (filter.c), so the
+ * particle's log weight is the log likelihood of all observations of the run, and a zero weight is
+ * not an error: the run goes on to its end and the proposal is rejected.
+ *
+ * One iteration: choose a site k of the current trace x uniformly, delete it, run the program again
+ * from the start over all the data, with a fresh stream.  A site the new run values is REUSED when
+ * x has a value for it (the same value, re-scored under the site's distribution in the new run), and
+ * drawn FRESH from that distribution otherwise (k itself, and sites x never reached); sites of x the
+ * new run never values are dropped.  With S, S' the valued sites of x and of the proposal x', s, s'
+ * their log likelihoods and sc(j), sc'(j) the scores (log densities) of site j in x and x':
+ *
+ *   target    pi(x)       = exp(s)  * prod_{j in S} exp(sc(j))
+ *   proposal  q(x' | x)   = 1/|S|   * prod_{j fresh in x'} exp(sc'(j))
+ *   reverse   q(x | x')   = 1/|S'|  * prod_{j in S, not reused by x'} exp(sc(j))
+ *
+ * (the reverse move chooses k again, which x' always has: the new run repeats the old one exactly
+ * until it values k, since every site before it is reused).  The fresh sites' densities cancel
+ * against the target's, and so do the dropped sites' and k's old ones, leaving
+ *
+ *   log alpha = log|S| - log|S'| + (s' - s) + sum_{j reused} (sc'(j) - sc(j)).
+ *
+ * (The original summed the scores of all sites, fresh ones included, which is not this kernel.)
+ * A proposal of zero density (s' = -inf, or a site scored -inf) is rejected; from a current state of
+ * zero density (a first run that met one) any other proposal is accepted.
+ *
+ * Sites are whatever the hooks of mh.h see: under -m pf every draw of generated code, where a valid
+ * gaussian is drawn inline as mu + sqrt(var) * z and the site is z ~ gaussian(0, 1) (a reused z
+ * moves with mu and var: a non-centred parameterisation of the same model, so the same target);
+ * under the symbolic engine every random variable it creates, valued when the engine samples it
+ * (what it keeps symbolic is integrated out exactly: the observations' log weights are then
+ * marginal likelihoods, and the target is the posterior of the sampled sites).
+ *
+ * Reproducible for a seed: the chain's choices (sites, uniforms) come from the stream (seed, slot 0,
+ * domain MH), and run i of the chain draws from the particle stream of a seed taken from stream
+ * (seed, slot i + 1, domain MH).  Recorded samples are the current state after iteration i for
+ * i = warmup, warmup + thinning, ...: exactly `samples` of them (the original counted thinning from
+ * iteration 0, warm-up included, and could record fewer).  Each is kept as its flattened result
+ * (rt_flatten_particles: for symbolic words the state's expected value) and its runtime plan, so the
+ * estimate is the population estimator over equally weighted samples. */
+#include "mh.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rt_sites {
+  int64_t n, cap;   /* sites 0..n-1 were created in the run */
+  double *value;    /* valid[k]: the site's value and score */
+  double *score;
+  uint8_t *valid;   /* the run valued site k */
+  int64_t n_valued;
+  int zero;         /* some site scored -inf */
+} rt_sites;
+
+struct rt_mh_trace {
+  uint64_t seed;
+  int64_t samples, warmup, thinning;
+  /* The current state and the run being made. */
+  rt_sites cur, prop;
+  int64_t deleted;      /* site of cur the running proposal must draw afresh (-1: none) */
+  double reused_delta;  /* sum over reused sites of sc'(j) - sc(j) */
+  int64_t *node_site;   /* symbolic node index -> site, for the run in progress */
+  int64_t cap_nodes;
+  int64_t *valued;      /* the valued sites of cur, in order: the uniform choice */
+  /* The current state's result, flattened, and its runtime plan. */
+  double *cur_flat;
+  int64_t cur_n_flat;
+  char *cur_plan;
+  /* Recorded samples. */
+  double *flat;
+  int64_t n_flat, cap_flat;
+  int64_t *offsets;     /* n_recorded + 1 */
+  int64_t n_recorded, cap_recorded;
+  char *plan;           /* their joined runtime plan */
+  int64_t iterations, accepted;
+  rt_mh_observer *observer; /* tests */
+  void *observer_user;
+};
+
+/* ------------------------------------------------------------------ families ------------------- */
+
+#define ARGS_1 p[0]
+#define ARGS_2 p[0], p[1]
+#define ARGS_3 p[0], p[1], p[2]
+
+/* A fresh draw through the family's sampler (which checks the parameters); the caller has detached
+ * the trace, so the sampler's own hook stays quiet. */
+static double draw_family(sirenrt_ctx *ctx, int family, const double *p, const double *probs, int64_t n,
+                          int32_t site) {
+  switch (family) {
+#define DRAW_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_sample_##name(ctx, ARGS_##N, site);
+#define DRAW_LIST(ID, name, N) \
+  case SIRENRT_FAM_##ID: return rt_sample_categorical_probs(ctx, p[0], p[1], probs, n, site);
+#define DRAW_CASE(ID, name, N, SHAPE, PARAMS, ARGS) DRAW_##SHAPE(ID, name, N)
+    SIRENRT_FAMILIES(DRAW_CASE)
+#undef DRAW_CASE
+#undef DRAW_LIST
+#undef DRAW_SCALAR
+    default: return rt_fail(ctx, site, "internal error: unknown distribution family %d", family);
+  }
+}
+
+static double logpdf_family(int family, const double *p, const double *probs, int64_t n, double x) {
+  switch (family) {
+#define PDF_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_logpdf_##name(ARGS_##N, x);
+#define PDF_LIST(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_logpdf_categorical(p[0], p[1], probs, n, x);
+#define PDF_CASE(ID, name, N, SHAPE, PARAMS, ARGS) PDF_##SHAPE(ID, name, N)
+    SIRENRT_FAMILIES(PDF_CASE)
+#undef PDF_CASE
+#undef PDF_LIST
+#undef PDF_SCALAR
+    default: return NAN;
+  }
+}
+
+/* ------------------------------------------------------------------ sites ---------------------- */
+
+static int grow(void **a, size_t elem, int64_t need, int64_t *cap) {
+  if (need <= *cap) return 0;
+  int64_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void *b = realloc(*a, (size_t)c * elem);
+  if (!b) return -1;
+  *a = b;
+  *cap = c;
+  return 0;
+}
+
+static int sites_reserve(rt_sites *s, int64_t need) {
+  if (need <= s->cap) return 0;
+  int64_t cap = s->cap, c1 = cap, c2 = cap;
+  if (grow((void **)&s->value, sizeof(double), need, &c1) || grow((void **)&s->score, sizeof(double), need, &c2) ||
+      grow((void **)&s->valid, 1, need, &cap))
+    return -1; /* s->cap unchanged: the next call grows whichever array is still short */
+  s->cap = cap;
+  return 0;
+}
+
+static void sites_free(rt_sites *s) {
+  free(s->value);
+  free(s->score);
+  free(s->valid);
+}
+
+/* A new site: the next one of the run. */
+static int64_t new_site(rt_mh_trace *t) {
+  int64_t k = t->prop.n;
+  if (sites_reserve(&t->prop, k + 1)) return -1;
+  t->prop.valid[k] = 0;
+  t->prop.n = k + 1;
+  return k;
+}
+
+/* Values site k of the run: its value in the current state unless it is the deleted one or has
+ * none, else a fresh draw; records the score, and for a reused site its change of score. */
+static double value_site(sirenrt_ctx *ctx, rt_mh_trace *t, int64_t k, int family, const double *p,
+                         const double *probs, int64_t n, int32_t site) {
+  if (k < 0 || k >= t->prop.n || t->prop.valid[k])
+    return rt_fail(ctx, site, "internal error: MH site %lld valued twice or never created", (long long)k);
+  int reused = k < t->cur.n && t->cur.valid[k] && k != t->deleted;
+  double v;
+  if (reused) {
+    v = t->cur.value[k];
+  } else {
+    ctx->filter->mh_live = NULL;
+    v = draw_family(ctx, family, p, probs, n, site);
+    ctx->filter->mh_live = t;
+    if (isnan(v) && ctx->err_msg) return NAN;
+  }
+  double score = logpdf_family(family, p, probs, n, v);
+  if (isnan(score)) score = -INFINITY;
+  t->prop.value[k] = v;
+  t->prop.score[k] = score;
+  t->prop.valid[k] = 1;
+  t->prop.n_valued++;
+  if (score == -INFINITY) t->prop.zero = 1;
+  if (reused) t->reused_delta += score - t->cur.score[k];
+  return v;
+}
+
+void rt_mh_note_rv_slow(sirenrt_ctx *ctx, uint32_t node) {
+  rt_mh_trace *t = ctx->filter->mh_live;
+  int64_t k = new_site(t), cap = t->cap_nodes;
+  if (k < 0 || grow((void **)&t->node_site, sizeof(int64_t), (int64_t)node + 1, &t->cap_nodes)) {
+    rt_fail(ctx, -1, "out of memory");
+    return;
+  }
+  for (int64_t i = cap; i < t->cap_nodes; i++) t->node_site[i] = -1;
+  t->node_site[node] = k;
+}
+
+double rt_mh_draw(sirenrt_ctx *ctx, uint32_t node, int family, const double *p, const double *probs, int64_t n,
+                  int32_t site) {
+  rt_mh_trace *t = ctx->filter->mh_live;
+  int64_t k = (int64_t)node < t->cap_nodes ? t->node_site[node] : -1;
+  return value_site(ctx, t, k, family, p, probs, n, site);
+}
+
+double rt_mh_sample(sirenrt_ctx *ctx, int family, const double *p, const double *probs, int64_t n, int32_t site) {
+  rt_mh_trace *t = ctx->filter->mh_live;
+  int64_t k = new_site(t);
+  if (k < 0) return rt_fail(ctx, site, "out of memory");
+  return value_site(ctx, t, k, family, p, probs, n, site);
+}
+
+/* ------------------------------------------------------------------ the chain ------------------ */
+
+/* The particle stream of run i is keyed by a seed of its own: one shared seed would replay the same
+ * fresh draws in every run (the original's bug). */
+static uint64_t run_seed(const rt_mh_trace *t, int64_t i) {
+  rt_rng g;
+  rt_rng_init(&g, t->seed, (uint64_t)i + 1, 0, RT_DOMAIN_MH);
+  return rt_next_u64(&g);
+}
+
+/* Runs the program once with the trace attached, site `deleted` of the current state to be drawn
+ * afresh; the first run of a chain loads the data, the others reuse it.  0, or 1 with f failed. */
+static int run_proposal(sirenrt_filter *f, rt_mh_trace *t, int64_t i, int64_t deleted, const double *rows,
+                        int64_t n_rows, int64_t n_cols) {
+  t->prop.n = 0;
+  t->prop.n_valued = 0;
+  t->prop.zero = 0;
+  t->deleted = deleted;
+  t->reused_delta = 0.0;
+  f->seed = run_seed(t, i);
+  f->mh_live = t;
+  if (i == 0)
+    rt_filter_run_rows(f, rows, n_rows, n_cols);
+  else
+    rt_filter_rerun(f);
+  f->mh_live = NULL;
+  return f->failed;
+}
+
+/* The proposal becomes the current state: its sites, its flattened result and runtime plan (read
+ * with the trace detached, so that a draw the estimate needs is not a site). */
+static int accept_proposal(sirenrt_filter *f, rt_mh_trace *t) {
+  rt_sites tmp = t->cur;
+  t->cur = t->prop;
+  t->prop = tmp;
+  if (t->cur.n_valued > 0 && !(t->valued = realloc(t->valued, (size_t)t->cur.n_valued * sizeof(int64_t))))
+    return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  for (int64_t k = 0, j = 0; k < t->cur.n; k++)
+    if (t->cur.valid[k]) t->valued[j++] = k;
+  int64_t offsets[2];
+  double *flat = NULL;
+  if (rt_flatten_particles(f, &flat, &t->cur_n_flat, offsets)) return 1;
+  free(t->cur_flat);
+  t->cur_flat = flat;
+  free(t->cur_plan);
+  t->cur_plan = NULL;
+  if (f->model->n_vars > 0 && !(t->cur_plan = rt_strdup_printf("%s", sirenrt_filter_runtime_plan(f))))
+    return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  return 0;
+}
+
+/* log alpha of the header's formula; -inf for a proposal of zero density. */
+static double log_acceptance(const rt_mh_trace *t, double s_cur, double s_new) {
+  if (!(s_new > -INFINITY) || t->prop.zero) return -INFINITY;
+  if (!(s_cur > -INFINITY) || t->cur.zero) return INFINITY;
+  double a = log((double)t->cur.n_valued) - log((double)t->prop.n_valued) + (s_new - s_cur) + t->reused_delta;
+  return isnan(a) ? -INFINITY : a;
+}
+
+enum { PLAN_NONE = 0, PLAN_SYMBOLIC = 1, PLAN_SAMPLE = 2, PLAN_DYNAMIC = 3 };
+static const char *const plan_names[] = {"", "symbolic", "sample", "dynamic"};
+
+/* Joins a run's plan ("x: sample\n..." in model->vars order) into the samples' encodings (SPEC 16.4:
+ * equal encodings stay, different ones are dynamic). */
+static void join_plan(const sirenrt_model *m, uint8_t *enc, const char *plan) {
+  const char *line = plan;
+  for (int32_t v = 0; v < m->n_vars && line && *line; v++) {
+    const char *name = m->vars[v] ? m->vars[v] : "";
+    size_t len = strlen(name);
+    if (strncmp(line, name, len) != 0 || strncmp(line + len, ": ", 2) != 0) continue;
+    const char *word = line + len + 2;
+    uint8_t e = PLAN_NONE;
+    for (uint8_t k = PLAN_SYMBOLIC; k <= PLAN_DYNAMIC; k++)
+      if (strncmp(word, plan_names[k], strlen(plan_names[k])) == 0 && word[strlen(plan_names[k])] == '\n') e = k;
+    if (e != PLAN_NONE) enc[v] = enc[v] == PLAN_NONE || enc[v] == e ? e : PLAN_DYNAMIC;
+    line = strchr(line, '\n');
+    if (line) line++;
+  }
+}
+
+/* The current state becomes a sample. */
+static int record(sirenrt_filter *f, rt_mh_trace *t, uint8_t *enc) {
+  if (grow((void **)&t->flat, sizeof(double), t->n_flat + t->cur_n_flat, &t->cap_flat) ||
+      grow((void **)&t->offsets, sizeof(int64_t), t->n_recorded + 2, &t->cap_recorded))
+    return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  if (t->cur_n_flat) memcpy(t->flat + t->n_flat, t->cur_flat, (size_t)t->cur_n_flat * sizeof(double));
+  t->offsets[t->n_recorded] = t->n_flat;
+  t->n_flat += t->cur_n_flat;
+  t->offsets[++t->n_recorded] = t->n_flat;
+  if (t->cur_plan) join_plan(f->model, enc, t->cur_plan);
+  return 0;
+}
+
+static int render_plan(sirenrt_filter *f, rt_mh_trace *t, const uint8_t *enc) {
+  const sirenrt_model *m = f->model;
+  size_t len = 1;
+  for (int32_t v = 0; v < m->n_vars; v++)
+    if (enc[v]) len += strlen(m->vars[v] ? m->vars[v] : "") + 2 + strlen(plan_names[enc[v]]) + 1;
+  char *text = malloc(len), *p = text;
+  if (!text) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  *p = '\0';
+  for (int32_t v = 0; v < m->n_vars; v++)
+    if (enc[v]) p += sprintf(p, "%s: %s\n", m->vars[v] ? m->vars[v] : "", plan_names[enc[v]]);
+  free(t->plan);
+  t->plan = text;
+  return 0;
+}
+
+static int chain(sirenrt_filter *f, rt_mh_trace *t, const double *rows, int64_t n_rows, int64_t n_cols,
+                 uint8_t *enc) {
+  rt_rng g; /* the chain's own choices */
+  rt_rng_init(&g, t->seed, 0, 0, RT_DOMAIN_MH);
+  /* SPEC 15.2 step 1: a first run from the prior is the initial state. */
+  if (run_proposal(f, t, 0, -1, rows, n_rows, n_cols) || accept_proposal(f, t)) return 1;
+  double s_cur = f->logw[0];
+  int64_t total = t->warmup + t->samples * t->thinning;
+  for (int64_t i = 0; i < total; i++) {
+    if (t->cur.n_valued == 0) /* nothing random is sampled: the one state is the answer */
+      return record(f, t, enc);
+    int64_t k = t->valued[rt_below(&g, (uint64_t)t->cur.n_valued)];
+    if (run_proposal(f, t, i + 1, k, rows, n_rows, n_cols)) return 1;
+    double s_new = f->logw[0], la = log_acceptance(t, s_cur, s_new);
+    t->iterations++;
+    int accepted = log(rt_uniform_pos(&g)) < la;
+    if (t->observer) t->observer(t->observer_user, k, la, accepted);
+    if (accepted) {
+      if (accept_proposal(f, t)) return 1;
+      s_cur = s_new;
+      t->accepted++;
+    }
+    if (i >= t->warmup && (i - t->warmup) % t->thinning == 0 && record(f, t, enc)) return 1;
+  }
+  return 0;
+}
+
+int32_t rt_mh_run(sirenrt_filter *f, const double *rows, int64_t n_rows, int64_t n_cols) {
+  rt_mh_trace *t = f->mh;
+  t->cur.n = t->cur.n_valued = t->cur.zero = 0;
+  t->n_flat = t->n_recorded = t->iterations = t->accepted = 0;
+  free(t->plan);
+  t->plan = NULL;
+  uint8_t *enc = calloc(f->model->n_vars > 0 ? (size_t)f->model->n_vars : 1, 1);
+  if (!enc) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  /* The progress hook counts resampling barriers, which a chain's runs have but do not resample at:
+   * its reports would describe one run of many, so the chain keeps it off. */
+  sirenrt_progress_fn progress = f->progress;
+  f->progress = NULL;
+  int status = chain(f, t, rows, n_rows, n_cols, enc);
+  f->progress = progress;
+  f->seed = t->seed;
+  if (!status) status = render_plan(f, t, enc);
+  free(enc);
+  if (status) t->n_recorded = 0;
+  return status;
+}
+
+/* ------------------------------------------------------------------ the samples ---------------- */
+
+static int no_samples(sirenrt_filter *f) {
+  if (f->failed) return 1;
+  if (f->mh->n_recorded > 0) return 0;
+  return rt_filter_refuse(f, rt_strdup_printf("error: the MH chain has no samples yet: call run() first"));
+}
+
+int32_t rt_mh_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out) {
+  rt_mh_trace *t = f->mh;
+  if (no_samples(f)) return 1;
+  double *w = malloc((size_t)t->n_recorded * sizeof(double)), *est = NULL;
+  int64_t n_est = 0;
+  for (int64_t i = 0; w && i < t->n_recorded; i++) w[i] = 1.0 / (double)t->n_recorded;
+  int failed = !w || rt_estimate_flat(f->model->result_type, t->flat, t->offsets, w, t->n_recorded, &est, &n_est);
+  free(w);
+  if (failed) return rt_filter_refuse(f, rt_strdup_printf("error: out of memory"));
+  int32_t status = 0;
+  if (n_out) *n_out = n_est;
+  if (cap < n_est || (n_est > 0 && !out)) status = 2;
+  else if (n_est) memcpy(out, est, (size_t)n_est * sizeof(double));
+  free(est);
+  return status;
+}
+
+int32_t rt_mh_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                        double *weights) {
+  rt_mh_trace *t = f->mh;
+  if (no_samples(f)) return 1;
+  if (!offsets || !weights)
+    return rt_filter_refuse(f, rt_strdup_printf("error: sirenrt_filter_particles: offsets and weights are required"));
+  memcpy(offsets, t->offsets, (size_t)(t->n_recorded + 1) * sizeof(int64_t));
+  for (int64_t i = 0; i < t->n_recorded; i++) weights[i] = 1.0 / (double)t->n_recorded;
+  if (n_values) *n_values = t->n_flat;
+  if (cap < t->n_flat || (t->n_flat > 0 && !values)) return 2;
+  if (t->n_flat) memcpy(values, t->flat, (size_t)t->n_flat * sizeof(double));
+  return 0;
+}
+
+int64_t rt_mh_size(const sirenrt_filter *f) { return f->mh->n_recorded; }
+
+const char *rt_mh_runtime_plan(sirenrt_filter *f) { return f->mh->plan ? f->mh->plan : ""; }
+
+void rt_mh_free(sirenrt_filter *f) {
+  rt_mh_trace *t = f->mh;
+  if (!t) return;
+  sites_free(&t->cur);
+  sites_free(&t->prop);
+  free(t->node_site);
+  free(t->valued);
+  free(t->cur_flat);
+  free(t->cur_plan);
+  free(t->flat);
+  free(t->offsets);
+  free(t->plan);
+  free(t);
+  f->mh = NULL;
+}
+
+void rt_mh_set_observer(sirenrt_filter *f, rt_mh_observer *fn, void *user) {
+  f->mh->observer = fn;
+  f->mh->observer_user = user;
+}
+
+/* ------------------------------------------------------------------ public API ----------------- */
+
+sirenrt_filter *sirenrt_filter_new_mh(const sirenrt_model *m, uint64_t seed, const sirenrt_mh_options *mh,
+                                      const sirenrt_options *opts) {
+  sirenrt_mh_options o = {100, 0, 1};
+  if (mh) o = *mh;
+  if (o.samples < 1 || o.warmup < 0 || o.thinning < 1 || o.samples > ((int64_t)1 << 40) ||
+      o.thinning > ((int64_t)1 << 20) || o.warmup > ((int64_t)1 << 60))
+    return rt_set_last_error("sirenrt_filter_new_mh: bad chain options (samples %lld >= 1, warmup %lld >= 0, "
+                             "thinning %lld >= 1)",
+                             (long long)o.samples, (long long)o.warmup, (long long)o.thinning), NULL;
+  sirenrt_options fo = {SIRENRT_SYSTEMATIC, 0.0, 1, 0};
+  if (opts) fo = *opts;
+  fo.ess_threshold = 0.0; /* a chain's barriers never resample (filter.c): no option applies */
+  fo.resampler = SIRENRT_SYSTEMATIC;
+  fo.threads = 1;
+  sirenrt_filter *f = sirenrt_filter_new(m, 1, seed, &fo);
+  if (!f) return NULL;
+  rt_mh_trace *t = calloc(1, sizeof *t);
+  if (!t) {
+    sirenrt_filter_free(f);
+    return rt_set_last_error("out of memory"), NULL;
+  }
+  t->seed = seed;
+  t->samples = o.samples;
+  t->warmup = o.warmup;
+  t->thinning = o.thinning;
+  t->deleted = -1;
+  f->mh = t;
+  return f;
+}
+
+const char *sirenrt_mh_runtime_plan(sirenrt_filter *f) { return f && f->mh ? rt_mh_runtime_plan(f) : ""; }
+
+int32_t sirenrt_mh_stats(const sirenrt_filter *f, int64_t *iterations, int64_t *accepted) {
+  if (!f || !f->mh) return rt_set_last_error("sirenrt_mh_stats: not an MH chain"), 1;
+  if (iterations) *iterations = f->mh->iterations;
+  if (accepted) *accepted = f->mh->accepted;
+  return 0;
+}
