@@ -136,9 +136,12 @@ def hierarchical_exact():
     return m_tau, (w * (tau - m_tau) ** 2).sum(), (w * YS.sum() / (tau + 2)).sum()
 
 
-def test_ssi_with_a_sampled_site(models):
+@pytest.mark.parametrize("method", ["ssi", "ds", "bp"])
+def test_a_symbolic_method_with_a_sampled_site(models, method):
+    """mu's one parent tau is sampled: SSI, DS and BP keep mu the same way (BP samples a Gamma
+    parent anyway, and here it is annotated so)."""
     m_tau, v_tau, m_mu = hierarchical_exact()
-    chain = models(HIERARCHICAL, "ssi").filter(handler="mh", samples=8000, warmup=200, seed=2).run()
+    chain = models(HIERARCHICAL, method).filter(handler="mh", samples=8000, warmup=200, seed=2).run()
     (values, weights) = chain.particles()
     tau = np.array([v[0] for v in values])
     mu = np.array([v[1] for v in values])
@@ -146,7 +149,11 @@ def test_ssi_with_a_sampled_site(models):
     assert np.allclose(mu, YS.sum() / (tau + 2)), "each state's mu is its exact conditional mean"
     check_chain(tau, stats.norm(m_tau, v_tau**0.5))    # mean and variance of tau only
     assert abs(mu.mean() - m_mu) < 5 * batch_se(mu)
-    # the same model under pf: two sites, mu sampled too
+
+
+def test_pf_with_two_sites(models):
+    """The same model under pf: two sites, mu sampled too."""
+    m_tau, v_tau, m_mu = hierarchical_exact()
     pf = models(HIERARCHICAL, "pf").filter(handler="mh", samples=8000, warmup=200, seed=2).run()
     values, _ = pf.particles()
     tau, mu = np.array([v[0] for v in values]), np.array([v[1] for v in values])
