@@ -7,12 +7,11 @@ It prints the original's report (Handler, Inference Algorithm, with -a/-ao the I
 Inference Plan and the Analysis Time, the Evaluation Time, the Result, the Runtime Inference
 Plan), so the original's benchmark harness runs with `siren` in its place.
 
-What runs today: the SMC handler (-l smc, the default) and the MH handler (-l mh, with --samples,
--w/--warmup and -t/--thinning; -p is ignored there, as in the original) with semi-symbolic
-inference, `-m ssi` (the original's default), or with the plain particle filter, `-m pf` (every
-random variable drawn where it is bound), a method name the original does not have. ds and bp can
-be analysed (-a/-ao) but not run yet; asking to run them is exit status 2 with a message saying so.
-MH is the correct single-site kernel (SPEC 0.3), not the original's ratio, and records exactly
+The SMC handler (-l smc, the default) and the MH handler (-l mh, with --samples, -w/--warmup and
+-t/--thinning; -p is ignored there, as in the original) run with every method: semi-symbolic
+inference, `-m ssi` (the original's default), delayed sampling `-m ds`, belief propagation `-m bp`,
+or the plain particle filter, `-m pf` (every random variable drawn where it is bound), a method
+name the original does not have. MH is the correct single-site kernel (SPEC 0.3), not the original's ratio, and records exactly
 --samples states (the original counted thinning from iteration 0, warm-up included).
 
 Where the original differs: without -s every run draws a fresh seed (the original seeds from

@@ -4,7 +4,7 @@
  * A filter between calls is a set of particles suspended at resume points, so its whole state is:
  * the options and counters of the population, the data rows read so far, and for every particle its
  * weight, state, random stream (key, counter and the unread words of its buffer) and frame, plus the
- * list cells its frame reaches and its symbolic state (-m ssi).  A symbolic state is the engine's
+ * list cells its frame reaches and its symbolic state (-m ssi, ds, bp).  A symbolic state is the engine's
  * flat copy (rt_sym_save), written once however many particles share it and shared again on load;
  * the frame's and the lists' symbolic words are node indices into it, valid as they are.  Lists are written as a table of cells, each after the cells it
  * refers to, and the frame slots that hold lists (the model's roots) are written as indices into it;

@@ -1,4 +1,4 @@
-/* symbolic_abi.c — symbolic values (-m ssi) on the runtime's side: the exported sirenrt_sym_* and
+/* symbolic_abi.c — symbolic values (-m ssi, ds, bp) on the runtime's side: the exported sirenrt_sym_* and
  * sirenrt_sym_* functions generated code calls (thin wrappers over the engine, sym.h), and what the
  * population needs of the engine: collection of a stopped particle's state from its roots, the
  * runtime inference plan (SPEC 16.4) and the bookkeeping of which filters hold states at all.

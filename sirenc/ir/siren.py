@@ -5,7 +5,7 @@ dialect) so that ``inline-functions`` can use plain symbol lookup; the main
 expression is ``func.func @main``. Everything else is here. Values are typed
 statically: ``f64`` (every number), ``i1`` (bool), ``!siren.unit``,
 ``!siren.string``, ``!siren.pair<A, B>``, ``!siren.list<T>`` and
-``!siren.dist<"family">``. Under ``-m ssi`` the ``symbolic-values`` pass retypes the
+``!siren.dist<"family">``. Under ``-m ssi|ds|bp`` the ``symbolic-values`` pass retypes the
 values that may be symbolic: a number or bool that may be a symbolic expression is
 ``!siren.sym``, a distribution with such a parameter ``!siren.symdist<"family">``, and
 ``siren.to_sym`` / ``siren.force`` convert between the two worlds. Each op carries its source location in
@@ -98,7 +98,7 @@ class DistType(ParametrizedAttribute, TypeAttribute):
 
 @irdl_attr_definition
 class SymType(ParametrizedAttribute, TypeAttribute):
-    """A number or bool that may be a symbolic expression (``-m ssi``; SPEC 6.2): one
+    """A number or bool that may be a symbolic expression (``-m ssi|ds|bp``; SPEC 6.2): one
     symbolic word at run time. Bools are 0.0 / 1.0. Only the `symbolic-values` pass
     introduces it, for values it cannot prove concrete."""
 
@@ -187,7 +187,7 @@ class ConstOp(IRDLOperation):
 
 
 class BinaryFloatOp(IRDLOperation):
-    """On floats; or, under ``-m ssi``, on two symbolic words (the `symbolic-values`
+    """On floats; or, under a symbolic method, on two symbolic words (the `symbolic-values`
     pass coerces both operands), building a symbolic expression."""
 
     lhs = operand_def(_NUMBER)
@@ -573,7 +573,7 @@ class IfOp(IRDLOperation):
         )
 
     def verify_(self) -> None:
-        # A symbolic condition (``-m ssi``): both branches are pure and run, and the result
+        # A symbolic condition (a symbolic method): both branches are pure and run, and the result
         # is their ite (the `symbolic-values` pass made sure it can be, else it forced it).
         if not is_sym(self.cond.type):
             _expect(self.cond, i1, "condition of siren.if")
@@ -739,7 +739,7 @@ class ResampleOp(IRDLOperation):
         super().__init__(result_types=[unit])
 
 
-# ---- symbolic values (-m ssi) ----------------------------------------------
+# ---- symbolic values (-m ssi|ds|bp) -------------------------------------------
 
 
 @irdl_op_definition

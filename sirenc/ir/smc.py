@@ -12,7 +12,7 @@ lists, data files, and the result. Nothing here names a C function, a byte
 offset or a pointer: the LLVM backend (`lower-smc-to-llvm`) and a JAX backend
 both consume this level.
 
-Under ``-m ssi`` a value that may be symbolic is one ``!smc.sym`` scalar (a symbolic
+Under the symbolic methods (``-m ssi|ds|bp``) a value that may be symbolic is one ``!smc.sym`` scalar (a symbolic
 word: a constant or a reference to a node of the particle's symbolic state), built by
 ``smc.sym_const``/``smc.sym_binop``/``smc.sym_neg``/``smc.sym_ite``, forced by
 ``smc.sym_value``; ``smc.assume`` creates a random variable and ``smc.sym_observe``
@@ -80,7 +80,7 @@ def list_type(element: str) -> ListHandleType:
 
 @irdl_attr_definition
 class SymType(ParametrizedAttribute, TypeAttribute):
-    """A symbolic word (``-m ssi``): a constant number (bools 0.0 / 1.0) or a reference to a
+    """A symbolic word (``-m ssi|ds|bp``): a constant number (bools 0.0 / 1.0) or a reference to a
     node of the particle's symbolic state. Type descriptor letter ``S``."""
 
     name = "smc.sym"
@@ -294,7 +294,7 @@ class ObserveOp(IRDLOperation):
         _check_family(self, self.params)
 
 
-# -- symbolic values (-m ssi) -----------------------------------------------------------
+# -- symbolic values (-m ssi|ds|bp) --------------------------------------------------------
 
 ANNOTATIONS = {None: 0, "sample": 1, "symbolic": 2}   # sirenrt.h's SIRENRT_ANN_*
 SYM_BINOPS = ("add", "sub", "mul", "div", "eq", "lt")
