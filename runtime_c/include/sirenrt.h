@@ -225,6 +225,9 @@ SIRENRT_API void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t sit
  * Element words are raw 64 bits: doubles bitcast by the caller, bools 0/1, list handles as int64.
  * ------------------------------------------------------------------------------------------------ */
 SIRENRT_API int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords); /* words uninitialised */
+/* The same, with the site its errors (a list past the memory limit) are reported at: what generated
+ * code calls for `::`.  The site-less forms report at no location. */
+SIRENRT_API int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int32_t site);
 SIRENRT_API void sirenrt_list_set(sirenrt_ctx *ctx, int64_t cell, int32_t i, int64_t word);
 SIRENRT_API int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site); /* word i of head */
 /* The same answer as sirenrt_list_get, read in place when `list` is a data row (the usual List.hd(row)

@@ -151,23 +151,29 @@ static int64_t list_length(sirenrt_ctx *ctx, int64_t h, int32_t site) {
   return RT_HEADER_LEN(cell[0]);
 }
 
-int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
+/* Generated code passes the site of the `::` (or of the construct that conses), so that a list that
+ * outgrows the memory limit is reported there; C hosts may use the site-less form. */
+int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int32_t site) {
   if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) {
-    rt_fail(ctx, -1, "internal error: list cell of %d words", (int)nwords);
+    rt_fail(ctx, site, "internal error: list cell of %d words", (int)nwords);
     return SIRENRT_NIL;
   }
-  int64_t len = list_length(ctx, tail, -1);
+  int64_t len = list_length(ctx, tail, site);
   if (len < 0) return SIRENRT_NIL;
   if (len >= RT_MAX_LIST_LEN) {
-    rt_fail(ctx, -1, "list longer than %lld elements", (long long)RT_MAX_LIST_LEN);
+    rt_fail(ctx, site, "list longer than %lld elements", (long long)RT_MAX_LIST_LEN);
     return SIRENRT_NIL;
   }
-  int64_t at = arena_alloc(ctx, (uint32_t)nwords + 3, -1);
+  int64_t at = arena_alloc(ctx, (uint32_t)nwords + 3, site);
   if (at < 0) return SIRENRT_NIL;
   ctx->arena[at] = RT_HEADER(RT_KIND_LIST, nwords + 1, len + 1);
   ctx->arena[at + 1] = 0;
   ctx->arena[at + 2] = (uint64_t)tail;
   return RT_YOUNG_BIT | at;
+}
+
+int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
+  return sirenrt_list_cons_at(ctx, tail, nwords, -1);
 }
 
 /* Cells are immutable once built: only a young cell, just made by cons, may be written. */
@@ -232,18 +238,21 @@ double sirenrt_list_len(sirenrt_ctx *ctx, int64_t list) {
   return n < 0 ? NAN : (double)n;
 }
 
-int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords) {
+int64_t sirenrt_list_rev_at(sirenrt_ctx *ctx, int64_t list, int32_t nwords, int32_t site) {
   uint64_t small[8], *words = small;
-  if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) return bad_handle(ctx, list, -1), SIRENRT_NIL;
+  if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) return bad_handle(ctx, list, site), SIRENRT_NIL;
+  /* The whole copy is known in advance: refused before it allocates, and named. */
+  int64_t len = list_length(ctx, list, site);
+  if (len < 0 || rt_list_within_limit(ctx, "List.rev", len, (uint32_t)nwords + 3, site)) return SIRENRT_NIL;
   if (nwords > 8 && !(words = malloc((size_t)nwords * sizeof(uint64_t)))) {
-    rt_fail(ctx, -1, "out of memory");
+    rt_fail(ctx, site, "out of memory");
     return SIRENRT_NIL;
   }
   int64_t acc = SIRENRT_NIL;
   while (list != SIRENRT_NIL) {
     /* Read before consing: cons may move the arena. */
-    if (rt_list_uncons(ctx, list, words, nwords, &list, -1)) break;
-    int64_t cell = sirenrt_list_cons(ctx, acc, nwords);
+    if (rt_list_uncons(ctx, list, words, nwords, &list, site)) break;
+    int64_t cell = sirenrt_list_cons_at(ctx, acc, nwords, site);
     if (cell == SIRENRT_NIL) break;
     if (nwords > 0) memcpy(ctx->arena + rt_young_index(cell) + 3, words, (size_t)nwords * sizeof(uint64_t));
     acc = cell;

@@ -72,7 +72,8 @@ def test_lists_grown_cell_by_cell_stop_at_the_share(tmp_path):
     assert r.returncode == 0, r.stderr
     r = cli("run", str(prog), "-p", "10", "--memory-limit", "64M")
     assert r.returncode == 1, r.stderr
-    assert r.stderr.startswith("error: this particle's lists would grow to ")
+    # Located at the `::` (sirenrt_list_cons_at): it used to have no location at all.
+    assert r.stderr.startswith(f"{prog}:1:28: error: this particle's lists would grow to ")
     assert "more than a particle's share of the filter's memory limit (" in r.stderr
     assert "64.0 MiB over 10 particles" in r.stderr and "Traceback" not in r.stderr
 
