@@ -30,9 +30,11 @@ static int64_t arena_alloc(sirenrt_ctx *ctx, uint32_t words, int32_t site) {
     uint64_t cap = ctx->arena_cap ? (uint64_t)ctx->arena_cap * 2 : 64;
     if (cap < need) cap = need;
     if (cap > UINT32_MAX) cap = UINT32_MAX;
-    if (rt_arena_within_limit(ctx, need, &cap, site)) return -1; /* the filter's memory limit, memory.c */
+    /* The filter's memory limit (memory.c): the particle's share, then the pool all lists share. */
+    if (rt_arena_within_limit(ctx, need, &cap, site) || rt_arena_reserve(ctx, need, &cap, site)) return -1;
     uint64_t *a = realloc(ctx->arena, cap * sizeof(uint64_t));
     if (!a) {
+      if (ctx->filter) rt_budget_give(&ctx->filter->budget, cap - ctx->arena_cap);
       rt_fail(ctx, site, "out of memory");
       return -1;
     }
@@ -261,6 +263,10 @@ int64_t sirenrt_list_rev_at(sirenrt_ctx *ctx, int64_t list, int32_t nwords, int3
   return ctx->err_msg ? SIRENRT_NIL : acc;
 }
 
+int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords) {
+  return sirenrt_list_rev_at(ctx, list, nwords, -1);
+}
+
 int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site) {
   if (!(a <= b)) {
     rt_fail(ctx, site, "List.range: start must be <= end, got %g and %g", a, b);
@@ -276,7 +282,7 @@ int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site) {
   int64_t acc = SIRENRT_NIL;
   for (int64_t i = (int64_t)(hi - lo) - 1; i >= 0; i--) { /* from the end, so the list is ascending */
     double v = lo + (double)i;
-    int64_t cell = sirenrt_list_cons(ctx, acc, 1);
+    int64_t cell = sirenrt_list_cons_at(ctx, acc, 1, site);
     if (cell == SIRENRT_NIL) return SIRENRT_NIL;
     memcpy(ctx->arena + rt_young_index(cell) + 3, &v, sizeof v);
     acc = cell;
