@@ -174,3 +174,16 @@ def test_a_data_file_counts_against_the_limit_at_its_file_read(tmp_path):
         assert (line, caret) == ('let rows = File.read("big.csv") in', "           ^")
     r = cli("run", str(prog), "-p", "10", "--memory-limit", "64M")
     assert r.returncode == 0, r.stderr
+
+
+def test_a_list_rev_past_the_share_is_located_before_it_allocates(tmp_path):
+    prog = tmp_path / "rev.si"
+    prog.write_text("let xs = List.range(0., 3e4) in\nList.len(List.rev(xs))\n")
+    r = cli("run", str(prog), "-p", "10", "--memory-limit", "16M")
+    assert r.returncode == 1, r.stderr
+    first, line, caret = r.stderr.splitlines()
+    assert first.startswith(f"{prog}:2:10: error: List.rev: 30000 elements need 1.83 MiB, more than a particle's "
+                            "share of the filter's memory limit (1.60 MiB: 16.0 MiB over 10 particles)"), first
+    assert (line, caret) == ("List.len(List.rev(xs))", "         ^")
+    r = cli("run", str(prog), "-p", "10", "--memory-limit", "32M")
+    assert r.returncode == 0, r.stderr
