@@ -125,10 +125,16 @@ typedef struct sirenrt_options {
   int32_t threads;             /* threads resuming particles, 1..256 (1: the calling thread only); the
                                 * answers do not depend on it: streams are keyed by particle slot.
                                 * sirenrt_filter_new refuses other values, as sirenc's filter() does */
-  int64_t memory_limit;        /* bytes the particles may use: their state, fixed when the filter is
-                                * made, and their lists, each particle an equal share of the rest;
-                                * checked before allocating.  0: half the machine's memory (or of the
-                                * container's limit, if smaller).  Data files are not counted. */
+  int64_t memory_limit;        /* bytes the filter may use, each checked before allocating: the
+                                * particles' state, fixed when the filter is made (too many particles
+                                * and sirenrt_filter_new fails); then one pool, the rest, for the
+                                * young arenas (each particle at most an equal share of the pool),
+                                * the heap of lists kept across resample() (shared cells once) and
+                                * the data files read.  A list past it is a run-time error at its
+                                * construct (at the barrier for the heap); a file, at its File.read.
+                                * Not counted: rows the host passes, symbolic states (bounded by the
+                                * particle's share apart), estimate()'s copy of a stream.  0: half the
+                                * machine's memory (or of the container's limit, if smaller). */
 } sirenrt_options;
 
 /* ------------------------------------------------------------------------------------------------
@@ -225,6 +231,9 @@ SIRENRT_API void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t sit
  * Element words are raw 64 bits: doubles bitcast by the caller, bools 0/1, list handles as int64.
  * ------------------------------------------------------------------------------------------------ */
 SIRENRT_API int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords); /* words uninitialised */
+/* The same, with the site its errors (a list past the memory limit) are reported at: what generated
+ * code calls for `::`.  The site-less forms report at no location. */
+SIRENRT_API int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int32_t site);
 SIRENRT_API void sirenrt_list_set(sirenrt_ctx *ctx, int64_t cell, int32_t i, int64_t word);
 SIRENRT_API int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site); /* word i of head */
 /* The same answer as sirenrt_list_get, read in place when `list` is a data row (the usual List.hd(row)
@@ -233,6 +242,7 @@ SIRENRT_API int64_t sirenrt_list_head_word(sirenrt_ctx *ctx, int64_t list, int32
 SIRENRT_API int64_t sirenrt_list_tl(sirenrt_ctx *ctx, int64_t list, int32_t site);
 SIRENRT_API double sirenrt_list_len(sirenrt_ctx *ctx, int64_t list);
 SIRENRT_API int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords);
+SIRENRT_API int64_t sirenrt_list_rev_at(sirenrt_ctx *ctx, int64_t list, int32_t nwords, int32_t site);
 /* List.range(a, b): int(a) .. int(b)-1 (truncation toward zero) as 1-word floats; a <= b required. */
 SIRENRT_API int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site);
 

@@ -3,7 +3,12 @@
  * A file is read once per run, lazily, into a table owned by the filter and shared read-only by all
  * particles (SPEC §0.2: not once per particle).  File 0 is special: run() may replace it with rows from
  * the caller, and step() turns it into a stream that grows one row at a time.  CSV rules are the
- * original's (SPEC §8) except that trailing blank lines are ignored. */
+ * original's (SPEC §8) except that trailing blank lines are ignored.
+ *
+ * A file's table counts against the filter's memory limit (memory.c): its text while it is parsed,
+ * and the table's arrays as they grow, each reserved before it is allocated, so that a file too big
+ * for the limit fails at its File.read with the limit named, instead of exhausting the host's
+ * memory.  It is read once and shared by all particles, so it is counted once. */
 #include "internal.h"
 
 #include <errno.h>
@@ -28,12 +33,21 @@ void rt_table_free(rt_table *t) {
   memset(t, 0, sizeof *t);
 }
 
-static int grow(void **p, int64_t *cap, int64_t need, size_t elem) {
+/* Grows *p to hold `need` elements of 8 bytes (doubling); -1 out of memory, -2 over the budget (what
+ * a table holds of its budget is its capacities, which clearing keeps). */
+static int grow(void **p, int64_t *cap, int64_t need, rt_budget *budget) {
   if (need <= *cap) return 0;
   int64_t c = *cap ? *cap * 2 : 64;
   if (c < need) c = need;
-  void *q = realloc(*p, (size_t)c * elem);
-  if (!q) return -1;
+  if (!rt_budget_take(budget, (uint64_t)(c - *cap))) {
+    if (c == need || !rt_budget_take(budget, (uint64_t)(need - *cap))) return -2;
+    c = need; /* room for this row, not for doubling */
+  }
+  void *q = realloc(*p, (size_t)c * sizeof(uint64_t));
+  if (!q) {
+    rt_budget_give(budget, (uint64_t)(c - *cap));
+    return -1;
+  }
   *p = q;
   *cap = c;
   return 0;
@@ -41,8 +55,9 @@ static int grow(void **p, int64_t *cap, int64_t need, size_t elem) {
 
 int rt_table_append_row(rt_table *t, const double *row, int64_t n) {
   if (n < 0 || n > RT_MAX_ROW_LEN || t->n_rows + 1 >= RT_MAX_ROWS) return -1;
-  if (grow((void **)&t->vals, &t->cap_vals, t->n_vals + n, sizeof(double))) return -1;
-  if (grow((void **)&t->row_start, &t->cap_rows, t->n_rows + 2, sizeof(int64_t))) return -1;
+  int status = grow((void **)&t->vals, &t->cap_vals, t->n_vals + n, t->budget);
+  if (!status) status = grow((void **)&t->row_start, &t->cap_rows, t->n_rows + 2, t->budget);
+  if (status) return status;
   if (n) memcpy(t->vals + t->n_vals, row, (size_t)n * sizeof(double));
   t->row_start[t->n_rows] = t->n_vals; /* also right for the first row */
   t->n_vals += n;
@@ -198,7 +213,7 @@ static int64_t parse_line(const char *path, int64_t lineno, const char *line, si
       *err = data_error(path, lineno, line, len, a, b - a, msg);
       return -1;
     }
-    if (grow((void **)row, cap, n + 1, sizeof(double))) {
+    if (grow((void **)row, cap, n + 1, NULL)) { /* one row's scratch: its text is counted */
       *err = rt_strdup_printf("%s:%lld: error: out of memory", path, (long long)lineno);
       return -1;
     }
@@ -215,10 +230,28 @@ static int64_t parse_line(const char *path, int64_t lineno, const char *line, si
   }
 }
 
-static char *slurp(const char *path, size_t *len) {
+/* The file's text; NULL with errno set, or with *over set when its size (*len) is more than the
+ * budget has left.  What it reserved of the budget is *reserved, to give back once parsed. */
+static char *slurp(const char *path, size_t *len, rt_budget *budget, uint64_t *reserved, int *over) {
+  *reserved = 0;
+  *over = 0;
   FILE *fp = fopen(path, "rb");
   if (!fp) return NULL;
   size_t cap = 1 << 16, n = 0;
+  /* The size as far as seeking tells (a pipe or a special file does not: it is then not counted). */
+  long size = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
+  if (fseek(fp, 0, SEEK_SET) != 0) size = -1;
+  if (size > 0) {
+    uint64_t words = ((uint64_t)size + 1 + 7) / 8;
+    if (!rt_budget_take(budget, words)) {
+      fclose(fp);
+      *len = (size_t)size;
+      *over = 1;
+      return NULL;
+    }
+    if (budget) *reserved = words;
+    cap = (size_t)size + 1; /* read at once: the text is not held twice while a buffer doubles */
+  }
   char *buf = malloc(cap);
   while (buf) {
     n += fread(buf + n, 1, cap - n, fp);
@@ -272,8 +305,15 @@ static int is_blank_line(const char *s, size_t n) {
 int rt_table_read_csv(rt_table *t, const char *path, char **err) {
   *err = NULL;
   size_t len;
-  char *text = slurp(path, &len);
+  uint64_t text_words;
+  int over;
+  char *text = slurp(path, &len, t->budget, &text_words, &over);
+  if (over) {
+    *err = rt_budget_data_message(t->budget, path, (uint64_t)len);
+    return -2;
+  }
   if (!text) {
+    rt_budget_give(t->budget, text_words);
     *err = rt_strdup_printf("cannot read data file '%s': %s", path, strerror(errno));
     return -1;
   }
@@ -290,6 +330,7 @@ int rt_table_read_csv(rt_table *t, const char *path, char **err) {
       snprintf(msg, sizeof msg, "the file is not UTF-8 text (byte 0x%02X)", (unsigned char)text[i]);
       *err = data_error(path, lineno, text + line0, e - line0, i - line0, 1, msg);
       free(text);
+      rt_budget_give(t->budget, text_words);
       return -1;
     }
     if (text[i] == '\n' || (text[i] == '\r' && !(i + 1 < len && text[i + 1] == '\n'))) {
@@ -317,7 +358,15 @@ int rt_table_read_csv(rt_table *t, const char *path, char **err) {
       break;
     }
     int64_t n = parse_line(path, lineno, text + start, stop - start, &row, &cap, err);
-    if (n < 0 || rt_table_append_row(t, row, n)) {
+    int appended = n < 0 ? -1 : rt_table_append_row(t, row, n);
+    if (appended == -2) {
+      /* What its table has taken so far and this row, more than the limit leaves beside the text. */
+      uint64_t table = (uint64_t)(t->cap_vals + t->cap_rows) * sizeof(uint64_t) + (uint64_t)n * sizeof(double);
+      *err = rt_budget_data_message(t->budget, path, table + text_words * sizeof(uint64_t));
+      status = -2;
+      break;
+    }
+    if (appended) {
       if (!*err) *err = rt_strdup_printf("%s:%lld: error: too many rows or out of memory", path, (long long)lineno);
       status = -1;
       break;
@@ -325,6 +374,7 @@ int rt_table_read_csv(rt_table *t, const char *path, char **err) {
   }
   free(row);
   free(text);
+  rt_budget_give(t->budget, text_words);
   if (status == 0) __atomic_store_n(&t->loaded, 1, __ATOMIC_RELEASE);
   return status;
 }
@@ -366,9 +416,11 @@ static int load_table(sirenrt_ctx *ctx, rt_table *t, int32_t id, int32_t site) {
   if (__atomic_load_n(&t->loaded, __ATOMIC_RELAXED)) return 0;
   const char *path = rt_file_path(f, id);
   char *err = NULL;
-  if (rt_table_read_csv(t, path, &err) == 0) return 0;
-  if (err && strncmp(err, "cannot read", 11) == 0) {
-    rt_fail(ctx, site, "%s", err); /* a missing file: point at the File.read */
+  t->budget = &f->budget; /* counted against the filter's memory limit (memory.c) */
+  int status = rt_table_read_csv(t, path, &err);
+  if (status == 0) return 0;
+  if (err && (status == -2 || strncmp(err, "cannot read", 11) == 0)) {
+    rt_fail(ctx, site, "%s", err); /* a missing file, or one too big for the limit: point at the File.read */
   } else if (ctx->err_msg == NULL && err) {
     /* A malformed file: the data file's location leads, the File.read is a note. */
     char *note = rt_site_known(f->model, site) ? rt_render_site(f->model, site, "note", "data file read here") : NULL;

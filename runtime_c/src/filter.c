@@ -92,6 +92,7 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
   if (f->sym_used) rt_sym_release_all(f); /* states of the last run (none under pf) */
   release_held(f);
   if (f->heap) rt_heap_clear(f->heap);
+  f->budget.over = 0; /* a run that failed at the limit leaves it behind */
   f->log_evidence_done = 0.0;
   f->n_history = 0;
   f->progress_steps = 0;
@@ -455,7 +456,7 @@ static int barrier(sirenrt_filter *f) {
   profile_add(f, RT_PHASE_SERIAL, &t);
   run_team(f, threads, fill_range, &a);
   profile_add(f, RT_PHASE_FILL, &t);
-  if (any_failed(&a, threads)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  if (any_failed(&a, threads)) return rt_filter_fail(f, rt_budget_message(&f->budget));
   run_team(f, threads, copy_range, &a);
   profile_add(f, RT_PHASE_COPY, &t);
   /* Streams are rekeyed with the new epoch lazily, when a particle next runs (rt_advance): finished
@@ -556,7 +557,7 @@ static int resume_all(sirenrt_filter *f) {
     }
   }
   if (error >= 0 && (bad < 0 || error <= bad)) return fail_from_particle(f, &f->ctx[error]), -1;
-  if (out_of_memory) return rt_filter_fail(f, rt_strdup_printf("error: out of memory")), -1;
+  if (out_of_memory) return rt_filter_fail(f, rt_budget_message(&f->budget)), -1;
   if (bad >= 0) {
     if (bad_status == SIRENRT_NEED_ROW) /* would wait forever */
       return rt_filter_fail(f, rt_strdup_printf("error: internal error: particle waits for a row of a closed stream")), -1;
@@ -696,7 +697,8 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   if (!(o.ess_threshold >= 0.0 && o.ess_threshold <= 1.0))
     return rt_set_last_error("sirenrt_filter_new: ess_threshold must lie in [0, 1], got %g", o.ess_threshold), NULL;
   uint64_t memory_limit, arena_limit_words;
-  if (rt_plan_memory(m, n_particles, o.memory_limit, &memory_limit, &arena_limit_words)) return NULL;
+  rt_budget budget;
+  if (rt_plan_memory(m, n_particles, o.memory_limit, &memory_limit, &arena_limit_words, &budget)) return NULL;
   o.memory_limit = (int64_t)memory_limit;
 
   sirenrt_filter *f = calloc(1, sizeof *f);
@@ -714,6 +716,7 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->seed = seed;
   f->opts = o;
   f->arena_limit_words = arena_limit_words;
+  f->budget = budget;
   f->result_words = (uint32_t)words;
   f->owns_tables = 1;
   /* For benchmarks/threads.py: time the population loop's phases, print them at sirenrt_filter_free. */
@@ -721,6 +724,7 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->tables = calloc(m->n_files > 0 ? (size_t)m->n_files : 1, sizeof(rt_table));
   f->heap = rt_heap_new(o.threads);
   f->owns_heap = 1;
+  if (f->heap) rt_heap_set_budget(f->heap, &f->budget);
   if (build_rootsets(f)) {
     sirenrt_filter_free(f);
     return NULL;
@@ -808,6 +812,7 @@ int32_t rt_filter_run_rows(sirenrt_filter *f, const double *rows, int64_t n_rows
     if (f->model->n_files < 1)
       return rt_filter_fail(f, rt_strdup_printf("error: this model reads no data file, so rows cannot be supplied"));
     rt_table *t = &f->tables[0];
+    t->budget = NULL; /* the host's rows are not counted against the memory limit (memory.c) */
     for (int64_t r = 0; r < n_rows; r++)
       if (rt_table_append_row(t, rows + r * n_cols, n_cols))
         return rt_filter_fail(f, rt_strdup_printf("error: out of memory or too much data for file 0"));
@@ -835,6 +840,7 @@ int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols
     f->mode = RT_MODE_STREAMING;
     f->stream_open = 1;
     f->tables[0].loaded = 1;
+    f->tables[0].budget = NULL; /* the host's rows are not counted against the memory limit (memory.c) */
   }
   if (rt_table_append_row(&f->tables[0], row, n_cols))
     return rt_filter_fail(f, rt_strdup_printf("error: out of memory or stream too long"));

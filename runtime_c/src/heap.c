@@ -26,6 +26,14 @@
  * Under AddressSanitizer every cell is its own malloc, so that a cell used after it was freed is
  * reported, not silently recycled.
  *
+ * The heap counts against the filter's memory limit (memory.c's budget) what it takes from malloc:
+ * its chunks, which it keeps until it is cleared, and its big cells (and under ASan every cell),
+ * which it gives back as they are freed.  A cell shared by many particles is one cell, counted once.
+ * Each thread reserves from the budget a chunk's worth at a time and keeps what it has not used as
+ * its credit (a thread that frees more than it allocates gives the surplus back), so the budget's
+ * atomic counter is touched once per 64 KiB, not once per cell.  A reservation refused fails the
+ * allocation: promotion then fails, and the filter reports the limit (filter.c, rt_budget_message).
+ *
  * Symbolic values (-m ssi) do not live here: a particle's symbolic state is the engine's (sym.h), one
  * reference-counted object that offspring share the way they share list cells (filter.c counts it at
  * the barrier) and that the first offspring to write copies; list cells hold its node references as
@@ -51,16 +59,28 @@ enum { SMALL_CELL_WORDS = 16,            /* cells up to this size come from free
 
 typedef struct heap_local {
   uint64_t *free[SMALL_CELL_WORDS + 1]; /* by total words; linked through word 1 */
+  uint32_t n_free[SMALL_CELL_WORDS + 1]; /* about how many: past two chunks' worth, they are spared */
+  struct rt_heap *heap;
   uint64_t *chunk;                      /* current chunk: its word 0 links to the previous one */
   uint32_t chunk_used;
   int64_t live_words;                   /* allocated minus freed by this thread (may go negative) */
+  int64_t credit;                       /* words reserved from the budget and not yet allocated */
+  int64_t taken;                        /* words this thread holds of the budget (may go negative) */
+  rt_budget *budget;                    /* the filter's memory limit; NULL: not counted */
   int atomic;                           /* counts are shared with other threads: update them atomically */
   char pad[64];                         /* no false sharing between threads' counters */
 } heap_local;
 
+/* A thread frees the cells of the particles it holds, wherever they were allocated: with threads, one
+ * may free far more than it allocates while the others take new chunks (seen: 4 threads held 12 times
+ * the live cells of 1).  So a free list longer than two chunks' worth goes, whole, onto the heap's
+ * SPARE lists (a stack of such batches by size, linked through the first cell's word 2, under a
+ * lock taken once per batch), and a thread whose own list is empty takes a batch before a chunk. */
 struct rt_heap {
   int n_locals;
   heap_local *locals;
+  pthread_mutex_t lock;                  /* the spare lists' */
+  uint64_t *spare[SMALL_CELL_WORDS + 1];
 };
 
 rt_heap *rt_heap_new(int threads) {
@@ -73,30 +93,49 @@ rt_heap *rt_heap_new(int threads) {
     return NULL;
   }
   /* A lock-prefixed add costs about 20 cycles even uncontended: a heap of one thread does without. */
-  for (int k = 0; k < h->n_locals; k++) h->locals[k].atomic = h->n_locals > 1;
+  for (int k = 0; k < h->n_locals; k++) {
+    h->locals[k].atomic = h->n_locals > 1;
+    h->locals[k].heap = h;
+  }
+  pthread_mutex_init(&h->lock, NULL);
   return h;
 }
 
-/* Frees every chunk (and, under ASan, nothing else is left: see rt_heap_clear's callers). */
-static void free_chunks(heap_local *L) {
+void rt_heap_set_budget(rt_heap *h, rt_budget *b) {
+  for (int k = 0; k < h->n_locals; k++) h->locals[k].budget = b;
+}
+
+/* Frees every chunk (and, under ASan, nothing else is left: see rt_heap_clear's callers); returns the
+ * words it held of the budget. */
+static int64_t free_chunks(heap_local *L) {
   uint64_t *c = L->chunk;
   while (c) {
     uint64_t *prev = (uint64_t *)(uintptr_t)c[0];
     free(c);
     c = prev;
   }
-  int atomic = L->atomic;
+  int64_t taken = L->taken;
+  heap_local keep = *L;
   memset(L, 0, sizeof *L);
-  L->atomic = atomic;
+  L->atomic = keep.atomic;
+  L->budget = keep.budget;
+  L->heap = keep.heap;
+  return taken;
 }
 
 void rt_heap_clear(rt_heap *h) {
-  for (int k = 0; k < h->n_locals; k++) free_chunks(&h->locals[k]);
+  /* A thread's share may be negative (it freed cells another took the budget for): only the sum is
+   * what the heap holds. */
+  int64_t taken = 0;
+  for (int k = 0; k < h->n_locals; k++) taken += free_chunks(&h->locals[k]);
+  memset(h->spare, 0, sizeof h->spare); /* their cells lay in the chunks */
+  if (h->n_locals > 0 && taken > 0) rt_budget_give(h->locals[0].budget, (uint64_t)taken);
 }
 
 void rt_heap_free(rt_heap *h) {
   if (!h) return;
   rt_heap_clear(h);
+  pthread_mutex_destroy(&h->lock);
   free(h->locals);
   free(h);
 }
@@ -107,20 +146,99 @@ int64_t rt_heap_live_words(const rt_heap *h) {
   return total;
 }
 
+/* Takes `words` of the budget for this thread: from its credit, else a chunk's worth (or what is
+ * needed, when that is all the budget has left) from the budget.  0 when refused. */
+static int reserve(heap_local *L, uint32_t words) {
+  if (!L->budget) return 1;
+  if (L->credit >= (int64_t)words) {
+    L->credit -= words;
+    return 1;
+  }
+  uint64_t need = (uint64_t)((int64_t)words - L->credit);
+  uint64_t take = need > CHUNK_WORDS ? need : CHUNK_WORDS;
+  if (!rt_budget_take(L->budget, take)) {
+    if (take == need || !rt_budget_take(L->budget, need)) {
+      __atomic_store_n(&L->budget->over, 1, __ATOMIC_RELAXED); /* the filter's error names the limit */
+      return 0;
+    }
+    take = need;
+  }
+  L->taken += (int64_t)take;
+  L->credit += (int64_t)take - words;
+  return 1;
+}
+
+/* Returns `words` to this thread's credit, and a surplus above two chunks to the budget. */
+static void unreserve(heap_local *L, uint32_t words) {
+  if (!L->budget) return;
+  L->credit += words;
+  if (L->credit > 2 * CHUNK_WORDS) {
+    int64_t give = L->credit - CHUNK_WORDS;
+    rt_budget_give(L->budget, (uint64_t)give);
+    L->taken -= give;
+    L->credit -= give;
+  }
+}
+
+/* A batch of free cells of `words` words from the spare lists, as this thread's free list; NULL if none. */
+static uint64_t *take_spare(heap_local *L, uint32_t words) {
+  rt_heap *h = L->heap;
+  pthread_mutex_lock(&h->lock);
+  uint64_t *batch = h->spare[words];
+  if (batch) __atomic_store_n(&h->spare[words], (uint64_t *)(uintptr_t)batch[2], __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&h->lock);
+  L->free[words] = batch;
+  L->n_free[words] = 0; /* not known: it only decides when to spare again */
+  return batch;
+}
+
+/* This thread's free list of `words`-word cells onto the spare lists. */
+static void give_spare(heap_local *L, uint32_t words) {
+  rt_heap *h = L->heap;
+  uint64_t *batch = L->free[words];
+  pthread_mutex_lock(&h->lock);
+  batch[2] = (uint64_t)(uintptr_t)h->spare[words];
+  __atomic_store_n(&h->spare[words], batch, __ATOMIC_RELAXED);
+  pthread_mutex_unlock(&h->lock);
+  L->free[words] = NULL;
+  L->n_free[words] = 0;
+}
+
+/* A cell of `words` words, NULL when malloc or the budget refuses. */
 static uint64_t *heap_alloc(heap_local *L, uint32_t words) {
+  if (RT_HEAP_MALLOC || words > SMALL_CELL_WORDS) {
+    if (!reserve(L, words)) return NULL;
+    uint64_t *cell = malloc((size_t)words * sizeof(uint64_t));
+    if (!cell) {
+      unreserve(L, words);
+      return NULL;
+    }
+    L->live_words += words;
+    return cell;
+  }
   L->live_words += words;
-  if (RT_HEAP_MALLOC || words > SMALL_CELL_WORDS) return malloc((size_t)words * sizeof(uint64_t));
   uint64_t *cell = L->free[words];
+  if (!cell && L->heap->n_locals > 1 && __atomic_load_n(&L->heap->spare[words], __ATOMIC_RELAXED))
+    cell = take_spare(L, words);
   if (cell) {
     /* Freed cells lie anywhere and are cold: fetch the next one now, so that the next particle's
      * allocation (about a particle's work from now) finds it in the cache. */
     L->free[words] = (uint64_t *)(uintptr_t)cell[1];
+    if (L->n_free[words]) L->n_free[words]--;
     if (L->free[words]) __builtin_prefetch(L->free[words], 1);
     return cell;
   }
   if (!L->chunk || L->chunk_used + words > CHUNK_WORDS) {
+    if (!reserve(L, CHUNK_WORDS)) {
+      L->live_words -= words;
+      return NULL;
+    }
     uint64_t *c = malloc(CHUNK_WORDS * sizeof(uint64_t));
-    if (!c) return NULL;
+    if (!c) {
+      unreserve(L, CHUNK_WORDS);
+      L->live_words -= words;
+      return NULL;
+    }
     c[0] = (uint64_t)(uintptr_t)L->chunk;
     L->chunk = c;
     L->chunk_used = 1;
@@ -135,11 +253,13 @@ static void heap_release_cell(heap_local *L, uint64_t *cell) {
   L->live_words -= words;
   if (RT_HEAP_MALLOC || words > SMALL_CELL_WORDS) {
     free(cell);
+    unreserve(L, words);
     return;
   }
   cell[0] = 0; /* no longer a list cell: a stale handle to it is refused, not read */
   cell[1] = (uint64_t)(uintptr_t)L->free[words];
   L->free[words] = cell;
+  if (++L->n_free[words] * words >= 2 * CHUNK_WORDS && L->heap->n_locals > 1) give_spare(L, words);
 }
 
 static void retain(const heap_local *L, int64_t h, int64_t refs) {

@@ -166,8 +166,17 @@ double rt_sample_categorical_probs(sirenrt_ctx *ctx, double lo, double hi, const
 
 /* ---------------------------------------------------------------- data.c --------------------- */
 /* One data file: rows of doubles in one flat array; row r is vals[row_start[r] .. row_start[r+1]). */
+/* memory.c: the part of a filter's memory limit its runs may grow into (see there), in words. */
+typedef struct rt_budget {
+  uint64_t words;  /* the limit less the population's fixed state */
+  uint64_t used;   /* reserved (atomically): arena capacities, heap chunks and big cells, data tables */
+  int32_t over;    /* a reservation was refused: the filter's "out of memory" was the limit */
+  uint64_t limit, fixed; /* bytes, for messages */
+} rt_budget;
+
 typedef struct rt_table {
   int32_t loaded;
+  rt_budget *budget;  /* what its growth is counted against (a file's, in a filter); NULL: nothing */
   double *vals;
   int64_t n_vals, cap_vals;
   int64_t *row_start; /* n_rows + 1 entries once loaded */
@@ -199,8 +208,10 @@ static inline int64_t rt_row_handle(const rt_table *t, int32_t file, int64_t r) 
 
 void rt_table_clear(rt_table *t);
 void rt_table_free(rt_table *t);
-int rt_table_append_row(rt_table *t, const double *row, int64_t n);   /* 0 ok, -1 out of memory */
-/* Reads a CSV into t; on failure returns nonzero with a malloc'd rendered message in *err. */
+/* 0 ok, -1 out of memory or too much data, -2 over t->budget */
+int rt_table_append_row(rt_table *t, const double *row, int64_t n);
+/* Reads a CSV into t; on failure returns nonzero with a malloc'd rendered message in *err: -2 when
+ * the file does not fit in t->budget (the message names the file and the limit), else -1. */
 int rt_table_read_csv(rt_table *t, const char *path, char **err);
 
 /* ---------------------------------------------------------------- context ------------------- */
@@ -276,6 +287,7 @@ typedef struct rt_rootset {
 
 typedef struct rt_heap rt_heap;
 rt_heap *rt_heap_new(int threads); /* per-thread free lists for threads 0..threads-1; NULL: OOM */
+void rt_heap_set_budget(rt_heap *h, rt_budget *b); /* its chunks and big cells count against b */
 void rt_heap_clear(rt_heap *h);    /* returns the free lists' memory: call once no cell is live */
 void rt_heap_free(rt_heap *h);
 int64_t rt_heap_live_words(const rt_heap *h);
@@ -356,6 +368,7 @@ struct sirenrt_filter {
   int64_t progress_steps;       /* resampling barriers reached in this run */
   int32_t progress_countdown;   /* barriers before the next clock read */
   uint64_t arena_limit_words; /* memory.c: a particle's share of opts.memory_limit for its lists */
+  rt_budget budget;    /* memory.c: the limit's pool for arenas, heap and data (the heap points here) */
   /* Symbolic values (-m ssi; symbolic_abi.c).  Under pf none of this is touched per particle. */
   int sym_used;        /* some particle holds a symbolic state (ctx->sym): set by the symbolic ABI as
                         * a state appears, cleared when a run restarts; the barrier reads it, not the
@@ -410,7 +423,12 @@ static inline int64_t *rt_held_of(const sirenrt_filter *f, int64_t i) { return f
 static inline const char *rt_file_path(const sirenrt_filter *f, int32_t id) {
   return f->paths && f->paths[id] ? f->paths[id] : f->model->files[id];
 }
-/* memory.c: the memory limit (see there).  rt_plan_memory resolves a requested limit (0: the default)
+/* memory.c: the memory limit (see there).  rt_budget_take reserves words of the budget (1), or
+ * refuses (0); NULL is no budget (always 1).  rt_budget_message: the
+ * filter's error after a refused reservation ("out of memory" when none was refused);
+ * rt_budget_data_message: a data file's that did not fit.  rt_arena_reserve: reserves an arena's
+ * growth to *cap words (or to `need` only, lowering *cap, when that is all that fits); -1 with the
+ * error recorded at `site` when not even that fits.  rt_plan_memory resolves a requested limit (0: the default)
  * into *limit and, for n particles of model m, each one's share for lists in words; -1 (last error
  * set) when the particles' fixed state alone exceeds it.  rt_arena_within_limit: may an arena grow to
  * hold `need` words?  Lowers *cap (the capacity it would grow to) to the share; -1 with the error
@@ -419,8 +437,14 @@ static inline const char *rt_file_path(const sirenrt_filter *f, int32_t id) {
  * error. */
 #define RT_MAX_FRAME_BYTES ((uint64_t)1 << 40) /* the frames of a population, whatever the memory limit */
 uint64_t rt_default_memory_limit(void);
-int rt_plan_memory(const sirenrt_model *m, int64_t n, int64_t requested, uint64_t *limit, uint64_t *share_words);
+int rt_plan_memory(const sirenrt_model *m, int64_t n, int64_t requested, uint64_t *limit, uint64_t *share_words,
+                   rt_budget *budget);
 int rt_arena_within_limit(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site);
+int rt_budget_take(rt_budget *b, uint64_t words);
+void rt_budget_give(rt_budget *b, uint64_t words);
+char *rt_budget_message(const rt_budget *b);
+char *rt_budget_data_message(const rt_budget *b, const char *path, uint64_t need_bytes);
+int rt_arena_reserve(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site);
 int rt_list_within_limit(sirenrt_ctx *ctx, const char *construct, int64_t elements, uint32_t cell_words,
                          int32_t site);
 /* data.c: loads table `id` from disk once per run; 0 ok, else error recorded on ctx. */

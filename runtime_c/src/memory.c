@@ -1,16 +1,21 @@
 /* memory.c — a filter's memory limit (sirenrt_options.memory_limit; issue 11).
  *
- * A filter's particles may use at most `memory_limit` bytes: by default half of the machine's memory
- * (or of the container's limit, where that is smaller).  Two things are counted, each before it is
- * allocated:
+ * A filter may use at most `memory_limit` bytes: by default half of the machine's memory (or of the
+ * container's limit, where that is smaller).  Everything below is counted before it is allocated:
  *  - the population's fixed state (frames, contexts, weights and the barrier's scratch arrays), when
  *    the filter is made: too many particles is an error of sirenrt_filter_new that names the limit
  *    and the largest count that fits;
- *  - the particles' lists: each particle's arena may grow to an equal share of what the fixed state
- *    leaves (the particles of a filter run one program, so they need about the same), and a list
- *    operation that would take more fails at its site, as any run-time error.
- * Data files (read once per filter) and the copy of the population that estimate() advances while a
- * stream is open are not counted. */
+ *  - what is left, the filter's BUDGET (rt_budget), is one pool for everything that grows while it
+ *    runs: the particles' young arenas (by capacity), the population's heap of list cells (by the
+ *    chunks and big cells it holds, shared cells once) and the data files' tables.  A young arena
+ *    may besides grow to no more than an equal share of the pool (the particles of a filter run one
+ *    program, so they need about the same), so that one particle cannot starve the others.
+ * A list operation that would take more fails at its site, as any run-time error; a promotion into
+ * the heap at a barrier fails the filter with a message naming the limit (a heap cell does not know
+ * the site that built it); a data file that does not fit fails at its File.read.
+ * Not counted: each particle's symbolic state (sym.c bounds it by the particle's share, apart from
+ * the pool), the rows a host passes to run() or step(), and the copy of the population that
+ * estimate() advances while a stream is open. */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "internal.h"
 
@@ -68,7 +73,8 @@ static uint64_t fixed_bytes(uint64_t n, uint64_t per, uint64_t limit) {
   return bytes <= limit ? bytes : UINT64_MAX;
 }
 
-int rt_plan_memory(const sirenrt_model *m, int64_t n, int64_t requested, uint64_t *limit, uint64_t *share_words) {
+int rt_plan_memory(const sirenrt_model *m, int64_t n, int64_t requested, uint64_t *limit, uint64_t *share_words,
+                   rt_budget *budget) {
   if (requested < 0)
     return rt_set_last_error("sirenrt_filter_new: memory_limit must be a number of bytes > 0 (0: the default), "
                              "got %lld", (long long)requested), -1;
@@ -96,7 +102,66 @@ int rt_plan_memory(const sirenrt_model *m, int64_t n, int64_t requested, uint64_
                              (unsigned long long)(RT_MAX_FRAME_BYTES / m->frame_size)), -1;
   uint64_t share = (*limit - fixed) / (uint64_t)n / sizeof(uint64_t);
   *share_words = share < UINT32_MAX ? share : UINT32_MAX;
+  *budget = (rt_budget){.words = (*limit - fixed) / sizeof(uint64_t), .used = 0, .over = 0,
+                        .limit = *limit, .fixed = fixed};
   return 0;
+}
+
+/* ------------------------------------------------------------------ the budget ----------------- */
+
+/* Atomic always: its callers (an arena doubling, a heap chunk, a data table growing) are rare next
+ * to what they allocate, and may run on any of the particles' threads at once. */
+int rt_budget_take(rt_budget *b, uint64_t words) {
+  if (!b || words == 0) return 1;
+  uint64_t before = __atomic_fetch_add(&b->used, words, __ATOMIC_RELAXED);
+  if (before + words <= b->words && before + words >= before) return 1;
+  __atomic_sub_fetch(&b->used, words, __ATOMIC_RELAXED);
+  return 0;
+}
+
+void rt_budget_give(rt_budget *b, uint64_t words) {
+  if (b && words) __atomic_sub_fetch(&b->used, words, __ATOMIC_RELAXED);
+}
+
+/* "(4.00 MiB: 1.20 MiB for the particles' state, 2.75 MiB taken by lists and data)" */
+static const char *budget_state(char out[160], const rt_budget *b) {
+  char lim[32], fixed[32], used[32];
+  uint64_t taken = __atomic_load_n(&b->used, __ATOMIC_RELAXED);
+  snprintf(out, 160, "%s: %s for the particles' state, %s taken by lists and data", human(lim, (double)b->limit),
+           human(fixed, (double)b->fixed), human(used, (double)taken * sizeof(uint64_t)));
+  return out;
+}
+
+char *rt_budget_message(const rt_budget *b) {
+  if (!b || !__atomic_load_n(&b->over, __ATOMIC_RELAXED)) return rt_strdup_printf("error: out of memory");
+  char state[160];
+  return rt_strdup_printf("error: the lists the particles keep across resample() outgrow the filter's memory limit "
+                          "(%s); raise the limit (memory_limit, --memory-limit), use fewer particles or keep "
+                          "shorter lists", budget_state(state, b));
+}
+
+char *rt_budget_data_message(const rt_budget *b, const char *path, uint64_t need_bytes) {
+  char state[160], need[32];
+  return rt_strdup_printf("data file '%s' needs at least %s, more than the filter's memory limit leaves (%s); "
+                          "raise the limit (memory_limit, --memory-limit)",
+                          path, human(need, (double)need_bytes), budget_state(state, b));
+}
+
+int rt_arena_reserve(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site) {
+  sirenrt_filter *f = ctx->filter;
+  if (!f) return 0;
+  if (rt_budget_take(&f->budget, *cap - ctx->arena_cap)) return 0;
+  /* Not room to double: perhaps for what this operation needs. */
+  if (need < *cap && rt_budget_take(&f->budget, need - ctx->arena_cap)) {
+    *cap = need;
+    return 0;
+  }
+  char have[32], state[160];
+  rt_fail(ctx, site,
+          "this particle's lists would grow to %s, more than the filter's memory limit leaves (%s); raise the "
+          "limit (memory_limit, --memory-limit), use fewer particles or keep shorter lists",
+          human(have, (double)need * sizeof(uint64_t)), budget_state(state, &f->budget));
+  return -1;
 }
 
 /* The error of a particle whose lists would outgrow its share; `what` says who needs the memory. */

@@ -30,9 +30,11 @@ static int64_t arena_alloc(sirenrt_ctx *ctx, uint32_t words, int32_t site) {
     uint64_t cap = ctx->arena_cap ? (uint64_t)ctx->arena_cap * 2 : 64;
     if (cap < need) cap = need;
     if (cap > UINT32_MAX) cap = UINT32_MAX;
-    if (rt_arena_within_limit(ctx, need, &cap, site)) return -1; /* the filter's memory limit, memory.c */
+    /* The filter's memory limit (memory.c): the particle's share, then the pool all lists share. */
+    if (rt_arena_within_limit(ctx, need, &cap, site) || rt_arena_reserve(ctx, need, &cap, site)) return -1;
     uint64_t *a = realloc(ctx->arena, cap * sizeof(uint64_t));
     if (!a) {
+      if (ctx->filter) rt_budget_give(&ctx->filter->budget, cap - ctx->arena_cap);
       rt_fail(ctx, site, "out of memory");
       return -1;
     }
@@ -151,23 +153,29 @@ static int64_t list_length(sirenrt_ctx *ctx, int64_t h, int32_t site) {
   return RT_HEADER_LEN(cell[0]);
 }
 
-int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
+/* Generated code passes the site of the `::` (or of the construct that conses), so that a list that
+ * outgrows the memory limit is reported there; C hosts may use the site-less form. */
+int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int32_t site) {
   if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) {
-    rt_fail(ctx, -1, "internal error: list cell of %d words", (int)nwords);
+    rt_fail(ctx, site, "internal error: list cell of %d words", (int)nwords);
     return SIRENRT_NIL;
   }
-  int64_t len = list_length(ctx, tail, -1);
+  int64_t len = list_length(ctx, tail, site);
   if (len < 0) return SIRENRT_NIL;
   if (len >= RT_MAX_LIST_LEN) {
-    rt_fail(ctx, -1, "list longer than %lld elements", (long long)RT_MAX_LIST_LEN);
+    rt_fail(ctx, site, "list longer than %lld elements", (long long)RT_MAX_LIST_LEN);
     return SIRENRT_NIL;
   }
-  int64_t at = arena_alloc(ctx, (uint32_t)nwords + 3, -1);
+  int64_t at = arena_alloc(ctx, (uint32_t)nwords + 3, site);
   if (at < 0) return SIRENRT_NIL;
   ctx->arena[at] = RT_HEADER(RT_KIND_LIST, nwords + 1, len + 1);
   ctx->arena[at + 1] = 0;
   ctx->arena[at + 2] = (uint64_t)tail;
   return RT_YOUNG_BIT | at;
+}
+
+int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
+  return sirenrt_list_cons_at(ctx, tail, nwords, -1);
 }
 
 /* Cells are immutable once built: only a young cell, just made by cons, may be written. */
@@ -232,24 +240,31 @@ double sirenrt_list_len(sirenrt_ctx *ctx, int64_t list) {
   return n < 0 ? NAN : (double)n;
 }
 
-int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords) {
+int64_t sirenrt_list_rev_at(sirenrt_ctx *ctx, int64_t list, int32_t nwords, int32_t site) {
   uint64_t small[8], *words = small;
-  if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) return bad_handle(ctx, list, -1), SIRENRT_NIL;
+  if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) return bad_handle(ctx, list, site), SIRENRT_NIL;
+  /* The whole copy is known in advance: refused before it allocates, and named. */
+  int64_t len = list_length(ctx, list, site);
+  if (len < 0 || rt_list_within_limit(ctx, "List.rev", len, (uint32_t)nwords + 3, site)) return SIRENRT_NIL;
   if (nwords > 8 && !(words = malloc((size_t)nwords * sizeof(uint64_t)))) {
-    rt_fail(ctx, -1, "out of memory");
+    rt_fail(ctx, site, "out of memory");
     return SIRENRT_NIL;
   }
   int64_t acc = SIRENRT_NIL;
   while (list != SIRENRT_NIL) {
     /* Read before consing: cons may move the arena. */
-    if (rt_list_uncons(ctx, list, words, nwords, &list, -1)) break;
-    int64_t cell = sirenrt_list_cons(ctx, acc, nwords);
+    if (rt_list_uncons(ctx, list, words, nwords, &list, site)) break;
+    int64_t cell = sirenrt_list_cons_at(ctx, acc, nwords, site);
     if (cell == SIRENRT_NIL) break;
     if (nwords > 0) memcpy(ctx->arena + rt_young_index(cell) + 3, words, (size_t)nwords * sizeof(uint64_t));
     acc = cell;
   }
   if (words != small) free(words);
   return ctx->err_msg ? SIRENRT_NIL : acc;
+}
+
+int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords) {
+  return sirenrt_list_rev_at(ctx, list, nwords, -1);
 }
 
 int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site) {
@@ -267,7 +282,7 @@ int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site) {
   int64_t acc = SIRENRT_NIL;
   for (int64_t i = (int64_t)(hi - lo) - 1; i >= 0; i--) { /* from the end, so the list is ascending */
     double v = lo + (double)i;
-    int64_t cell = sirenrt_list_cons(ctx, acc, 1);
+    int64_t cell = sirenrt_list_cons_at(ctx, acc, 1, site);
     if (cell == SIRENRT_NIL) return SIRENRT_NIL;
     memcpy(ctx->arena + rt_young_index(cell) + 3, &v, sizeof v);
     acc = cell;

@@ -309,7 +309,59 @@ static void test_checkpoint_refusals(void) {
   sirenrt_filter_free(f);
 }
 
+/* The heap counts what it takes from malloc against a budget (memory.c): it refuses a cell the budget
+ * has no room for (and marks the budget over, so the filter names the limit), gives a big cell back
+ * as it is freed, and everything back when cleared. */
+static void test_heap_budget(void) {
+  rt_budget b = {.words = 3 * 8192, .limit = 3 * 8192 * 8, .fixed = 0};
+  rt_heap *h = rt_heap_new(1);
+  CHECK(h != NULL, "heap");
+  rt_heap_set_budget(h, &b);
+  enum { BIG = 4000 }; /* payload words: a cell over the free lists' sizes, malloc'd and given back */
+  int64_t cells[8];
+  int made = 0;
+  while (made < 8 && (cells[made] = rt_heap_new_cell(h, 0, BIG, 1)) != SIRENRT_NIL) made++;
+  CHECK(made == 6, "%d cells of %d words fit in a budget of %llu words", made, BIG + 2, (unsigned long long)b.words);
+  CHECK(b.used <= b.words && b.over, "used %llu of %llu, over %d", (unsigned long long)b.used,
+        (unsigned long long)b.words, (int)b.over);
+  char *msg = rt_budget_message(&b);
+  CHECK_CONTAINS(msg, "outgrow the filter's memory limit (192 KiB: ");
+  free(msg);
+  /* Freed (its count dropped to zero), a cell's words are room again. */
+  for (int i = 0; i < made; i++) {
+    int64_t held[1] = {cells[i]};
+    rt_rootset rs = {1, &(rt_root_slot){0, "d"}};
+    rt_heap_cell(cells[i])[1] = 1;
+    rt_heap_cell(cells[i])[2] = (uint64_t)SIRENRT_NIL;
+    rt_heap_release_held(h, 0, held, &rs);
+  }
+  CHECK(rt_heap_live_words(h) == 0, "live %lld", (long long)rt_heap_live_words(h));
+  int64_t again = rt_heap_new_cell(h, 0, BIG, 1);
+  CHECK(again != SIRENRT_NIL, "a cell after the others were freed");
+  if (again != SIRENRT_NIL) {
+    int64_t held[1] = {again};
+    rt_rootset rs = {1, &(rt_root_slot){0, "d"}};
+    rt_heap_cell(again)[1] = 1;
+    rt_heap_cell(again)[2] = (uint64_t)SIRENRT_NIL;
+    rt_heap_release_held(h, 0, held, &rs);
+  }
+  /* Small cells come from chunks, which the heap keeps until it is cleared. */
+  int64_t small = rt_heap_new_cell(h, 0, 2, 1);
+  CHECK(small != SIRENRT_NIL && b.used > 0, "a small cell, used %llu", (unsigned long long)b.used);
+  if (small != SIRENRT_NIL) {
+    int64_t held[1] = {small};
+    rt_rootset rs = {1, &(rt_root_slot){0, "d"}};
+    rt_heap_cell(small)[1] = 1;
+    rt_heap_cell(small)[2] = (uint64_t)SIRENRT_NIL;
+    rt_heap_release_held(h, 0, held, &rs);
+  }
+  rt_heap_clear(h);
+  CHECK(b.used == 0, "a cleared heap still holds %llu words of its budget", (unsigned long long)b.used);
+  rt_heap_free(h);
+}
+
 int main(void) {
+  test_heap_budget();
   test_memory_follows_ancestry(1);
   test_memory_follows_ancestry(2);
   test_estimate_clone_gives_back();

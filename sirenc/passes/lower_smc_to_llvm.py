@@ -106,13 +106,13 @@ def machine(t: Attribute) -> Attribute:
 _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "std_normal": ((), f64),
     "add_log_weight": ((f64, i32), None),
-    "list_cons": ((i64, i32), i64),
+    "list_cons_at": ((i64, i32, i32), i64),
     "list_set": ((i64, i32, i64), None),
     "list_get": ((i64, i32, i32), i64),
     "list_head_word": ((i64, i32, i32), i64),
     "list_tl": ((i64, i32), i64),
     "list_len": ((i64,), f64),
-    "list_rev": ((i64, i32), i64),
+    "list_rev_at": ((i64, i32, i32), i64),
     "list_range": ((f64, f64, i32), i64),
     "file": ((i32, i32), i64),
     "stream_row": ((i64, i32), i64),
@@ -249,6 +249,11 @@ class _Emitter:
 
     def site(self) -> SSAValue:
         return self.const_i(self.low.site(self.at), i32)
+
+    def site_if_known(self) -> SSAValue:
+        """The op's site, or -1 (no location) for an op the compiler made without one: a list
+        operation's error (the memory limit) then has no line rather than ``<unknown>:0:0``."""
+        return self.site() if span_of(self.at) else self.const_i(-1, i32)
 
     def call(self, name: str, *args: SSAValue) -> SSAValue | None:
         """Calls ``sirenrt_<name>(ctx, args..)``."""
@@ -544,7 +549,7 @@ class _Cons(_Pattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: smc.ConsOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
-        cell = e.call("list_cons", op.tail, e.const_i(len(op.head), i32))
+        cell = e.call("list_cons_at", op.tail, e.const_i(len(op.head), i32), e.site_if_known())
         for i, value in enumerate(op.head):
             e.call("list_set", cell, e.const_i(i, i32), e.to_word(value))
         e.replace(rewriter, [cell])
@@ -581,7 +586,7 @@ class _Reverse(_Pattern):
     def match_and_rewrite(self, op: smc.ReverseOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         words = len(smc.scalars_of(op.result.type.element.data))
-        e.replace(rewriter, [e.call("list_rev", op.list, e.const_i(words, i32))])
+        e.replace(rewriter, [e.call("list_rev_at", op.list, e.const_i(words, i32), e.site_if_known())])
 
 
 class _Range(_Pattern):

@@ -83,8 +83,8 @@ def every_call_program() -> str:
     return FUNCTIONS + draws + LISTS_AND_DATA
 
 
-NON_FAMILY_CALLS = {"std_normal", "add_log_weight", "list_cons", "list_set", "list_head_word", "list_tl",
-                    "list_len", "list_rev", "list_range", "file", "stream_row"}
+NON_FAMILY_CALLS = {"std_normal", "add_log_weight", "list_cons_at", "list_set", "list_head_word", "list_tl",
+                    "list_len", "list_rev_at", "list_range", "file", "stream_row"}
 
 # How LLVM spells the C types of the ABI (its own table, so that it checks backend/llvm.py's).
 LLVM_SPELLING = {"double": "double", "void": "void", "int32_t": "i32", "uint32_t": "i32",

@@ -20,28 +20,29 @@ builtin.module {
     %other = "smc.read_file"() <{path = "/data/other.csv"}> : () -> !smc.list<"Lf"> loc("m.si":7:3)
     %same = "smc.read_file"() <{path = "/data/rows.csv"}> : () -> !smc.list<"Lf"> loc("m.si":8:3)
     %again = "smc.read_file"() <{path = "/data/other.csv"}> : () -> !smc.list<"Lf"> loc("m.si":9:3)
-    %rows = "smc.cons"(%range, %same) : (!smc.list<"f">, !smc.list<"Lf">) -> !smc.list<"Lf">
+    %rows = "smc.cons"(%range, %same) : (!smc.list<"f">, !smc.list<"Lf">) -> !smc.list<"Lf"> loc("m.si":10:3)
     "smc.finish"(%h#0) : (f64) -> ()
   }) : () -> ()
 }
 
-// CHECK:      llvm.func @sirenrt_list_cons(!llvm.ptr, i64, i32) -> i64
+// CHECK:      llvm.func @sirenrt_list_cons_at(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_set(!llvm.ptr, i64, i32, i64)
 // CHECK-NEXT: llvm.func @sirenrt_list_head_word(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_tl(!llvm.ptr, i64, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_len(!llvm.ptr, i64) -> f64
-// CHECK-NEXT: llvm.func @sirenrt_list_rev(!llvm.ptr, i64, i32) -> i64
+// CHECK-NEXT: llvm.func @sirenrt_list_rev_at(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_range(!llvm.ptr, f64, f64, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_file(!llvm.ptr, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
-// CHECK-SAME:   #sirenrt.layout<16 : i64, 8 : i64, ["/data/rows.csv", "/data/other.csv"], [loc("m.si":5:3), loc("m.si":6:3), loc("m.si":7:3), loc("m.si":8:3), loc("m.si":9:3)], []>
+// CHECK-SAME:   #sirenrt.layout<16 : i64, 8 : i64, ["/data/rows.csv", "/data/other.csv"], [loc("m.si":5:3), loc("m.si":6:3), loc("m.si":7:3), loc("m.si":8:3), loc("m.si":9:3), loc("m.si":10:3)], []>
 // CHECK:        %[[X:.*]] = llvm.mlir.constant(1.500000e+00 : f64) : f64
 // CHECK-NEXT:   %[[B:.*]] = llvm.mlir.constant(true) : i1
 
 // smc.nil, smc.cons of a (float, bool) element.
 // CHECK-NEXT:   %[[NIL:.*]] = llvm.mlir.constant(-1) : i64
 // CHECK-NEXT:   %[[WORDS:.*]] = llvm.mlir.constant(2 : i32) : i32
-// CHECK-NEXT:   %[[CELL:.*]] = llvm.call @sirenrt_list_cons(%[[CTX]], %[[NIL]], %[[WORDS]]) : (!llvm.ptr, i64, i32) -> i64
+// CHECK-NEXT:   %[[NOSITE1:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// CHECK-NEXT:   %[[CELL:.*]] = llvm.call @sirenrt_list_cons_at(%[[CTX]], %[[NIL]], %[[WORDS]], %[[NOSITE1]]) : (!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT:   %[[I0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[XW:.*]] = llvm.bitcast %[[X]] : f64 to i64
 // CHECK-NEXT:   llvm.call @sirenrt_list_set(%[[CTX]], %[[CELL]], %[[I0]], %[[XW]]) : (!llvm.ptr, i64, i32, i64) -> ()
@@ -65,7 +66,8 @@ builtin.module {
 // CHECK-NEXT:   %{{.*}} = llvm.icmp "eq" %[[T]], %[[NIL2]] : i64
 // CHECK-NEXT:   %[[N:.*]] = llvm.call @sirenrt_list_len(%[[CTX]], %[[CELL]]) : (!llvm.ptr, i64) -> f64
 // CHECK-NEXT:   %[[WORDS2:.*]] = llvm.mlir.constant(2 : i32) : i32
-// CHECK-NEXT:   %{{.*}} = llvm.call @sirenrt_list_rev(%[[CTX]], %[[CELL]], %[[WORDS2]]) : (!llvm.ptr, i64, i32) -> i64
+// CHECK-NEXT:   %[[NOSITE2:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// CHECK-NEXT:   %{{.*}} = llvm.call @sirenrt_list_rev_at(%[[CTX]], %[[CELL]], %[[WORDS2]], %[[NOSITE2]]) : (!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT:   %[[SITE1:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[RANGE:.*]] = llvm.call @sirenrt_list_range(%[[CTX]], %[[X]], %[[N]], %[[SITE1]]) : (!llvm.ptr, f64, f64, i32) -> i64
 
@@ -80,9 +82,11 @@ builtin.module {
 // CHECK-NEXT:   %[[SITE4:.*]] = llvm.mlir.constant(4 : i32) : i32
 // CHECK-NEXT:   %{{.*}} = llvm.call @sirenrt_file(%[[CTX]], %[[F1B]], %[[SITE4]]) : (!llvm.ptr, i32, i32) -> i64
 
-// A list element is its handle, as it is.
+// A list element is its handle, as it is.  A cons with a location passes its site (a list past the
+// memory limit is reported there); one without (above), -1.
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK-NEXT:   %[[ROWS:.*]] = llvm.call @sirenrt_list_cons(%[[CTX]], %[[SAME]], %[[ONE]]) : (!llvm.ptr, i64, i32) -> i64
+// CHECK-NEXT:   %[[SITE5:.*]] = llvm.mlir.constant(5 : i32) : i32
+// CHECK-NEXT:   %[[ROWS:.*]] = llvm.call @sirenrt_list_cons_at(%[[CTX]], %[[SAME]], %[[ONE]], %[[SITE5]]) : (!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT:   %[[K0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   llvm.call @sirenrt_list_set(%[[CTX]], %[[ROWS]], %[[K0]], %[[RANGE]]) : (!llvm.ptr, i64, i32, i64) -> ()
 // CHECK-NEXT:   %[[HW:.*]] = llvm.bitcast %[[H0]] : f64 to i64
