@@ -462,6 +462,10 @@ static int read_states(loader *l) {
       r->bad = "the checkpoint is damaged (a symbolic state)";
       break;
     }
+    if (rt_sym_attach(l->states[i], l->f)) {
+      r->bad = "the checkpoint's symbolic states do not fit in the filter's memory limit";
+      break;
+    }
     r->pos += (size_t)len;
   }
   return r->bad ? -1 : 0;

@@ -443,6 +443,8 @@ int rt_arena_within_limit(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_
 int rt_budget_take(rt_budget *b, uint64_t words);
 void rt_budget_give(rt_budget *b, uint64_t words);
 char *rt_budget_message(const rt_budget *b);
+/* "4.00 MiB: 1.20 MiB for the particles' state, 2.75 MiB taken by lists, data and symbolic states" */
+const char *rt_budget_state(char out[200], const rt_budget *b);
 char *rt_budget_data_message(const rt_budget *b, const char *path, uint64_t need_bytes);
 int rt_arena_reserve(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site);
 int rt_list_within_limit(sirenrt_ctx *ctx, const char *construct, int64_t elements, uint32_t cell_words,

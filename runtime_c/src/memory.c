@@ -7,14 +7,14 @@
  *    and the largest count that fits;
  *  - what is left, the filter's BUDGET (rt_budget), is one pool for everything that grows while it
  *    runs: the particles' young arenas (by capacity), the population's heap of list cells (by the
- *    chunks and big cells it holds, shared cells once) and the data files' tables.  A young arena
+ *    chunks and big cells it holds, shared cells once), the data files' tables and the symbolic
+ *    states' node pools (sym.c; a state shared by offspring once).  A young arena
  *    may besides grow to no more than an equal share of the pool (the particles of a filter run one
  *    program, so they need about the same), so that one particle cannot starve the others.
  * A list operation that would take more fails at its site, as any run-time error; a promotion into
  * the heap at a barrier fails the filter with a message naming the limit (a heap cell does not know
  * the site that built it); a data file that does not fit fails at its File.read.
- * Not counted: each particle's symbolic state (sym.c bounds it by the particle's share, apart from
- * the pool), the rows a host passes to run() or step(), and the copy of the population that
+ * Not counted: the rows a host passes to run() or step(), and the copy of the population that
  * estimate() advances while a stream is open. */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "internal.h"
@@ -123,28 +123,28 @@ void rt_budget_give(rt_budget *b, uint64_t words) {
   if (b && words) __atomic_sub_fetch(&b->used, words, __ATOMIC_RELAXED);
 }
 
-/* "(4.00 MiB: 1.20 MiB for the particles' state, 2.75 MiB taken by lists and data)" */
-static const char *budget_state(char out[160], const rt_budget *b) {
+/* "(4.00 MiB: 1.20 MiB for the particles' state, 2.75 MiB taken by lists, data and symbolic states)" */
+const char *rt_budget_state(char out[200], const rt_budget *b) {
   char lim[32], fixed[32], used[32];
   uint64_t taken = __atomic_load_n(&b->used, __ATOMIC_RELAXED);
-  snprintf(out, 160, "%s: %s for the particles' state, %s taken by lists and data", human(lim, (double)b->limit),
+  snprintf(out, 200, "%s: %s for the particles' state, %s taken by lists, data and symbolic states", human(lim, (double)b->limit),
            human(fixed, (double)b->fixed), human(used, (double)taken * sizeof(uint64_t)));
   return out;
 }
 
 char *rt_budget_message(const rt_budget *b) {
   if (!b || !__atomic_load_n(&b->over, __ATOMIC_RELAXED)) return rt_strdup_printf("error: out of memory");
-  char state[160];
+  char state[200];
   return rt_strdup_printf("error: the lists the particles keep across resample() outgrow the filter's memory limit "
                           "(%s); raise the limit (memory_limit, --memory-limit), use fewer particles or keep "
-                          "shorter lists", budget_state(state, b));
+                          "shorter lists", rt_budget_state(state, b));
 }
 
 char *rt_budget_data_message(const rt_budget *b, const char *path, uint64_t need_bytes) {
-  char state[160], need[32];
+  char state[200], need[32];
   return rt_strdup_printf("data file '%s' needs at least %s, more than the filter's memory limit leaves (%s); "
                           "raise the limit (memory_limit, --memory-limit)",
-                          path, human(need, (double)need_bytes), budget_state(state, b));
+                          path, human(need, (double)need_bytes), rt_budget_state(state, b));
 }
 
 int rt_arena_reserve(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site) {
@@ -156,11 +156,11 @@ int rt_arena_reserve(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t sit
     *cap = need;
     return 0;
   }
-  char have[32], state[160];
+  char have[32], state[200];
   rt_fail(ctx, site,
           "this particle's lists would grow to %s, more than the filter's memory limit leaves (%s); raise the "
           "limit (memory_limit, --memory-limit), use fewer particles or keep shorter lists",
-          human(have, (double)need * sizeof(uint64_t)), budget_state(state, &f->budget));
+          human(have, (double)need * sizeof(uint64_t)), rt_budget_state(state, &f->budget));
   return -1;
 }
 

@@ -31,7 +31,13 @@ rt_sym_state *rt_sym_new(int32_t n_vars, int32_t method) {
   return s;
 }
 
+static int report_oom(sirenrt_ctx *ctx, const rt_sym_state *s, int why, int32_t site);
+
+/* What a pool of cap nodes takes of the filter's budget, in words. */
+static uint64_t pool_words(uint32_t cap) { return (uint64_t)cap * (sizeof(rt_sym_node) / sizeof(uint64_t)); }
+
 static void sym_free(rt_sym_state *s) {
+  rt_budget_give(s->budget, pool_words(s->cap));
   free(s->nodes);
   free(s->plan);
   free(s);
@@ -47,8 +53,12 @@ void rt_sym_release(rt_sym_state *s) {
 
 /* The whole pool with its indices, so that words held in shared list cells stay valid. */
 static rt_sym_state *sym_copy(const rt_sym_state *src) {
+  if (!rt_budget_take(src->budget, pool_words(src->cap))) return NULL;
   rt_sym_state *s = malloc(sizeof *s);
-  if (!s) return NULL;
+  if (!s) {
+    rt_budget_give(src->budget, pool_words(src->cap));
+    return NULL;
+  }
   *s = *src;
   s->refs = 1;
   s->nodes = NULL;
@@ -63,22 +73,29 @@ static rt_sym_state *sym_copy(const rt_sym_state *src) {
   return s;
 }
 
+int rt_sym_attach(rt_sym_state *s, sirenrt_filter *f) {
+  /* the state may take as much as the particle's lists may (memory.c) */
+  s->max_nodes = (uint32_t)fmin((double)f->arena_limit_words * sizeof(uint64_t) / sizeof(rt_sym_node), (double)MAX_NODES);
+  if (!rt_budget_take(&f->budget, pool_words(s->cap))) return -1;
+  s->budget = &f->budget;
+  return 0;
+}
+
 rt_sym_state *rt_sym_own(sirenrt_ctx *ctx) {
   rt_sym_state *s = ctx->sym;
   if (!s) {
     const sirenrt_model *m = ctx->filter ? ctx->filter->model : NULL;
     s = rt_sym_new(m ? m->n_vars : 0, m ? rt_sym_method(m->method) : RT_METHOD_SSI);
     if (!s) rt_fail(ctx, -1, "out of memory (symbolic state)");
-    else if (ctx->filter) /* the state may take as much as the particle's lists may (memory.c) */
-      s->max_nodes = (uint32_t)fmin((double)ctx->filter->arena_limit_words * sizeof(uint64_t) / sizeof(rt_sym_node),
-                                    (double)MAX_NODES);
+    else if (ctx->filter) rt_sym_attach(s, ctx->filter); /* an empty pool: nothing to refuse */
     ctx->sym = s;
     return s;
   }
   if (__atomic_load_n(&s->refs, __ATOMIC_ACQUIRE) == 1) return s;
   rt_sym_state *c = sym_copy(s);
   if (!c) {
-    rt_fail(ctx, -1, "out of memory (copying a symbolic state)");
+    int pool = s->budget && __atomic_load_n(&s->budget->used, __ATOMIC_RELAXED) + pool_words(s->cap) > s->budget->words;
+    report_oom(ctx, s, pool ? RT_SYM_OOM_POOL : RT_SYM_OOM_MALLOC, -1);
     return NULL;
   }
   rt_sym_release(s);
@@ -98,8 +115,12 @@ static int grow(rt_sym_state *s) {
   if (s->cap >= most) return s->max_nodes ? RT_SYM_OOM_LIMIT : RT_SYM_OOM_MALLOC;
   uint32_t cap = s->cap ? s->cap * 2 : 64;
   if (cap > most) cap = most;
+  if (!rt_budget_take(s->budget, pool_words(cap) - pool_words(s->cap))) return RT_SYM_OOM_POOL;
   rt_sym_node *n = realloc(s->nodes, (size_t)cap * sizeof *n);
-  if (!n) return RT_SYM_OOM_MALLOC;
+  if (!n) {
+    rt_budget_give(s->budget, pool_words(cap) - pool_words(s->cap));
+    return RT_SYM_OOM_MALLOC;
+  }
   s->nodes = n;
   s->cap = cap;
   return 0;
@@ -124,19 +145,32 @@ uint64_t rt_sym_node_new(rt_sym_state *s, int kind, uint64_t w0, uint64_t w1, ui
   return rt_sym_ref(i);
 }
 
-int rt_sym_check_oom(sirenrt_ctx *ctx, rt_sym_state *s, int32_t site) {
-  if (!s->oom) return 0;
-  int why = s->oom;
-  s->oom = 0;
-  if (why == RT_SYM_OOM_LIMIT)
+/* Records why an allocation for s failed (RT_SYM_OOM_*) on ctx; -1.  Reads s only: s may be shared. */
+static int report_oom(sirenrt_ctx *ctx, const rt_sym_state *s, int why, int32_t site) {
+  if (why == RT_SYM_OOM_POOL) {
+    char state[200];
+    __atomic_store_n(&s->budget->over, 1, __ATOMIC_RELAXED);
     rt_fail(ctx, site,
-            "a particle's symbolic state outgrew its share of the memory limit (%.2f MB, %u nodes): semi-symbolic "
-            "inference can build expressions that grow with every step; raise the memory limit, use "
+            "the particles' symbolic states, with their lists and data, outgrow the filter's memory limit (%s): "
+            "raise the limit (memory_limit, --memory-limit), use fewer particles, or annotate some of the "
+            "variables involved `sample`",
+            rt_budget_state(state, s->budget));
+  } else if (why == RT_SYM_OOM_LIMIT)
+    rt_fail(ctx, site,
+            "a particle's symbolic state outgrew its share of the memory limit (%.2f MB, %u nodes): the symbolic "
+            "methods can build expressions that grow with every step; raise the memory limit, use "
             "fewer particles, or annotate some of the variables involved `sample`",
             (double)s->max_nodes * sizeof(rt_sym_node) / 1048576.0, s->max_nodes);
   else
     rt_fail(ctx, site, "out of memory (symbolic state)");
   return -1;
+}
+
+int rt_sym_check_oom(sirenrt_ctx *ctx, rt_sym_state *s, int32_t site) {
+  if (!s->oom) return 0;
+  int why = s->oom;
+  s->oom = 0;
+  return report_oom(ctx, s, why, site);
 }
 
 int rt_sym_bad_word(sirenrt_ctx *ctx, int32_t site) {

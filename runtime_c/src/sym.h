@@ -43,6 +43,10 @@ int rt_sym_method(const char *name);
 rt_sym_state *rt_sym_new(int32_t n_vars, int32_t method);
 void rt_sym_retain(rt_sym_state *s, int64_t refs);  /* atomic: offspring on several threads */
 void rt_sym_release(rt_sym_state *s);               /* frees at zero; NULL is a no-op */
+/* Counts s against filter f's memory limit: its nodes against the particle's share, its pool
+ * against the filter's budget (memory.c), as every state of f's particles is.  -1: the budget
+ * cannot hold it (a loaded checkpoint's). */
+int rt_sym_attach(rt_sym_state *s, sirenrt_filter *f);
 /* The particle's state, private to it: created on first use, copied when shared.  NULL (error
  * recorded on ctx) when out of memory. */
 rt_sym_state *rt_sym_own(sirenrt_ctx *ctx);

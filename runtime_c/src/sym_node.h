@@ -27,7 +27,8 @@ enum {
 #define RT_PROBS_PER_CHUNK 3
 
 enum { RT_RV_SYMBOLIC = 0, RT_RV_SAMPLED = 1, RT_RV_OBSERVED = 2 };
-enum { RT_SYM_OOM_MALLOC = 1, RT_SYM_OOM_LIMIT = 2 };
+/* Why an allocation failed: malloc; the particle's share of the memory limit; the filter's pool. */
+enum { RT_SYM_OOM_MALLOC = 1, RT_SYM_OOM_LIMIT = 2, RT_SYM_OOM_POOL = 3 };
 /* RV flags (DS, SPEC 13.1; unused by SSI and BP, whose node states are read off the distribution).
  * RT_DS_INIT: the distribution is the conditional given the one free RV it names, the canonical parent
  * (Initialized); clear, the distribution is the variable's marginal (Marginalized).
@@ -66,6 +67,7 @@ struct rt_sym_state {
   int32_t oom;       /* an allocation failed since the operation began (RT_SYM_OOM_*) */
   int32_t method;    /* RT_METHOD_*: which operations the ABI's assume/observe/value/mean run */
   uint32_t max_nodes; /* the particle's share of the filter's memory limit, in nodes (0: none) */
+  rt_budget *budget;  /* the filter's pool (memory.c) the pool's capacity is counted against; NULL: none */
   int64_t live, live_after_sweep;
   int64_t n_rvs;     /* SPEC 6.2's handle counter: every assume and observe */
   uint32_t gen;      /* walk generation, see rt_sym_node.stamp */

@@ -464,6 +464,7 @@ static void test_plan(void) {
   sirenrt_filter filter;
   memset(&filter, 0, sizeof filter);
   filter.model = &model;
+  filter.budget.words = (uint64_t)1 << 40;
 
   for (int ann = SIRENRT_ANN_NONE; ann <= SIRENRT_ANN_SYMBOLIC; ann += SIRENRT_ANN_SYMBOLIC) {
     sirenrt_ctx ctx;
@@ -511,6 +512,37 @@ static void test_plan(void) {
 }
 
 /* ------------------------------------------------------------------ COW, checkpoints ------------ */
+
+/* The filter's pool (memory.c) holds the states' node pools: a state that outgrows what is left of
+ * it fails with the pool's message, and what a freed state held is given back. */
+static void test_budget(void) {
+  static const char *const vars[] = {"x"};
+  sirenrt_model model;
+  memset(&model, 0, sizeof model);
+  model.n_vars = 1;
+  model.vars = vars;
+  sirenrt_filter filter;
+  memset(&filter, 0, sizeof filter);
+  filter.model = &model;
+  filter.budget.words = 64 * 6 * 4; /* four pools of the first size, two doublings */
+  sirenrt_ctx ctx;
+  double logw;
+  ctx_init(&ctx, &logw, 30);
+  ctx.filter = &filter;
+  uint64_t sum = C(0.0);
+  int failed = 0;
+  for (int i = 0; i < 1000 && !failed; i++) {
+    uint64_t p[3] = {C(0.0), C(1.0), 0}, x;
+    failed = rt_sym_assume(&ctx, SIRENRT_FAM_GAUSSIAN, p, 0, SIRENRT_ANN_NONE, 3, &x) != 0;
+    if (!failed) sum = rt_sym_binop(&ctx, RT_SYM_ADD, sum, x);
+  }
+  CHECK(failed && ctx.err_msg && strstr(ctx.err_msg, "outgrow the filter's memory limit"), "the pool refuses: %s",
+        ctx.err_msg ? ctx.err_msg : "(no error)");
+  CHECK(filter.budget.used > 0 && filter.budget.used <= filter.budget.words, "taken: %llu",
+        (unsigned long long)filter.budget.used);
+  ctx_done(&ctx);
+  CHECK(filter.budget.used == 0, "given back: %llu", (unsigned long long)filter.budget.used);
+}
 
 static void test_copy_on_write(void) {
   sirenrt_ctx a, b;
@@ -749,6 +781,7 @@ int main(void) {
   test_posterior_draws();
   test_plan();
   test_copy_on_write();
+  test_budget();
   test_categorical();
   test_mixed();
   test_ds_chain();

@@ -149,7 +149,7 @@ def test_the_lists_kept_across_resampling_count_against_the_limit(threads):
         model.filter(particles=20000, seed=2, threads=threads, memory_limit="16M").run(rows)
     message = str(e.value)
     assert "the filter's memory limit" in message and "Traceback" not in message
-    assert re.search(r"\(16\.0 MiB: 4\.\d+ MiB for the particles' state, [\d.]+ MiB taken by lists and data\); "
+    assert re.search(r"\(16\.0 MiB: 4\.\d+ MiB for the particles' state, [\d.]+ MiB taken by lists, data and symbolic states\); "
                      r"raise the limit \(memory_limit, --memory-limit\)", message), message
     # Either the heap's promotion at a barrier (no site: a heap cell does not know who built it) or
     # a particle's next cell (at its `::`) is the one refused.
