@@ -6,7 +6,8 @@
 For each generated program shape and size n, a fresh process runs the driver's stages one after
 another (``ast -> siren -> plan -> symbolic -> smc -> llvm-dialect``) and then the back end in its
 parts (``to-llvmlite``: the llvmlite module and its text; ``parse``: LLVM parses and verifies it;
-``opt``: the O2 pipeline; ``jit``: MCJIT's code generation), and prints the seconds of each and the
+``opt``: the O2 pipeline; ``jit``: MCJIT's code generation), and prints the CPU seconds of each
+(CPU, not wall-clock time: on a shared machine the wall clock mostly measures the others) and the
 process's peak resident set after the whole compilation. The last column is the total; ``x``
 columns give the growth of the total against the size before (10 for linear work when sizes grow
 tenfold). ``--profile let:100000`` instead runs one compilation under cProfile and prints the top
@@ -53,7 +54,7 @@ BACK = ("to-llvmlite", "parse", "opt", "jit")
 
 
 def measure(shape: str, n: int, method: str) -> dict:
-    """One compilation in this process: seconds per stage and the peak resident set (MiB)."""
+    """One compilation in this process: CPU seconds per stage and the peak resident set (MiB)."""
     import resource
     import time
 
@@ -68,28 +69,28 @@ def measure(shape: str, n: int, method: str) -> dict:
         c = driver.open_source(program(shape, n), method, snapshots=False)
         module = None
         for stage in FRONT:
-            t = time.perf_counter()
+            t = time.process_time()
             module = driver.STAGES[stage].run(c, module)
-            seconds[stage] = time.perf_counter() - t
+            seconds[stage] = time.process_time() - t
         info = driver.model_info(c, module)
         backend._load_runtime()
         tm = backend._target_machine(jit=True, native=True)
         context = backend.llvm.create_context()
-        t = time.perf_counter()
+        t = time.process_time()
         text = str(backend.to_llvmlite(module, info, data_layout=str(tm.target_data)))
-        seconds["to-llvmlite"] = time.perf_counter() - t
-        t = time.perf_counter()
+        seconds["to-llvmlite"] = time.process_time() - t
+        t = time.process_time()
         ref = backend.llvm.parse_assembly(text, context=context)
         ref.verify()
-        seconds["parse"] = time.perf_counter() - t
-        t = time.perf_counter()
+        seconds["parse"] = time.process_time() - t
+        t = time.process_time()
         backend._optimize(ref, tm)
-        seconds["opt"] = time.perf_counter() - t
-        t = time.perf_counter()
+        seconds["opt"] = time.process_time() - t
+        t = time.process_time()
         engine = backend.llvm.create_mcjit_compiler(ref, tm)
         engine.finalize_object()
         assert engine.get_global_value_address(backend.MODEL_SYMBOL)
-        seconds["jit"] = time.perf_counter() - t
+        seconds["jit"] = time.process_time() - t
 
     # The driver's deep-stack worker, as sirenc.compile runs it (the back end too: LLVM's
     # passes recurse on some shapes).
@@ -136,7 +137,7 @@ def main() -> None:
     columns = FRONT + BACK
     header = f"{'shape':<6}{'n':>8} " + "".join(f"{c[:8]:>9}" for c in columns) + \
         f"{'total s':>9}{'x':>6}{'peak MiB':>10}{'x':>6}"
-    print(f"method {args.method}; seconds per stage, peak resident set of the process")
+    print(f"method {args.method}; CPU seconds per stage, peak resident set of the process")
     print(header)
     for shape in args.shapes.split(","):
         before = None
