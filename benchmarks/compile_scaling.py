@@ -53,7 +53,7 @@ FRONT = ("ast", "siren", "plan", "symbolic", "smc", "llvm-dialect")
 BACK = ("to-llvmlite", "parse", "opt", "jit")
 
 
-def measure(shape: str, n: int, method: str) -> dict:
+def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
     """One compilation in this process: CPU seconds per stage and the peak resident set (MiB)."""
     import resource
     import time
@@ -72,6 +72,8 @@ def measure(shape: str, n: int, method: str) -> dict:
             t = time.process_time()
             module = driver.STAGES[stage].run(c, module)
             seconds[stage] = time.process_time() - t
+        if front_only:
+            return
         info = driver.model_info(c, module)
         backend._load_runtime()
         tm = backend._target_machine(jit=True, native=True)
@@ -125,10 +127,12 @@ def main() -> None:
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--method", default="pf")
     ap.add_argument("--profile", help="SHAPE:N: profile one compilation instead")
+    ap.add_argument("--front-only", action="store_true",
+                    help="stop at the llvm dialect (for an older sirenc on PYTHONPATH without its runtime)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(measure(args.child[0], int(args.child[1]), args.method)))
+        print(json.dumps(measure(args.child[0], int(args.child[1]), args.method, args.front_only)))
         return
     if args.profile:
         shape, n = args.profile.split(":")
@@ -142,8 +146,8 @@ def main() -> None:
     for shape in args.shapes.split(","):
         before = None
         for n in (int(s) for s in args.sizes.split(",")):
-            out = subprocess.run([sys.executable, __file__, "--method", args.method, "--child", shape, str(n)],
-                                 capture_output=True, text=True)
+            out = subprocess.run([sys.executable, __file__, "--method", args.method, "--child", shape, str(n)]
+                                 + (["--front-only"] if args.front_only else []), capture_output=True, text=True)
             if out.returncode != 0:
                 tail = (out.stderr.strip().splitlines() or ["?"])[-1]
                 print(f"{shape:<6}{n:>8}  failed: {tail}")
@@ -153,7 +157,8 @@ def main() -> None:
             total = sum(r["seconds"].values())
             growth = f"{total / before[0]:>6.1f}" if before else f"{'':>6}"
             mgrowth = f"{r['peak_mib'] / before[1]:>6.1f}" if before else f"{'':>6}"
-            print(f"{shape:<6}{n:>8} " + "".join(f"{r['seconds'][c]:>9.2f}" for c in columns)
+            print(f"{shape:<6}{n:>8} " + "".join(f"{r['seconds'][c]:>9.2f}" if c in r["seconds"] else f"{'-':>9}"
+                                                  for c in columns)
                   + f"{total:>9.2f}{growth}{r['peak_mib']:>10.0f}{mgrowth}", flush=True)
             before = (total, r["peak_mib"])
 
