@@ -101,6 +101,19 @@ def _ast(c: Compilation, _):
     return load_source(c.text, c.path)
 
 
+# The xDSL verifier re-checks every op of a stage's module against its definition: a check of
+# the compiler itself (each pass's output), never of the user's program, and a third of the
+# compile time of a big program. Every program is checked where stages are kept for inspection
+# (--emit, tests: `snapshots`) and every program of ordinary size in any case; a large one
+# compiled straight through skips it (LLVM's own verifier still checks the final IR).
+_SELF_CHECK_CHARS = 20_000
+
+
+def _self_check(c: Compilation, module) -> None:
+    if c.snapshots or len(c.text) <= _SELF_CHECK_CHARS:
+        module.verify()
+
+
 def _siren(c: Compilation, typed):
     from sirenc.frontend.irgen import irgen
 
@@ -112,7 +125,7 @@ def _plan(c: Compilation, module):
     from sirenc.registry import get_pass
 
     get_pass("inline-functions")().apply(None, module)
-    module.verify()
+    _self_check(c, module)
     # pf always analyses (its plan says every variable is sampled); the symbolic methods
     # only when checking (--no-check skips the analysis).
     if c.check or c.method == "pf":
@@ -127,7 +140,7 @@ def _symbolic(c: Compilation, module):
     if c.method == "pf":
         return module
     get_pass("symbolic-values")().apply(None, module)
-    module.verify()
+    _self_check(c, module)
     return module
 
 
@@ -136,7 +149,7 @@ def _smc(c: Compilation, module):
 
     get_pass("lower-siren-to-smc")(base_dir=c.base_dir, method=c.method).apply(None, module)
     get_pass("spill-across-suspends")().apply(None, module)
-    module.verify()
+    _self_check(c, module)
     return module
 
 
@@ -144,7 +157,7 @@ def _llvm_dialect(c: Compilation, module):
     from sirenc.registry import get_pass
 
     get_pass("lower-smc-to-llvm")().apply(None, module)
-    module.verify()
+    _self_check(c, module)
     return module
 
 

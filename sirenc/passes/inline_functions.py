@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp
-from xdsl.ir import Block
+from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 
-def _inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
+def _inline_call(call: func.CallOp, callee: func.FuncOp) -> list[Operation]:
+    """Replace `call` by a copy of `callee`'s body; the ops it inserted (in order)."""
     body = callee.body.clone()
     block: Block = body.block
     for arg, operand in zip(block.args, call.arguments, strict=True):
@@ -28,24 +29,28 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp) -> None:
     assert isinstance(ret, func.ReturnOp)
     results = list(ret.arguments)
     Rewriter.erase_op(ret)
-    for op in list(block.ops):
+    inserted = list(block.ops)
+    for op in inserted:
         op.detach()
         Rewriter.insert_op(op, InsertPoint.before(call))
     for result, value in zip(call.res, results, strict=True):
         result.replace_all_uses_with(value)
     Rewriter.erase_op(call)
+    return inserted
 
 
 def inline_all(module: ModuleOp) -> None:
     funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
     main = funcs["main"]
-    # Inlining a callee may expose calls of its own; walk until none is left.
-    while True:
-        calls = [op for op in main.walk() if isinstance(op, func.CallOp)]
-        if not calls:
-            break
-        for call in calls:
-            _inline_call(call, funcs[call.callee.root_reference.data])
+    # Inlining a callee may expose calls of its own, but only among the ops it inserted:
+    # those are walked, not all of main again (a chain of n functions each calling the one
+    # before would otherwise walk main n times as it grows: quadratic). Each call expands in
+    # place, so the order in which calls are taken does not change the result.
+    calls = [op for op in main.walk() if isinstance(op, func.CallOp)]
+    while calls:
+        call = calls.pop()
+        for op in _inline_call(call, funcs[call.callee.root_reference.data]):
+            calls.extend(inner for inner in op.walk() if isinstance(inner, func.CallOp))
     for name, f in funcs.items():
         if name != "main":
             Rewriter.erase_op(f)

@@ -1,0 +1,167 @@
+"""Compile time and memory against program size, stage by stage (issue 11, item 2).
+
+    python benchmarks/compile_scaling.py [--sizes 1000,10000,100000] [--shapes let,list,...]
+                                         [--method pf] [--profile SHAPE:N]
+
+For each generated program shape and size n, a fresh process runs the driver's stages one after
+another (``ast -> siren -> plan -> symbolic -> smc -> llvm-dialect``) and then the back end in its
+parts (``to-llvmlite``: the llvmlite module and its text; ``parse``: LLVM parses and verifies it;
+``opt``: the O2 pipeline; ``jit``: MCJIT's code generation), and prints the CPU seconds of each
+(CPU, not wall-clock time: on a shared machine the wall clock mostly measures the others) and the
+process's peak resident set after the whole compilation. The last column is the total; ``x``
+columns give the growth of the total against the size before (10 for linear work when sizes grow
+tenfold). ``--profile let:100000`` instead runs one compilation under cProfile and prints the top
+functions by cumulative and own time.
+
+The shapes (n is the size):
+  let     let x0 = 1. in let x1 = x0 + 1. in ... x{n-1}
+  list    fold(add, [1., 2., ..., n.], 0.)
+  neg     - - - ... - 1.  (n minus signs)
+  sum     1. + 1. + ... + 1.  (n terms, left-nested)
+  val     val f0 = fun x -> x + 1. in val f1 = fun x -> f0(x) + 1. in ... f{n-1}(1.)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+
+
+def program(shape: str, n: int) -> str:
+    """The program text of `shape` at size n."""
+    if shape == "let":
+        return "\n".join(["let x0 = 1. in", *(f"let x{i} = x{i - 1} + 1. in" for i in range(1, n)),
+                          f"x{n - 1}"])
+    if shape == "list":
+        items = ", ".join(f"{i}." for i in range(1, n + 1))
+        return f"val add = fun (x, acc) -> x + acc in\nfold(add, [{items}], 0.)"
+    if shape == "neg":
+        return "- " * n + "1."
+    if shape == "sum":
+        return " + ".join(["1."] * n)
+    if shape == "val":
+        return "\n".join(["val f0 = fun x -> x + 1. in",
+                          *(f"val f{i} = fun x -> f{i - 1}(x) + 1. in" for i in range(1, n)),
+                          f"f{n - 1}(1.)"])
+    raise ValueError(f"unknown shape {shape!r}")
+
+
+SHAPES = ("let", "list", "neg", "sum", "val")
+FRONT = ("ast", "siren", "plan", "symbolic", "smc", "llvm-dialect")
+BACK = ("to-llvmlite", "parse", "opt", "jit")
+
+
+def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
+    """One compilation in this process: CPU seconds per stage and the peak resident set (MiB)."""
+    import resource
+    import time
+
+    from sirenc import driver
+    from sirenc.backend import llvm as backend
+
+    seconds: dict[str, float] = {}
+
+    def stages():
+        # The stages one after another as `driver.run_until` runs them without snapshots
+        # (each transforms its input in place), timed one by one.
+        c = driver.open_source(program(shape, n), method, snapshots=False)
+        module = None
+        for stage in FRONT:
+            t = time.process_time()
+            module = driver.STAGES[stage].run(c, module)
+            seconds[stage] = time.process_time() - t
+        if front_only:
+            return
+        info = driver.model_info(c, module)
+        backend._load_runtime()
+        tm = backend._target_machine(jit=True, native=True)
+        context = backend.llvm.create_context()
+        t = time.process_time()
+        text = str(backend.to_llvmlite(module, info, data_layout=str(tm.target_data)))
+        seconds["to-llvmlite"] = time.process_time() - t
+        t = time.process_time()
+        ref = backend.llvm.parse_assembly(text, context=context)
+        ref.verify()
+        seconds["parse"] = time.process_time() - t
+        t = time.process_time()
+        backend._optimize(ref, tm)
+        seconds["opt"] = time.process_time() - t
+        t = time.process_time()
+        engine = backend.llvm.create_mcjit_compiler(ref, tm)
+        engine.finalize_object()
+        assert engine.get_global_value_address(backend.MODEL_SYMBOL)
+        seconds["jit"] = time.process_time() - t
+
+    # The driver's deep-stack worker, as sirenc.compile runs it (the back end too: LLVM's
+    # passes recurse on some shapes).
+    driver._on_deep_stack(stages)
+    peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return {"seconds": seconds, "peak_mib": peak_mib}
+
+
+def profile(shape: str, n: int, method: str) -> None:
+    import cProfile
+    import pstats
+
+    prof = cProfile.Profile()
+    from sirenc import driver
+
+    def run():
+        prof.enable()
+        try:
+            measure(shape, n, method)
+        finally:
+            prof.disable()
+
+    driver._on_deep_stack(run)
+    stats = pstats.Stats(prof).strip_dirs()
+    stats.sort_stats("cumulative").print_stats(40)
+    stats.sort_stats("tottime").print_stats(30)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--method", default="pf")
+    ap.add_argument("--profile", help="SHAPE:N: profile one compilation instead")
+    ap.add_argument("--front-only", action="store_true",
+                    help="stop at the llvm dialect (for an older sirenc on PYTHONPATH without its runtime)")
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        print(json.dumps(measure(args.child[0], int(args.child[1]), args.method, args.front_only)))
+        return
+    if args.profile:
+        shape, n = args.profile.split(":")
+        profile(shape, int(n), args.method)
+        return
+    columns = FRONT + BACK
+    header = f"{'shape':<6}{'n':>8} " + "".join(f"{c[:8]:>9}" for c in columns) + \
+        f"{'total s':>9}{'x':>6}{'peak MiB':>10}{'x':>6}"
+    print(f"method {args.method}; CPU seconds per stage, peak resident set of the process")
+    print(header)
+    for shape in args.shapes.split(","):
+        before = None
+        for n in (int(s) for s in args.sizes.split(",")):
+            out = subprocess.run([sys.executable, __file__, "--method", args.method, "--child", shape, str(n)]
+                                 + (["--front-only"] if args.front_only else []), capture_output=True, text=True)
+            if out.returncode != 0:
+                tail = (out.stderr.strip().splitlines() or ["?"])[-1]
+                print(f"{shape:<6}{n:>8}  failed: {tail}")
+                before = None
+                continue
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            total = sum(r["seconds"].values())
+            growth = f"{total / before[0]:>6.1f}" if before else f"{'':>6}"
+            mgrowth = f"{r['peak_mib'] / before[1]:>6.1f}" if before else f"{'':>6}"
+            print(f"{shape:<6}{n:>8} " + "".join(f"{r['seconds'][c]:>9.2f}" if c in r["seconds"] else f"{'-':>9}"
+                                                  for c in columns)
+                  + f"{total:>9.2f}{growth}{r['peak_mib']:>10.0f}{mgrowth}", flush=True)
+            before = (total, r["peak_mib"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Compilation grows linearly with the program (issue 11, item 2).
+
+No absolute time is asserted: each generated shape is compiled (front end to the `llvm`
+dialect, the part that is ours) at n and 8n, and the CPU time may grow by at most 11x where
+linear work grows 8x and quadratic work 64x. n is big enough that the fixed cost of a
+compilation does not hide a quadratic term (a chain of 8n `val`s each calling the one before
+took 12x as long at 8 x 400 as at 400 before inline-functions stopped re-walking main per inlined
+call, 4x since; below n = 300 the quadratic term is too small to tell). Memory is left to
+`benchmarks/compile_scaling.py` (peak resident set), which prints the same shapes stage by stage
+up to 10^5: tracemalloc slows these deep recursions down too much for a unit test.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import time
+from pathlib import Path
+
+import pytest
+
+from sirenc import driver
+
+_BENCH = Path(__file__).resolve().parents[2] / "benchmarks" / "compile_scaling.py"
+_spec = importlib.util.spec_from_file_location("compile_scaling", _BENCH)
+compile_scaling = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(compile_scaling)
+program = compile_scaling.program
+
+# Linear work with a fixed cost grows less than GROWTH-fold. n is where the quadratic term of
+# the old inline-functions was big enough to show (its val chain grew 12x from 400 to 3200).
+N = 400
+GROWTH = 8
+MAX_RATIO = 11
+
+
+def _cpu_seconds(text: str) -> tuple[float, object]:
+    """CPU seconds to compile `text` (the worker thread's included) and the `llvm`-dialect module."""
+    start = time.process_time()
+    module, _ = driver.compile_to_llvm_dialect(text)
+    return time.process_time() - start, module
+
+
+def _growth(shape: str, n: int) -> tuple[float, float, object]:
+    """CPU seconds to compile `shape` at n (the best of two, after a warm-up) and at 8n, and
+    the module of the latter."""
+    small, big = program(shape, n), program(shape, GROWTH * n)
+    _cpu_seconds(small)   # warm: imports, pattern tables
+    t_small = min(_cpu_seconds(small)[0] for _ in range(2))
+    t_big, module = _cpu_seconds(big)
+    if t_big > MAX_RATIO * t_small:   # one retry: a loaded machine can stall a single run
+        t_big = min(t_big, _cpu_seconds(big)[0])
+    return t_small, t_big, module
+
+
+@pytest.mark.parametrize("shape", [s for s in compile_scaling.SHAPES if s != "neg"])
+def test_compile_time_grows_linearly(shape):
+    t_small, t_big, _ = _growth(shape, N)
+    assert t_big < MAX_RATIO * t_small, (shape, t_small, t_big)
+
+
+def test_a_hundred_thousand_minus_signs_compile_in_linear_time():
+    # The cheapest shape, and as deep as a program gets in one expression: every stage recurses
+    # into it. From 12,500 to 100,000 signs, where a deep recursion's own costs would show.
+    t_small, t_big, module = _growth("neg", 100_000 // GROWTH)
+    assert t_big < MAX_RATIO * t_small, (t_small, t_big)
+    assert sum(op.name == "llvm.fneg" for op in module.walk()) == 100_000 - 1   # the last sign is the literal's own: -1.
