@@ -423,6 +423,24 @@ static inline int64_t *rt_held_of(const sirenrt_filter *f, int64_t i) { return f
 static inline const char *rt_file_path(const sirenrt_filter *f, int32_t id) {
   return f->paths && f->paths[id] ? f->paths[id] : f->model->files[id];
 }
+/* symbolic_abi.c: runtime plans (SPEC 16.4) as one encoding byte per program variable (RT_PLAN_*).
+ * rt_plan_of_population joins the particles' into enc; rt_plan_join joins n encodings of another
+ * run into enc (equal ones stay, different ones are dynamic); rt_plan_render: the text,
+ * "x: symbolic\ny: sample\n" in model->vars order, variables never created left out (malloc'd;
+ * NULL out of memory). */
+enum { RT_PLAN_NONE = 0, RT_PLAN_SYMBOLIC = 1, RT_PLAN_SAMPLE = 2, RT_PLAN_DYNAMIC = 3 };
+void rt_plan_of_population(const sirenrt_filter *f, uint8_t *enc);
+void rt_plan_join(uint8_t *enc, const uint8_t *other, int32_t n);
+char *rt_plan_render(const sirenrt_model *m, const uint8_t *enc);
+
+/* family.c: a distribution by family id and constant parameters (categorical: probs[0 .. n)).
+ * rt_family_bad: 1 with the message in msg (RT_MSG bytes) when SPEC 9 refuses the parameters.
+ * rt_family_draw: through the family's sampler, which checks them too (NaN with the error on ctx). */
+int rt_family_bad(int family, const double *p, const double *probs, int64_t n, char *msg);
+double rt_family_draw(sirenrt_ctx *ctx, int family, const double *p, const double *probs, int64_t n, int32_t site);
+double rt_family_logpdf(int family, const double *p, const double *probs, int64_t n, double x);
+double rt_family_mean(int family, const double *p, const double *probs, int64_t n);
+
 /* memory.c: the memory limit (see there).  rt_budget_take reserves words of the budget (1), or
  * refuses (0); NULL is no budget (always 1).  rt_budget_message: the
  * filter's error after a refused reservation ("out of memory" when none was refused);

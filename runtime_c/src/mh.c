@@ -69,7 +69,7 @@ struct rt_mh_trace {
   /* The current state's result, flattened, and its runtime plan. */
   double *cur_flat;
   int64_t cur_n_flat;
-  char *cur_plan;
+  uint8_t *cur_enc;     /* its runtime plan, one RT_PLAN_* byte per program variable */
   /* Recorded samples. */
   double *flat;
   int64_t n_flat, cap_flat;
@@ -82,40 +82,6 @@ struct rt_mh_trace {
 };
 
 /* ------------------------------------------------------------------ families ------------------- */
-
-#define ARGS_1 p[0]
-#define ARGS_2 p[0], p[1]
-#define ARGS_3 p[0], p[1], p[2]
-
-/* A fresh draw through the family's sampler (which checks the parameters); the caller has detached
- * the trace, so the sampler's own hook stays quiet. */
-static double draw_family(sirenrt_ctx *ctx, int family, const double *p, const double *probs, int64_t n,
-                          int32_t site) {
-  switch (family) {
-#define DRAW_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_sample_##name(ctx, ARGS_##N, site);
-#define DRAW_LIST(ID, name, N) \
-  case SIRENRT_FAM_##ID: return rt_sample_categorical_probs(ctx, p[0], p[1], probs, n, site);
-#define DRAW_CASE(ID, name, N, SHAPE, PARAMS, ARGS) DRAW_##SHAPE(ID, name, N)
-    SIRENRT_FAMILIES(DRAW_CASE)
-#undef DRAW_CASE
-#undef DRAW_LIST
-#undef DRAW_SCALAR
-    default: return rt_fail(ctx, site, "internal error: unknown distribution family %d", family);
-  }
-}
-
-static double logpdf_family(int family, const double *p, const double *probs, int64_t n, double x) {
-  switch (family) {
-#define PDF_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_logpdf_##name(ARGS_##N, x);
-#define PDF_LIST(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_logpdf_categorical(p[0], p[1], probs, n, x);
-#define PDF_CASE(ID, name, N, SHAPE, PARAMS, ARGS) PDF_##SHAPE(ID, name, N)
-    SIRENRT_FAMILIES(PDF_CASE)
-#undef PDF_CASE
-#undef PDF_LIST
-#undef PDF_SCALAR
-    default: return NAN;
-  }
-}
 
 /* ------------------------------------------------------------------ sites ---------------------- */
 
@@ -167,11 +133,11 @@ static double value_site(sirenrt_ctx *ctx, rt_mh_trace *t, int64_t k, int family
     v = t->cur.value[k];
   } else {
     ctx->filter->mh_live = NULL;
-    v = draw_family(ctx, family, p, probs, n, site);
+    v = rt_family_draw(ctx, family, p, probs, n, site);
     ctx->filter->mh_live = t;
     if (isnan(v) && ctx->err_msg) return NAN;
   }
-  double score = logpdf_family(family, p, probs, n, v);
+  double score = rt_family_logpdf(family, p, probs, n, v);
   if (isnan(score)) score = -INFINITY;
   t->prop.value[k] = v;
   t->prop.score[k] = score;
@@ -251,10 +217,12 @@ static int accept_proposal(sirenrt_filter *f, rt_mh_trace *t) {
   if (rt_flatten_particles(f, &flat, &t->cur_n_flat, offsets)) return 1;
   free(t->cur_flat);
   t->cur_flat = flat;
-  free(t->cur_plan);
-  t->cur_plan = NULL;
-  if (f->model->n_vars > 0 && !(t->cur_plan = rt_strdup_printf("%s", sirenrt_filter_runtime_plan(f))))
-    return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  if (f->model->n_vars > 0) {
+    if (!t->cur_enc && !(t->cur_enc = malloc((size_t)f->model->n_vars)))
+      return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+    memset(t->cur_enc, RT_PLAN_NONE, (size_t)f->model->n_vars);
+    rt_plan_of_population(f, t->cur_enc);
+  }
   return 0;
 }
 
@@ -266,27 +234,6 @@ static double log_acceptance(const rt_mh_trace *t, double s_cur, double s_new) {
   return isnan(a) ? -INFINITY : a;
 }
 
-enum { PLAN_NONE = 0, PLAN_SYMBOLIC = 1, PLAN_SAMPLE = 2, PLAN_DYNAMIC = 3 };
-static const char *const plan_names[] = {"", "symbolic", "sample", "dynamic"};
-
-/* Joins a run's plan ("x: sample\n..." in model->vars order) into the samples' encodings (SPEC 16.4:
- * equal encodings stay, different ones are dynamic). */
-static void join_plan(const sirenrt_model *m, uint8_t *enc, const char *plan) {
-  const char *line = plan;
-  for (int32_t v = 0; v < m->n_vars && line && *line; v++) {
-    const char *name = m->vars[v] ? m->vars[v] : "";
-    size_t len = strlen(name);
-    if (strncmp(line, name, len) != 0 || strncmp(line + len, ": ", 2) != 0) continue;
-    const char *word = line + len + 2;
-    uint8_t e = PLAN_NONE;
-    for (uint8_t k = PLAN_SYMBOLIC; k <= PLAN_DYNAMIC; k++)
-      if (strncmp(word, plan_names[k], strlen(plan_names[k])) == 0 && word[strlen(plan_names[k])] == '\n') e = k;
-    if (e != PLAN_NONE) enc[v] = enc[v] == PLAN_NONE || enc[v] == e ? e : PLAN_DYNAMIC;
-    line = strchr(line, '\n');
-    if (line) line++;
-  }
-}
-
 /* The current state becomes a sample. */
 static int record(sirenrt_filter *f, rt_mh_trace *t, uint8_t *enc) {
   if (grow((void **)&t->flat, sizeof(double), t->n_flat + t->cur_n_flat, &t->cap_flat) ||
@@ -296,20 +243,13 @@ static int record(sirenrt_filter *f, rt_mh_trace *t, uint8_t *enc) {
   t->offsets[t->n_recorded] = t->n_flat;
   t->n_flat += t->cur_n_flat;
   t->offsets[++t->n_recorded] = t->n_flat;
-  if (t->cur_plan) join_plan(f->model, enc, t->cur_plan);
+  if (t->cur_enc) rt_plan_join(enc, t->cur_enc, f->model->n_vars);
   return 0;
 }
 
 static int render_plan(sirenrt_filter *f, rt_mh_trace *t, const uint8_t *enc) {
-  const sirenrt_model *m = f->model;
-  size_t len = 1;
-  for (int32_t v = 0; v < m->n_vars; v++)
-    if (enc[v]) len += strlen(m->vars[v] ? m->vars[v] : "") + 2 + strlen(plan_names[enc[v]]) + 1;
-  char *text = malloc(len), *p = text;
+  char *text = rt_plan_render(f->model, enc);
   if (!text) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
-  *p = '\0';
-  for (int32_t v = 0; v < m->n_vars; v++)
-    if (enc[v]) p += sprintf(p, "%s: %s\n", m->vars[v] ? m->vars[v] : "", plan_names[enc[v]]);
   free(t->plan);
   t->plan = text;
   return 0;
@@ -414,7 +354,7 @@ void rt_mh_free(sirenrt_filter *f) {
   free(t->node_site);
   free(t->valued);
   free(t->cur_flat);
-  free(t->cur_plan);
+  free(t->cur_enc);
   free(t->flat);
   free(t->offsets);
   free(t->plan);

@@ -3,7 +3,7 @@
  * BP keep one parent and sample the others, ds.c); observe, value and the expectation's marginalize
  * make the variable a root, whose parameters are constants, the method's way (SSI and BP hoist it,
  * hoist.c; DS grafts it, ds.c), then score, draw or take the mean of that root distribution.  Here too:
- * the numbers of a root's family (checks, draws, densities, means) and point masses. */
+ * a root's distribution as numbers (family.c computes with them) and point masses. */
 #include "mh.h"
 #include "sym_node.h"
 
@@ -12,66 +12,6 @@
 
 #define C(x) rt_sym_word(x)
 #define D(w) rt_sym_double(w)
-
-/* ------------------------------------------------------------------ families ------------------- */
-
-#define ARGS_1 p[0]
-#define ARGS_2 p[0], p[1]
-#define ARGS_3 p[0], p[1], p[2]
-
-static int family_bad(int family, const double *p, const double *probs, int64_t n, char *msg) {
-  switch (family) {
-#define BAD_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return rt_bad_##name(ARGS_##N, msg);
-#define BAD_LIST(ID, name, N) case SIRENRT_FAM_##ID: return rt_bad_categorical(p[0], p[1], probs, n, msg);
-#define BAD_CASE(ID, name, N, SHAPE, PARAMS, ARGS) BAD_##SHAPE(ID, name, N)
-    SIRENRT_FAMILIES(BAD_CASE)
-#undef BAD_CASE
-#undef BAD_LIST
-#undef BAD_SCALAR
-    default: snprintf(msg, RT_MSG, "unknown distribution family %d", family); return 1;
-  }
-}
-
-static double family_draw(sirenrt_ctx *ctx, int family, const double *p, const double *probs, int64_t n,
-                          int32_t site) {
-  switch (family) {
-#define DRAW_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_sample_##name(ctx, ARGS_##N, site);
-#define DRAW_LIST(ID, name, N) \
-  case SIRENRT_FAM_##ID: return rt_sample_categorical_probs(ctx, p[0], p[1], probs, n, site);
-#define DRAW_CASE(ID, name, N, SHAPE, PARAMS, ARGS) DRAW_##SHAPE(ID, name, N)
-    SIRENRT_FAMILIES(DRAW_CASE)
-#undef DRAW_CASE
-#undef DRAW_LIST
-#undef DRAW_SCALAR
-    default: return NAN;
-  }
-}
-
-static double family_logpdf(int family, const double *p, const double *probs, int64_t n, double x) {
-  switch (family) {
-#define PDF_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_logpdf_##name(ARGS_##N, x);
-#define PDF_LIST(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_logpdf_categorical(p[0], p[1], probs, n, x);
-#define PDF_CASE(ID, name, N, SHAPE, PARAMS, ARGS) PDF_##SHAPE(ID, name, N)
-    SIRENRT_FAMILIES(PDF_CASE)
-#undef PDF_CASE
-#undef PDF_LIST
-#undef PDF_SCALAR
-    default: return NAN;
-  }
-}
-
-static double family_mean(int family, const double *p, const double *probs, int64_t n) {
-  switch (family) {
-#define MEAN_SCALAR(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_mean_##name(ARGS_##N);
-#define MEAN_LIST(ID, name, N) case SIRENRT_FAM_##ID: return sirenrt_mean_categorical(p[0], p[1], probs, n);
-#define MEAN_CASE(ID, name, N, SHAPE, PARAMS, ARGS) MEAN_##SHAPE(ID, name, N)
-    SIRENRT_FAMILIES(MEAN_CASE)
-#undef MEAN_CASE
-#undef MEAN_LIST
-#undef MEAN_SCALAR
-    default: return NAN;
-  }
-}
 
 /* A root's distribution as numbers: its constant parameters and, for a categorical, a malloc'd copy
  * of its probabilities (free with root_free). */
@@ -117,7 +57,7 @@ static int root_dist_of(sirenrt_ctx *ctx, uint32_t rv, root_dist *d, int32_t sit
     d->n = count;
   }
   char msg[RT_MSG];
-  if (!family_bad(d->family, d->p, d->probs, d->n, msg)) return 0;
+  if (!rt_family_bad(d->family, d->p, d->probs, d->n, msg)) return 0;
   root_free(d);
   rt_fail(ctx, site, "%s", msg);
   return -1;
@@ -189,7 +129,7 @@ int rt_rv_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
   root_dist d;
   if (make_root(ctx, rv, site) || root_dist_of(ctx, rv, &d, site)) return -1;
   double v = rt_mh_on(ctx) ? rt_mh_draw(ctx, rv, d.family, d.p, d.probs, d.n, site)
-                           : family_draw(ctx, d.family, d.p, d.probs, d.n, site);
+                           : rt_family_draw(ctx, d.family, d.p, d.probs, d.n, site);
   root_free(&d);
   if (isnan(v) && ctx->err_msg) return -1;
   set_point(ctx->sym, rv, v, RT_RV_SAMPLED);
@@ -207,7 +147,7 @@ int rt_rv_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
 int rt_rv_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
   root_dist d;
   if (root_dist_of(ctx, rv, &d, site)) return -1;
-  *out = family_mean(d.family, d.p, d.probs, d.n);
+  *out = rt_family_mean(d.family, d.p, d.probs, d.n);
   root_free(&d);
   return 0;
 }
@@ -296,7 +236,7 @@ int rt_sym_observe(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, dou
   } else {
     root_dist d;
     if (make_root(ctx, i, site) || root_dist_of(ctx, i, &d, site)) return -1;
-    *logp = family_logpdf(d.family, d.p, d.probs, d.n, x);
+    *logp = rt_family_logpdf(d.family, d.p, d.probs, d.n, x);
     root_free(&d);
   }
   set_point(ctx->sym, i, x, RT_RV_OBSERVED);

@@ -247,18 +247,9 @@ int64_t rt_sym_population_nodes(const sirenrt_filter *f) {
 
 /* SPEC 16.4 over the particles as they are now: per particle a variable is `sample` when one of its
  * random variables was sampled, else `symbolic` when one was created; joined across the particles
- * that created one (equal: that encoding, else `dynamic`); variables no particle created are left
- * out, and the lines follow model->vars. */
-const char *sirenrt_filter_runtime_plan(sirenrt_filter *f) {
-  if (!f) return "";
+ * that created one (equal: that encoding, else `dynamic`). */
+void rt_plan_of_population(const sirenrt_filter *f, uint8_t *enc) {
   const sirenrt_model *m = f->model;
-  free(f->runtime_plan);
-  f->runtime_plan = NULL;
-  if (m->n_vars <= 0 || !m->vars) return "";
-  enum { NONE = 0, SYMBOLIC = 1, SAMPLE = 2, DYNAMIC = 3 };
-  static const char *const names[] = {"", "symbolic", "sample", "dynamic"};
-  uint8_t *enc = calloc((size_t)m->n_vars, 1);
-  if (!enc) return "";
   const rt_sym_state *last = NULL;
   for (int64_t i = 0; i < f->n; i++) {
     const rt_sym_state *s = f->ctx[i].sym;
@@ -266,21 +257,41 @@ const char *sirenrt_filter_runtime_plan(sirenrt_filter *f) {
     last = s;
     for (int32_t v = 0; v < m->n_vars; v++) {
       uint8_t bits = rt_sym_plan_bits(s, v);
-      uint8_t e = (bits & 2) ? SAMPLE : (bits & 1) ? SYMBOLIC : NONE;
-      if (e == NONE) continue;
-      enc[v] = enc[v] == NONE || enc[v] == e ? e : DYNAMIC;
+      uint8_t e = (bits & 2) ? RT_PLAN_SAMPLE : (bits & 1) ? RT_PLAN_SYMBOLIC : RT_PLAN_NONE;
+      rt_plan_join(enc + v, &e, 1);
     }
   }
+}
+
+void rt_plan_join(uint8_t *enc, const uint8_t *other, int32_t n) {
+  for (int32_t v = 0; v < n; v++)
+    if (other[v] != RT_PLAN_NONE) enc[v] = enc[v] == RT_PLAN_NONE || enc[v] == other[v] ? other[v] : RT_PLAN_DYNAMIC;
+}
+
+char *rt_plan_render(const sirenrt_model *m, const uint8_t *enc) {
+  static const char *const names[] = {"", "symbolic", "sample", "dynamic"};
   size_t len = 1;
   for (int32_t v = 0; v < m->n_vars; v++)
     if (enc[v]) len += strlen(m->vars[v] ? m->vars[v] : "") + 2 + strlen(names[enc[v]]) + 1;
   char *text = malloc(len), *p = text;
-  if (text) {
-    *p = '\0';
-    for (int32_t v = 0; v < m->n_vars; v++)
-      if (enc[v]) p += sprintf(p, "%s: %s\n", m->vars[v] ? m->vars[v] : "", names[enc[v]]);
-  }
+  if (!text) return NULL;
+  *p = '\0';
+  for (int32_t v = 0; v < m->n_vars; v++)
+    if (enc[v]) p += sprintf(p, "%s: %s\n", m->vars[v] ? m->vars[v] : "", names[enc[v]]);
+  return text;
+}
+
+/* Variables no particle created are left out, and the lines follow model->vars. */
+const char *sirenrt_filter_runtime_plan(sirenrt_filter *f) {
+  if (!f) return "";
+  const sirenrt_model *m = f->model;
+  free(f->runtime_plan);
+  f->runtime_plan = NULL;
+  if (m->n_vars <= 0 || !m->vars) return "";
+  uint8_t *enc = calloc((size_t)m->n_vars, 1);
+  if (!enc) return "";
+  rt_plan_of_population(f, enc);
+  f->runtime_plan = rt_plan_render(m, enc);
   free(enc);
-  f->runtime_plan = text;
-  return text ? text : "";
+  return f->runtime_plan ? f->runtime_plan : "";
 }
