@@ -24,8 +24,6 @@
  * child; here the first is pruned (sampled) first, as graft does, so marginalize is graft. */
 #include "sym_node.h"
 
-#define C(x) rt_sym_word(x)
-
 static int has_flag(rt_sym_state *s, uint32_t rv, int flag) { return (s->nodes[rv].flags & flag) != 0; }
 
 /* q's marginal child, or RT_SYM_NONE. */
