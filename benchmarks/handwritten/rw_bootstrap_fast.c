@@ -12,20 +12,11 @@
  *
  * Build: cc -O3 -march=native -Iruntime_c/include -Iruntime_c/src rw_bootstrap_fast.c libsirenrt.a -lm
  *        (the runtime supplies only the CSV reader; benchmarks/run.py builds it so). */
-#define _POSIX_C_SOURCE 200809L
-#include <stdio.h>
-#include <stdlib.h>
+#include "harness.h"
+
 #include <string.h>
-#include <time.h>
 
-#include "internal.h"
 #include "xoshiro.h"
-
-static double now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /* ---------------------------------------------------------------- ziggurat ------------------- */
 /* 256 layers of equal area V under exp(-x^2/2) (Marsaglia & Tsang 2000); x[0] is the base strip's
@@ -83,23 +74,11 @@ static inline double normal(xo *g) {
 }
 
 int main(int argc, char **argv) {
-  if (argc < 2) {
-    fprintf(stderr, "usage: %s DATA.csv [PARTICLES=10000] [SEED=0]\n", argv[0]);
-    return 2;
-  }
-  int64_t n = argc > 2 ? atoll(argv[2]) : 10000;
-  uint64_t seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 0;
-  if (n < 1) {
-    fprintf(stderr, "need at least one particle\n");
-    return 2;
-  }
-  rt_table data = {0};
-  char *err = NULL;
-  if (rt_table_read_csv(&data, argv[1], &err)) {
-    fprintf(stderr, "%s\n", err ? err : "cannot read data");
-    return 1;
-  }
-  int64_t steps = data.n_rows;
+  bench b;
+  int status = bench_open(&b, argc, argv);
+  if (status) return status;
+  int64_t n = b.n, steps = b.steps;
+  uint64_t seed = b.seed;
   double *x = malloc(((size_t)n + 3) * sizeof(double)), *x_new = malloc(((size_t)n + 3) * sizeof(double));
   double *logw = malloc((size_t)n * sizeof(double)), *w = malloc((size_t)n * sizeof(double));
   if (!x || !x_new || !logw || !w) {
@@ -113,13 +92,10 @@ int main(int argc, char **argv) {
 
   const double obs_var = 0.5, log_norm = -0.5 * log(2.0 * RT_PI * obs_var);
   double log_evidence = 0.0, mean = 0.0;
-  double t0 = now_ns();
+  b.t0 = bench_now_ns();
   for (int64_t t = 0; t < steps; t++) {
-    if (rt_row_len(&data, t) < 1) {
-      fprintf(stderr, "%s: row %lld is empty\n", argv[1], (long long)t + 2);
-      return 1;
-    }
-    double y = data.vals[data.row_start[t]];
+    double y;
+    if (bench_y(&b, t, &y)) return 1;
     double mx = -INFINITY;
     for (int64_t i = 0; i < n; i++) {
       double xi = x[i] + normal(&g);
@@ -128,9 +104,7 @@ int main(int argc, char **argv) {
       logw[i] = log_norm - d * d / (2.0 * obs_var);
       if (logw[i] > mx) mx = logw[i];
     }
-    double sum = 0.0;
-    for (int64_t i = 0; i < n; i++) sum += (w[i] = exp(logw[i] - mx));
-    log_evidence += mx + log(sum) - log((double)n);
+    double sum = bench_weigh(logw, w, n, mx, &log_evidence);
     if (t == steps - 1) { /* the estimate uses the final weights, before the last resampling */
       mean = 0.0;
       for (int64_t i = 0; i < n; i++) mean += w[i] * x[i];
@@ -164,14 +138,10 @@ int main(int argc, char **argv) {
     x = x_new;
     x_new = tmp;
   }
-  double elapsed = now_ns() - t0;
-  double per = steps > 0 ? elapsed / ((double)n * (double)steps) : 0.0;
-  printf("ns_per_particle_step=%.3f mean=%.17g log_evidence=%.17g particles=%lld steps=%lld\n", per, mean,
-         log_evidence, (long long)n, (long long)steps);
+  bench_report(&b, mean, log_evidence);
   free(x);
   free(x_new);
   free(logw);
   free(w);
-  rt_table_free(&data);
   return 0;
 }
