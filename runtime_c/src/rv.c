@@ -35,7 +35,7 @@ static int root_dist_of(sirenrt_ctx *ctx, uint32_t rv, root_dist *d, int32_t sit
   for (int k = 0; k < 3; k++) {
     uint64_t w = k < np ? node->w[k] : C(0.0);
     if (rt_sym_is_node(w)) {
-      rt_fail(ctx, site, "internal error: a hoisted variable kept a symbolic parameter");
+      rt_fail(ctx, site, "internal error: a variable made a root kept a symbolic parameter");
       return -1;
     }
     d->p[k] = D(w);
