@@ -18,13 +18,16 @@ filter on every core (the hand-written filters have no parallel version; the
 answers do not change).
 
 A second table times the same model with x symbolic under each hybrid method
-(`-m ssi`, `-m ds`, `-m bp`: each particle carries an exact Gaussian belief)
-against benchmarks/handwritten/rw_kalman_rb.c, a hand-written Rao-Blackwellised
-(Kalman) particle filter with the same resampling, built with -march=native.
+(`-m ssi`, `-m ds`, `-m bp`: each particle carries an exact Gaussian belief), on
+tier 2 (the compiler resolves the belief into a mean and a variance, docs/tier2.md)
+and on tier 1 (the general symbolic runtime, --tier 1), and under `-m pf`, against
+benchmarks/handwritten/rw_kalman_rb.c, a hand-written Rao-Blackwellised (Kalman)
+particle filter with the same resampling, built with -march=native.
 
 `--suite` times the eleven benchmark models (benchmarks/models, on their own
 data) under `-m pf` and under every `-m ssi`, `-m ds` and `-m bp` plan the plan
-analysis accepts (benchmarks/plans.py). The load average is printed: other jobs on the machine
+analysis accepts (benchmarks/plans.py), on tier 2 where it applies (and then on tier 1
+too). The load average is printed: other jobs on the machine
 slow the large N most.
 """
 
@@ -95,7 +98,9 @@ def suite(particles: list[int], models: list[str], repeat: int) -> None:
 
     print(f"benchmark models on their own data; ns per particle-step, best of {repeat}, one thread, "
           "memory limit 2G")
-    print(f"{'model':<13} {'method':<6} {'plan':>5} | " + " | ".join(f"{f'N={n}':>11}" for n in particles))
+    print("tier: 2 where specialize-conjugacy compiled the symbolic state (then the same plan on tier 1 "
+          "follows), 1 where it does not apply (sirenc check --json says why)")
+    print(f"{'model':<13} {'method':<6} {'plan':>5} {'tier':>4} | " + " | ".join(f"{f'N={n}':>11}" for n in particles))
     for name in models:
         steps = len((MODELS / name / "data.csv").read_text().strip().splitlines()) - 1
         runs = [("pf", "-", str(MODELS / name / "model.si"))]
@@ -105,8 +110,14 @@ def suite(particles: list[int], models: list[str], repeat: int) -> None:
                     d = Path(tmp) / method / plan.number
                     d.mkdir(parents=True)
                     runs.append((method, plan.number, str(plan.write(d))))
+            timed = []
             for method, number, path in runs:
                 model = sirenc.compile(path, method=method)
+                timed.append((method, number, model))
+                if model.info.get("tier") == 2:
+                    timed.append((method, number, sirenc.compile(path, method=method, tier=1)))
+            for method, number, model in timed:
+                tier = "-" if method == "pf" else str(model.info["tier"])
                 cells, errors = [], []
                 for n in particles:
                     try:
@@ -114,7 +125,7 @@ def suite(particles: list[int], models: list[str], repeat: int) -> None:
                     except SirenError as e:   # a symbolic state that outgrows the limit (SPEC 12.5)
                         cells.append(f"{f'error {len(errors) + 1}':>11}")
                         errors.append(e.message.splitlines()[0])
-                print(f"{name:<13} {method:<6} {number:>5} | " + " | ".join(cells), flush=True)
+                print(f"{name:<13} {method:<6} {number:>5} {tier:>4} | " + " | ".join(cells), flush=True)
                 for k, message in enumerate(errors, 1):
                     print(f"    error {k}: {message}", flush=True)
     load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -160,19 +171,25 @@ def main() -> None:
             print(f"{n:>8} | {ours:>12.2f} | {ref:>13.2f} | {ours / ref:>5.2f} | {ref_fast:>10.2f} | "
                   f"{ours / ref_fast:>5.2f} | {parallel:>18.2f}")
         rb = build_handwritten(tmp, "rw_kalman_rb", native=True)
-        symbolic = {m: sirenc.compile(str(HERE / "models" / "walk" / "model.si"), method=m) for m in HYBRID}
+        walk = str(HERE / "models" / "walk" / "model.si")
+        symbolic = {(m, t): sirenc.compile(walk, method=m, tier=t) for m in HYBRID for t in (2, 1)}
+        assert all(symbolic[m, 2].info["tier"] == 2 for m in HYBRID), "the walk qualifies for tier 2"
         print()
-        print("the same walk with x symbolic (exact Gaussian belief per particle); ns per particle-step")
-        print(f"{'N':>8} | " + " | ".join(f"{f'sirenc -m {m}':>13} | {'ratio':>5}" for m in HYBRID)
-              + f" | {'C, Rao-Blackwellised':>20}")
-        print(f"{'-' * 8}-+-" + "-+-".join(f"{'-' * 13}-+-{'-' * 5}" for _ in HYBRID) + f"-+-{'-' * 20}")
+        print("the same walk with x symbolic (exact Gaussian belief per particle); ns per particle-step "
+              "and ratio to the hand-written filter; t2: tier 2 (compiled conjugacy), t1: tier 1 (--tier 1)")
+        cols = [f"-m {m} t{t}" for m in HYBRID for t in (2, 1)]
+        print(f"{'N':>8} | {'C, Rao-Blackwellised':>20} | " + " | ".join(f"{c:>11} | {'ratio':>5}" for c in cols)
+              + f" | {'-m pf':>7} | {'ratio':>5}")
+        print(f"{'-' * 8}-+-{'-' * 20}-+-" + "-+-".join(f"{'-' * 11}-+-{'-' * 5}" for _ in cols)
+              + f"-+-{'-' * 7}-+-{'-' * 5}")
         for n in particles:
             ref = time_handwritten(rb, data, n, args.repeat)
             cells = []
-            for m in HYBRID:
-                ours = time_sirenc(symbolic[m], rows, n, args.repeat)
-                cells.append(f"{ours:>13.2f} | {ours / ref:>5.2f}")
-            print(f"{n:>8} | " + " | ".join(cells) + f" | {ref:>20.2f}")
+            for key in symbolic:
+                ours = time_sirenc(symbolic[key], rows, n, args.repeat)
+                cells.append(f"{ours:>11.2f} | {ours / ref:>5.2f}")
+            pf = time_sirenc(model, rows, n, args.repeat)
+            print(f"{n:>8} | {ref:>20.2f} | " + " | ".join(cells) + f" | {pf:>7.2f} | {pf / ref:>5.2f}")
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"load average: {load}")
 

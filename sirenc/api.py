@@ -75,13 +75,17 @@ class CompiledModelError(SirenRuntimeError):
 # ----------------------------------------------------------------- entry points
 
 def compile(source: str | os.PathLike, method: str = DEFAULT_METHOD, check: bool = True,
-            output: str | os.PathLike | None = None, analysis_budget: int | None = None) -> "Model":
+            output: str | os.PathLike | None = None, analysis_budget: int | None = None,
+            tier: int = 2) -> "Model":
     """Compile a Siren program (a path or the program text).
 
     Without ``output`` the model is JIT-compiled into this process; with
     ``output="model.so"`` a self-contained shared object is written there
     (it needs a C compiler, ``cc``) and loaded.  ``analysis_budget`` is the
     work the plan analysis may do before it gives up (``--analysis-budget``).
+    ``tier=1`` keeps a symbolic method on the general symbolic runtime even where the
+    compiler could resolve the symbolic state into numbers (tier 2, the default;
+    ``model.info["tier"]`` says which one a model runs).
     """
     from sirenc.driver import compile_to_llvm_dialect
 
@@ -95,12 +99,14 @@ def compile(source: str | os.PathLike, method: str = DEFAULT_METHOD, check: bool
     if output is not None:
         from sirenc.backend.link import check_output
         check_output(output)      # a directory, a device or a link is refused before compiling
-    module, info = compile_to_llvm_dialect(source, method, check, analysis_budget=analysis_budget)
+    if tier not in (1, 2):
+        raise SirenUsageError(f"tier must be 1 or 2, not {tier!r}")
+    module, info = compile_to_llvm_dialect(source, method, check, analysis_budget=analysis_budget, tier=tier)
     model = from_llvm_dialect(module, info, output=output)
     if model.path is None:   # what pickling a JIT model needs to make it again
         text = os.fspath(source)
         is_path = "\n" not in text and (text.endswith(".si") or os.path.exists(text))
-        model._origin = (os.path.abspath(text) if is_path else text, method, check, analysis_budget)
+        model._origin = (os.path.abspath(text) if is_path else text, method, check, analysis_budget, tier)
     return model
 
 
@@ -266,7 +272,7 @@ def _newer_entry(lib: Any, name: str) -> Callable[..., Any]:
 class Model:
     """A compiled model. Create filters with ``filter()``; see ``info``."""
 
-    _origin: tuple | None = None   # (source path or text, method, check, budget) of a JIT model
+    _origin: tuple | None = None   # (source path or text, method, check, budget, tier) of a JIT model
 
     def __init__(self, descriptor: Any, entry: _Entry, keepalive: Any, path: Path | None,
                  on_free: Callable[[], None] | None = None):
@@ -393,8 +399,8 @@ class Model:
             return (load, (str(self.path),))
         if self._origin is None:
             raise SirenUsageError("this model cannot be pickled: it was not made by sirenc.compile or sirenc.load")
-        source, method, check, budget = self._origin
-        return (compile, (source, method, check, None, budget))
+        source, method, check, budget, tier = self._origin
+        return (compile, (source, method, check, None, budget, tier))
 
     def __del__(self) -> None:
         pin = getattr(self, "_pin", None)
@@ -428,6 +434,7 @@ def _describe(m: Any) -> dict:
         "not_streamable_reason": _text(m.not_streamable_reason),
         "files": [_text(m.files[i]) for i in range(m.n_files)],
         "vars": [_text(m.vars[i]) for i in range(m.n_vars)],
+        "tier": int(m.tier),
     }
 
 

@@ -52,6 +52,10 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("-m", "--method", choices=METHODS, default=DEFAULT_METHOD,
                    help=f"inference algorithm (default {DEFAULT_METHOD}, the one that compiles today); "
                    "pf = plain particle filter")
+    p.add_argument("--tier", type=int, choices=(1, 2), default=2,
+                   help="symbolic methods: 2 (default) resolves the symbolic state into numbers when "
+                   "compiling where every particle's has one structure ('sirenc check --json' says where "
+                   "and, where not, why); 1 always uses the general symbolic runtime")
     p.add_argument("--max-rvs", type=int, default=4, metavar="K",
                    help="plan analysis widening threshold (default 4)")
     p.add_argument("--analysis-budget", type=int, metavar="N",
@@ -245,7 +249,7 @@ def _open(args, check: bool):
     from sirenc import driver
 
     return driver.open_source(args.file, args.method, check=check, max_rvs=args.max_rvs,
-                              analysis_budget=args.analysis_budget)
+                              analysis_budget=args.analysis_budget, tier=args.tier)
 
 
 def cmd_compile(args) -> int:
@@ -288,8 +292,28 @@ def cmd_check(args) -> int:
     c = _open(args, check=True)
     driver.run_until(c, "plan")
     print_warnings(c, args.warnings)
-    print(c.plan.to_json() if args.json else c.plan.text())
+    if args.json:
+        report = json.loads(c.plan.to_json())
+        report["specialization"] = specialization_report(c)
+        print(json.dumps(report))
+    else:
+        print(c.plan.text())
     return 0
+
+
+def specialization_report(c) -> dict:
+    """Whether the compiled program runs on tier 2 (specialize-conjugacy) and, if not, why."""
+    from sirenc import driver
+
+    if c.method == "pf":
+        return {"tier": None, "reason": "pf keeps no symbolic state"}
+    if c.tier == 1:
+        return {"tier": 1, "reason": "--tier 1 asks for the general symbolic runtime"}
+    driver.run_until(c, "specialized")
+    s = c.specialization
+    if not s.applied:
+        return {"tier": 1, "reason": s.reason, "location": s.location}
+    return {"tier": 2, "runtime_plan": s.runtime_plan, "loop_shapes": s.shapes}
 
 
 # ---- the original's report (SPEC 18), shared with the `siren` command ----------------------------

@@ -132,7 +132,7 @@ def entry_key(c, data: str | None) -> str:
     h = hashlib.sha256()
     for part in (compiler_identity(), c.text, c.path, c.base_dir,
                  os.path.abspath(data) if data is not None else "",
-                 c.method, str(c.check), str(c.max_rvs), str(c.analysis_budget)):
+                 c.method, str(c.check), str(c.max_rvs), str(c.analysis_budget), str(c.tier)):
         h.update(part.encode("utf-8", "surrogatepass") + b"\0")
     return h.hexdigest()
 

@@ -1,10 +1,13 @@
 """The compilation pipeline: one table of named stages, nothing else knows their order.
 
-    ast -> siren -> plan -> symbolic -> smc -> llvm-dialect -> llvm
-                                                llvm-dialect -> obj -> so
+    ast -> siren -> plan -> symbolic -> specialized -> smc -> llvm-dialect -> llvm
+                                                               llvm-dialect -> obj -> so
 
 ``symbolic`` runs the `symbolic-values` pass under ``-m ssi|ds|bp`` (which values may be
 symbolic); under ``-m pf`` every value is concrete and the stage hands on its input.
+``specialized`` runs `specialize-conjugacy` (tier 2) under a symbolic method unless
+``tier=1``: a program whose symbolic state has one structure becomes arithmetic on numbers;
+any other program is handed on unchanged, to the general runtime (tier 1).
 
 ``sirenc --emit=STAGE`` stops after STAGE and prints it. Each stage takes the
 product of the stage it follows; the ``Compilation`` carries what later stages
@@ -41,7 +44,9 @@ class Compilation:
     # Keep every stage's product (what --emit and tests look at). Without, a stage that
     # transforms a module takes its input's place instead of a copy: faster to compile.
     snapshots: bool = True
+    tier: int = 2                  # 1: the general symbolic runtime even where tier 2 applies
     plan: object | None = None     # the plan-analysis result, once run
+    specialization: object | None = None   # what specialize-conjugacy did (symbolic methods, tier 2)
     products: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -144,10 +149,27 @@ def _symbolic(c: Compilation, module):
     return module
 
 
+def _specialized(c: Compilation, module):
+    from sirenc.passes.specialize_conjugacy import specialize
+
+    if c.method == "pf" or c.tier == 1:
+        return module
+    c.specialization = specialize(module, c.method)
+    _self_check(c, module)
+    return module
+
+
+def specialized(c: Compilation) -> bool:
+    """Whether the compiled program runs on tier 2 (no symbolic runtime)."""
+    return c.specialization is not None and c.specialization.applied
+
+
 def _smc(c: Compilation, module):
     from sirenc.registry import get_pass
 
-    get_pass("lower-siren-to-smc")(base_dir=c.base_dir, method=c.method).apply(None, module)
+    # A specialised program has no symbolic value left: it lowers as a pf program does.
+    method = "pf" if specialized(c) else c.method
+    get_pass("lower-siren-to-smc")(base_dir=c.base_dir, method=method).apply(None, module)
     get_pass("spill-across-suspends")().apply(None, module)
     _self_check(c, module)
     return module
@@ -203,7 +225,8 @@ STAGES: dict[str, Stage] = {
     "plan": Stage(_plan, "siren", transforms=True),
     # Under pf the symbolic stage changes nothing: no copy of its input.
     "symbolic": Stage(_symbolic, "plan", transforms=lambda c: c.method != "pf"),
-    "smc": Stage(_smc, "symbolic", transforms=True),
+    "specialized": Stage(_specialized, "symbolic", transforms=lambda c: c.method != "pf" and c.tier != 1),
+    "smc": Stage(_smc, "specialized", transforms=True),
     "llvm-dialect": Stage(_llvm_dialect, "smc", transforms=True),
     "llvm": Stage(_llvm, "llvm-dialect"),
     "obj": Stage(_obj, "llvm-dialect"),
@@ -381,14 +404,17 @@ def model_info(c: Compilation, module):
         roots=[r for r in layout.root_list() if r[2] != "S"],
         vars=[v.data for v in fn.attributes["sirenrt.vars"].data] if "sirenrt.vars" in fn.attributes else [],
         sym_roots=[r for r in layout.root_list() if r[2] == "S"],
+        tier=2 if specialized(c) else 1,
+        static_runtime_plan="".join(f"{name}: {enc}\n" for name, enc in c.specialization.runtime_plan.items())
+        if specialized(c) else "",
     )
 
 
 def compile_to_llvm_dialect(source, method: str = "pf", check: bool = True, max_rvs: int = 4,
-                            analysis_budget: int | None = None):
+                            analysis_budget: int | None = None, tier: int = 2):
     """Source file or text -> (llvm-dialect module, ModelInfo); the backend's input."""
     c = open_source(source, method, check=check, max_rvs=max_rvs, analysis_budget=analysis_budget,
-                    snapshots=False)
+                    snapshots=False, tier=tier)
     module = run_until(c, "llvm-dialect")
     return module, model_info(c, module)
 

@@ -37,6 +37,10 @@ class ModelInfo:
     # at each resume point.
     vars: list[str] = field(default_factory=list)
     sym_roots: list[tuple[int, int, str]] = field(default_factory=list)
+    # Tier 2 (specialize-conjugacy resolved the symbolic state): 2 and the runtime plan as text
+    # ("x: symbolic\ny: sample"), fixed when compiling; else 1 and "".
+    tier: int = 1
+    static_runtime_plan: str = ""
 
     def replace_data(self, data: str) -> None:
         """Read ``data`` (``sirenc run --data``) instead of the program's data file (file 0)."""

@@ -36,6 +36,7 @@ PASSES: dict[str, str] = {
     "inline-functions": "sirenc.passes.inline_functions:InlineFunctions",
     "plan-analysis": "sirenc.passes.plan_analysis:PlanAnalysis",
     "symbolic-values": "sirenc.passes.symbolic_values:SymbolicValues",
+    "specialize-conjugacy": "sirenc.passes.specialize_conjugacy:SpecializeConjugacy",
     "lower-siren-to-smc": "sirenc.passes.lower_siren_to_smc:LowerSirenToSMC",
     "spill-across-suspends": "sirenc.passes.spill_across_suspends:SpillAcrossSuspends",
     "lower-smc-to-llvm": "sirenc.passes.lower_smc_to_llvm:LowerSMCToLLVM",

@@ -1,6 +1,6 @@
 """Every code example in docs/ runs, and shows what it claims.
 
-The user documents (docs/language.md, docs/tutorial.md, docs/api.md) are read as a sequence of
+The user documents (docs/language.md, docs/tutorial.md, docs/api.md, docs/tier2.md) are read as a sequence of
 fenced code blocks. The first word of a block's info string says what it is; ``key=value`` words
 after it are options. Each document gets one working folder (under pytest's temporary folders),
 and its blocks run there in order, so a later block can use the files an earlier one wrote.
@@ -45,7 +45,7 @@ from markers import needs_runtime, needs_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-USER_DOCS = ("language.md", "tutorial.md", "api.md")
+USER_DOCS = ("language.md", "tutorial.md", "api.md", "tier2.md")
 RUNNABLE = ("siren", "siren-error", "python", "sh", "c")
 KNOWN = (*RUNNABLE, "csv", "text")
 METHODS = ("pf", "ssi", "ds", "bp")

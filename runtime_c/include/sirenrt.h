@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 5
+#define SIRENRT_ABI_VERSION 6
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -117,6 +117,11 @@ typedef struct sirenrt_model {
   const sirenrt_root *sym_roots; /* frame slots holding a symbolic word ('S') at each resume point;
                                   * `type` is "S".  Lists of symbolic words are list roots whose
                                   * element descriptor contains 'S'. */
+  /* Tier 2 (a symbolic method whose symbolic state the compiler resolved into numbers, sirenc's
+   * specialize-conjugacy): 2, and the runtime plan, which is then fixed when compiling; else 1
+   * and NULL (the runtime plan is read off the particles' symbolic states). */
+  int32_t tier;
+  const char *static_runtime_plan;
 } sirenrt_model;
 
 typedef struct sirenrt_options {

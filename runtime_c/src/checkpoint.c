@@ -102,6 +102,7 @@ static uint64_t model_fingerprint(const sirenrt_model *m) {
   for (int32_t r = 0; r < m->n_roots; r++)
     h = fnv_str(fnv_i64(fnv_i64(h, m->roots[r].pc), m->roots[r].offset), m->roots[r].type);
   h = fnv_i64(fnv_i64(h, m->n_vars), m->n_sym_roots);
+  h = fnv_str(fnv_i64(h, m->tier), m->static_runtime_plan);
   for (int32_t v = 0; v < m->n_vars; v++) h = fnv_str(h, m->vars[v]);
   for (int32_t r = 0; r < m->n_sym_roots; r++)
     h = fnv_str(fnv_i64(fnv_i64(h, m->sym_roots[r].pc), m->sym_roots[r].offset), m->sym_roots[r].type);

@@ -399,7 +399,10 @@ sirenrt_filter *sirenrt_filter_new_mh(const sirenrt_model *m, uint64_t seed, con
   return f;
 }
 
-const char *sirenrt_mh_runtime_plan(sirenrt_filter *f) { return f && f->mh ? rt_mh_runtime_plan(f) : ""; }
+const char *sirenrt_mh_runtime_plan(sirenrt_filter *f) {
+  if (!f || !f->mh) return "";
+  return f->model->static_runtime_plan ? f->model->static_runtime_plan : rt_mh_runtime_plan(f);
+}
 
 int32_t sirenrt_mh_stats(const sirenrt_filter *f, int64_t *iterations, int64_t *accepted) {
   if (!f || !f->mh) return rt_set_last_error("sirenrt_mh_stats: not an MH chain"), 1;

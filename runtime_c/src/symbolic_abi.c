@@ -285,6 +285,7 @@ char *rt_plan_render(const sirenrt_model *m, const uint8_t *enc) {
 const char *sirenrt_filter_runtime_plan(sirenrt_filter *f) {
   if (!f) return "";
   const sirenrt_model *m = f->model;
+  if (m->static_runtime_plan) return m->static_runtime_plan;
   free(f->runtime_plan);
   f->runtime_plan = NULL;
   if (m->n_vars <= 0 || !m->vars) return "";

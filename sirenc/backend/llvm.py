@@ -198,6 +198,8 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
         n_vars=len(variables), vars=_private_array(mod, f"{MODEL_SYMBOL}.vars", _PTR, variables),
         n_sym_roots=len(sym_roots),
         sym_roots=_private_array(mod, f"{MODEL_SYMBOL}.sym_roots", descriptor_type("sirenrt_root"), sym_roots),
+        tier=info.tier,
+        static_runtime_plan=string(info.static_runtime_plan if info.tier == 2 else None),
     )
     g = ir.GlobalVariable(mod, model.type, name=MODEL_SYMBOL)
     g.global_constant = True

@@ -33,7 +33,7 @@ def test_info(model, data_file):
     assert model.info == {
         "abi_version": abi_version(), "name": "toy", "method": "pf", "plan": "x: sample",
         "result_type": "f", "frame_size": 40, "streamable": True,
-        "not_streamable_reason": "", "files": [str(data_file)], "vars": [],
+        "not_streamable_reason": "", "files": [str(data_file)], "vars": [], "tier": 1,
     }
 
 

@@ -33,7 +33,7 @@ def test_the_pipeline_forks_after_the_llvm_dialect():
     obj = driver.run_until(c, "obj")          # reuses the llvm-dialect product, does not rerun it
     assert c.products["llvm-dialect"] is module
     assert "@sirenc_model" in text and obj[:4] == b"\x7fELF"
-    assert {"ast", "siren", "plan", "symbolic", "smc", "llvm-dialect", "llvm", "obj"} == set(c.products)
+    assert {"ast", "siren", "plan", "symbolic", "specialized", "smc", "llvm-dialect", "llvm", "obj"} == set(c.products)
 
 
 def test_stages_name_their_input():
@@ -47,5 +47,5 @@ def test_without_snapshots_a_stage_consumes_its_input():
     module = driver.run_until(c, "llvm-dialect")
     assert "llvm.func" in _names(module)
     # Transformed in place: the inputs are gone rather than left half-transformed.
-    assert not {"siren", "plan", "symbolic", "smc"} & set(c.products)
+    assert not {"siren", "plan", "symbolic", "specialized", "smc"} & set(c.products)
     assert "ast" in c.products

@@ -1,0 +1,735 @@
+"""`specialize-conjugacy`: a symbolic program with a fixed shape becomes straight-line arithmetic (tier 2).
+
+After `symbolic-values`, `@main` computes with `!siren.sym` words that the general runtime
+(tier 1) interprets: expression and random-variable nodes in memory, conjugacy rules looked up
+at run time. When the structure of that symbolic state is the same in every particle at every
+resample point (the same variables, families and dependencies, differing only in numbers), all
+of it can be decided while compiling. This pass runs the program's symbolic operations on the
+staged engine (`staged_inference`), which emits the numbers' arithmetic as ordinary `siren`
+ops on `f64`, and rebuilds `@main` without any symbolic type: a program the `pf` lowering
+compiles, whose frame holds a few numbers per particle (a Gaussian's mean and variance, a
+Beta's two parameters) and whose conjugate updates LLVM folds and schedules.
+
+Loops: a `fold` whose accumulator holds symbolic values carries their numbers. The pass finds
+the shapes the accumulator takes at the top of the loop by running the body on each shape
+until no new one appears (the symbolic random walk's position is the constant 0 before the
+first step and a Gaussian variable after: two shapes). Shapes that differ only in constants
+are merged by making those constants run-time numbers. With one shape the accumulator is its
+numbers; with several it also carries the shape's index and the body selects its code by it.
+Past `_MAX_SHAPES` shapes, the program stays on tier 1.
+
+The program stays on tier 1, unchanged, when any part of it cannot be decided while compiling;
+`Specialization.reason` says which and where: a list of symbolic values (it grows with the
+run), a symbolic value chosen by a run-time condition, a comparison of symbolic values, a
+non-conjugate pair or anything else on which the runtime would sample a variable itself
+(`staged_inference`).
+
+The result: each symbolic part of `@main`'s result is replaced by its per-particle posterior
+mean (SPEC 10.4), so the estimate (the weighted mean over particles) is tier 1's.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from xdsl.dialects import func
+from xdsl.dialects.builtin import FunctionType, ModuleOp, f64, i1
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from sirenc.ir import siren
+from sirenc.ir.siren import is_sym
+from sirenc.ir.locations import span_of
+from sirenc.passes.staged_inference import Engine
+from sirenc.passes.staged_symbolic import RV, Emitter, Expr, K, Node, NotSpecialisable, Num, R
+
+_MAX_SHAPES = 4
+
+
+@dataclass
+class SymDist:
+    family: str
+    params: list[Expr]
+
+
+@dataclass
+class SPair:
+    first: object
+    second: object
+
+
+def has_sym(t: Attribute) -> bool:
+    if is_sym(t) or isinstance(t, siren.SymDistType):
+        return True
+    if isinstance(t, siren.PairType):
+        return has_sym(t.first) or has_sym(t.second)
+    if isinstance(t, siren.ListType):
+        return has_sym(t.element)
+    return False
+
+
+def _touches_sym(op: Operation) -> bool:
+    return any(has_sym(v.type) for inner in op.walk() for v in (*inner.operands, *inner.results)) or \
+        any(has_sym(a.type) for inner in op.walk() for r in inner.regions for b in r.blocks for a in b.args)
+
+
+# -- shapes: a staged value's structure, with its numbers set apart ---------------------------------
+
+
+@dataclass
+class Shape:
+    """The structure of a staged value (`key`), its numbers (`nums`, one per constant of the
+    structure, in order) and its concrete leaves (`concretes`). `statics[i]` is nums[i] when
+    the compiler knows it, else None."""
+
+    key: tuple
+    nums: list[Num]
+    concretes: list[SSAValue]
+
+    @property
+    def statics(self) -> list[float | None]:
+        return [n if isinstance(n, float) else None for n in self.nums]
+
+
+def _same_float(a: float, b: float) -> bool:
+    return a == b and math.copysign(1.0, a) == math.copysign(1.0, b) or (math.isnan(a) and math.isnan(b))
+
+
+class _Canon:
+    """Walks a staged value; every random variable it reaches, through parameters, is numbered."""
+
+    def __init__(self, engine: Engine):
+        self.engine = engine
+        self.nums: list[Num] = []
+        self.concretes: list[SSAValue] = []
+        self.rvs: dict[int, int] = {}
+        self.rv_list: list[RV] = []
+        self.nodes: dict[int, int] = {}
+
+    def value(self, v) -> tuple:
+        if isinstance(v, SSAValue):
+            self.concretes.append(v)
+            return ("C",)
+        if isinstance(v, SPair):
+            return ("P", self.value(v.first), self.value(v.second))
+        if isinstance(v, SymDist):
+            return ("D", v.family, tuple(self.expr(self.engine.b.eval(p)) for p in v.params))
+        return ("E", self.expr(self.engine.b.eval(v)))
+
+    def expr(self, e: Expr) -> tuple:
+        if isinstance(e, K):
+            self.nums.append(e.v)
+            return ("K",)
+        if isinstance(e, R):
+            return ("R", self.rv(e.rv))
+        seen = self.nodes.get(id(e))
+        if seen is not None:
+            return ("S", seen)
+        key = (e.kind, *(self.expr(a) for a in e.args))
+        self.nodes[id(e)] = len(self.nodes)
+        return key
+
+    def rv(self, rv: RV) -> int:
+        if rv.realized:
+            raise NotSpecialisable("internal: a realized variable reached a shape")
+        index = self.rvs.get(id(rv))
+        if index is None:
+            index = self.rvs[id(rv)] = len(self.rv_list)
+            self.rv_list.append(rv)
+        return index
+
+    def rv_keys(self) -> tuple:
+        """The variables' own structure; walking their parameters may number more of them."""
+        keys, i = [], 0
+        while i < len(self.rv_list):
+            rv = self.rv_list[i]
+            self.engine.eval_params(rv)
+            params = tuple(self.expr(p) for p in rv.params)
+            keys.append((rv.family, rv.var, rv.ann, rv.ds_state, params))
+            i += 1
+        # DS's edges, once every reachable variable has its number: an edge to a variable nothing
+        # reaches is never followed again, but a forgotten marginal child would still be pruned.
+        ds = tuple(
+            (self.rvs.get(id(rv.ds_parent)) if rv.ds_parent is not None else None,
+             tuple(self.rvs[id(c)] for c in rv.children if id(c) in self.rvs),
+             sum(1 for c in rv.children if id(c) not in self.rvs and c.ds_state == "M"))
+            for rv in self.rv_list)
+        return tuple(keys), ds
+
+
+def shape_of(engine: Engine, value) -> Shape:
+    canon = _Canon(engine)
+    key = canon.value(value)
+    rv_keys = canon.rv_keys()
+    return Shape((key, rv_keys), canon.nums, canon.concretes)
+
+
+def instantiate(key: tuple, nums: list[Num], concretes: list[SSAValue]):
+    """A staged value of structure `key` holding `nums` and `concretes` (fresh variables)."""
+    (value_key, (rv_keys, ds)) = key
+    nums_it, conc_it = iter(nums), iter(concretes)
+    rvs = [RV(family, [], var, ann, ds_state=state) for (family, var, ann, state, _) in rv_keys]
+    nodes: list[Expr] = []
+
+    def expr(k: tuple) -> Expr:
+        tag = k[0]
+        if tag == "K":
+            return K(next(nums_it))
+        if tag == "R":
+            return R(rvs[k[1]])
+        if tag == "S":
+            return nodes[k[1]]
+        node = Node(tag, *(expr(a) for a in k[1:]))
+        nodes.append(node)
+        return node
+
+    def value(k: tuple):
+        if k[0] == "C":
+            return next(conc_it)
+        if k[0] == "P":
+            first = value(k[1])
+            return SPair(first, value(k[2]))
+        if k[0] == "D":
+            return SymDist(k[1], [expr(p) for p in k[2]])
+        return expr(k[1])
+
+    out = value(value_key)
+    for rv, (_, _, _, _, params) in zip(rvs, rv_keys):
+        rv.params = [expr(p) for p in params]
+    dead_marginal = RV("gaussian", [], "", None, ds_state="M")
+    for rv, (parent, children, n_dead) in zip(rvs, ds):
+        rv.ds_parent = rvs[parent] if parent is not None else None
+        rv.children = [rvs[c] for c in children] + [dead_marginal] * (1 if n_dead else 0)
+    return out
+
+
+# -- the pass ---------------------------------------------------------------------------------------
+
+
+@dataclass
+class Specialization:
+    """What `specialize` did: `applied`, or `reason` (and `location`, "file:line:col") why not;
+    the static runtime plan (SPEC 16.4) of a specialised program; its loops' shape counts."""
+
+    applied: bool
+    reason: str = ""
+    location: str = ""
+    runtime_plan: dict[str, str] = field(default_factory=dict)
+    shapes: list[int] = field(default_factory=list)
+
+
+@dataclass
+class _Variant:
+    key: tuple
+    statics: list[float | None]
+
+    def accepts(self, s: Shape) -> bool:
+        return s.key == self.key and all(w is None or (isinstance(n, float) and _same_float(w, n))
+                                         for w, n in zip(self.statics, s.nums))
+
+    def widen(self, s: Shape) -> None:
+        self.statics = [w if w is not None and isinstance(n, float) and _same_float(w, n) else None
+                        for w, n in zip(self.statics, s.nums)]
+
+    @property
+    def slots(self) -> list[int]:
+        return [i for i, w in enumerate(self.statics) if w is None]
+
+
+def _pack(emit: Emitter, values: list[SSAValue]) -> SSAValue:
+    out = values[-1]
+    for v in reversed(values[:-1]):
+        out = emit.add(siren.PairOp(v, out)).result
+    return out
+
+
+def _pack_type(types: list[Attribute]) -> Attribute:
+    out = types[-1]
+    for t in reversed(types[:-1]):
+        out = siren.PairType(t, out)
+    return out
+
+
+def _unpack(emit: Emitter, value: SSAValue, n: int) -> list[SSAValue]:
+    out = []
+    for _ in range(n - 1):
+        out.append(emit.add(siren.FstOp(value)).result)
+        value = emit.add(siren.SndOp(value)).result
+    out.append(value)
+    return out
+
+
+def _discard(block: Block) -> None:
+    for op in reversed(list(block.ops)):
+        op.detach()
+        op.erase(safe_erase=False)
+
+
+class _Specializer:
+    def __init__(self, method: str):
+        self.emit = Emitter()
+        self.engine = Engine(method, self.emit)
+        self.vmap: dict[SSAValue, SSAValue] = {}     # concrete values: old -> new
+        self.staged: dict[SSAValue, object] = {}     # symbolic values: old -> staged
+        self.stale: set[int] = set()                 # variables a loop took over
+        self.shapes: list[int] = []
+
+    # -- values
+
+    def get(self, old: SSAValue):
+        if old in self.staged:
+            value = self.staged[old]
+            self._check_fresh(value)
+            return value
+        return self.vmap[old]
+
+    def _check_fresh(self, value) -> None:
+        stack, seen = [value], set()
+        while stack:
+            v = stack.pop()
+            if id(v) in seen:
+                continue
+            seen.add(id(v))
+            if isinstance(v, SPair):
+                stack += [v.first, v.second]
+            elif isinstance(v, SymDist):
+                stack += v.params
+            elif isinstance(v, R):
+                if id(v.rv) in self.stale:
+                    raise NotSpecialisable("a symbolic value from before a loop is used after the loop starts")
+                stack += v.rv.params
+            elif isinstance(v, Node):
+                stack += list(v.args)
+
+    def _bind(self, old: SSAValue, value) -> None:
+        if isinstance(value, SSAValue):
+            self.vmap[old] = value
+        else:
+            self.staged[old] = value
+
+    def expr(self, old: SSAValue) -> Expr:
+        v = self.get(old)
+        if isinstance(v, Expr):
+            return v
+        raise NotSpecialisable(f"internal: {old.type} where a symbolic number was expected")
+
+    def as_expr(self, old: SSAValue) -> Expr:
+        if is_sym(old.type):
+            return self.expr(old)
+        return K(self.known(self.vmap[old]))
+
+    def known(self, new: SSAValue) -> Num:
+        """A concrete number or bool as a staged number: a float when it is a literal."""
+        owner = new.owner
+        if isinstance(owner, siren.ConstOp) and new.type == f64:
+            return float(owner.value.value.data)
+        if isinstance(owner, siren.ConstOp) and new.type == i1:
+            return float(owner.value.value.data != 0)
+        if new.type == i1:
+            return self.emit.add(siren.BoolToFloatOp(new)).result
+        return new
+
+    # -- blocks
+
+    def run_block(self, block: Block, finish=None):
+        """Runs `block`'s ops; its yielded value, staged, or `finish` of it (main's return), in
+        which case a loop that ends in several shapes runs the rest of the block once per shape."""
+        return self._run_ops(list(block.ops), 0, finish)
+
+    def _run_ops(self, ops: list[Operation], start: int, finish):
+        for k in range(start, len(ops)):
+            op = ops[k]
+            if isinstance(op, siren.YieldOp | func.ReturnOp):
+                value = self.get(op.operands[0])
+                return finish(value) if finish is not None else value
+            self.emit.location = op.location
+            split = self.run_op(op)
+            if split is not None:
+                if finish is None:
+                    raise NotSpecialisable("a loop inside a loop or a branch ends in one of several shapes", op)
+                return self._per_shape(ops, k + 1, op, split, finish)
+        raise NotSpecialisable("internal: a block without a terminator")
+
+    def _per_shape(self, ops, start: int, fold: siren.FoldOp, split, finish) -> SSAValue:
+        tag, values = split
+        saved = self.emit.block
+        blocks, result_type = [], None
+        for value in values:
+            block = Block()
+            self.emit.block = block
+            self._bind(fold.result, value)
+            result = self._run_ops(ops, start, finish)
+            self.emit.add(siren.YieldOp(result))
+            result_type = result.type
+            blocks.append(block)
+        self.emit.block = saved
+        return _select(self.emit, tag, blocks, result_type)
+
+    def run_op(self, op: Operation):
+        handler = _HANDLERS.get(type(op))
+        if handler is not None and _touches_sym(op):
+            return handler(self, op)
+        if _touches_sym(op):
+            raise NotSpecialisable(_UNSUPPORTED.get(type(op), f"tier 2 does not handle {op.name} on symbolic values"),
+                                   op)
+        new = op.clone(value_mapper=self.vmap)
+        new.location = op.location
+        self.emit.add(new)
+        if isinstance(op, siren.AssumeOp) and op.var.data:
+            self.engine.sampled_vars.add(op.var.data)
+        return None
+
+    def result(self, value) -> SSAValue:
+        """@main's result: every symbolic part replaced by its mean (SPEC 10.4)."""
+        if isinstance(value, SSAValue):
+            return value
+        if isinstance(value, SPair):
+            first = self.result(value.first)
+            return self.emit.add(siren.PairOp(first, self.result(value.second))).result
+        if isinstance(value, SymDist):
+            raise NotSpecialisable("the result is a distribution")
+        return self.emit.num(self.engine.mean(value))
+
+    # -- symbolic ops
+
+    def arith(self, op) -> None:
+        b = self.engine.b
+        if isinstance(op, siren.NegOp):
+            self.staged[op.result] = b.mul(K(-1.0), self.as_expr(op.operands[0]))
+            return
+        if isinstance(op, siren.BoolToFloatOp | siren.FloatToBoolOp):
+            self.staged[op.result] = self.as_expr(op.operands[0])
+            return
+        lhs, rhs = self.as_expr(op.lhs), self.as_expr(op.rhs)
+        if isinstance(op, siren.MulOp):
+            for k, other in ((lhs, rhs), (rhs, lhs)):
+                if isinstance(k, K) and not k.static and not isinstance(other, K):
+                    # The runtime drops a product with a constant 0 (SPEC 6.3): with a factor known
+                    # only at run time, which variables depend on which would depend on it.
+                    raise NotSpecialisable("a symbolic value is multiplied by a number known only at run "
+                                           "time (a 0 there would change the dependencies)", op)
+        fn = {siren.AddOp: b.add, siren.SubOp: b.sub, siren.MulOp: b.mul, siren.DivOp: b.div,
+              siren.LtOp: b.lt, siren.EqOp: b.eq}[type(op)]
+        self.staged[op.result] = fn(lhs, rhs)
+
+    def to_sym(self, op: siren.ToSymOp) -> None:
+        src = op.operand
+        if isinstance(src.type, siren.DistType):
+            self.staged[op.result] = self._dist_params(src.owner, op)
+            return
+        self.staged[op.result] = K(self.known(self.vmap[src]))
+
+    def _dist_params(self, dist, op) -> SymDist:
+        if not isinstance(dist, siren.DistOp):
+            raise NotSpecialisable("internal: a distribution that is not a siren.dist", op)
+        if any(not (is_sym(p.type) or p.type in (f64, i1)) for p in dist.params):
+            raise NotSpecialisable("tier 2 keeps no symbolic variable with a list parameter", op)
+        return SymDist(dist.family.data, [self.as_expr(p) for p in dist.params])
+
+    def dist(self, op: siren.DistOp) -> None:
+        self.staged[op.result] = self._dist_params(op, op)
+
+    def assume(self, op: siren.AssumeOp) -> None:
+        ann = op.annotation.data if op.annotation is not None else None
+        d = self.get(op.dist) if op.dist in self.staged else self._dist_params(op.dist.owner, op)
+        value = self._guard(op, lambda: self.engine.assume(d.family, d.params, op.var.data, ann))
+        if is_sym(op.result.type):
+            self.staged[op.result] = value
+            return
+        assert isinstance(value, K)
+        num = self.emit.num(value.v)
+        if op.result.type == i1:
+            num = self.emit.add(siren.FloatToBoolOp(num)).result
+        self.vmap[op.result] = num
+
+    def observe(self, op: siren.ObserveOp) -> None:
+        d = self.get(op.dist)
+        self._guard(op, lambda: self.engine.observe(d.family, d.params, self.vmap[op.value]))
+        self.vmap[op.result] = self.emit.add(siren.ConstOp(None)).result
+
+    def force(self, op: siren.ForceOp) -> None:
+        num = self.emit.num(self._guard(op, lambda: self.engine.force(self.expr(op.operand))))
+        if op.result.type == i1:
+            num = self.emit.add(siren.FloatToBoolOp(num)).result
+        self.vmap[op.result] = num
+
+    @staticmethod
+    def _guard(op, fn):
+        try:
+            return fn()
+        except NotSpecialisable as e:
+            if e.op is None:
+                e.op = op
+            raise
+
+    def pair(self, op: siren.PairOp) -> None:
+        self.staged[op.result] = SPair(self.get(op.first), self.get(op.second))
+
+    def project(self, op) -> None:
+        p = self.get(op.pair)
+        assert isinstance(p, SPair)
+        self._bind(op.result, p.first if isinstance(op, siren.FstOp) else p.second)
+
+    def ite(self, op: siren.IfOp) -> None:
+        if not is_sym(op.cond.type):
+            self._branch(op)
+            return
+        cond = self.expr(op.cond)
+        then_value = self.run_block(op.then_region.block)
+        else_value = self.run_block(op.else_region.block)
+        self.emit.location = op.location
+        self._bind(op.result, self._ite(cond, then_value, else_value))
+
+    def _branch(self, op: siren.IfOp) -> None:
+        """An if on a concrete condition with symbolic operations inside: a plain `siren.if` when
+        neither branch changes a variable that exists before it (it may score, or draw, fresh
+        ones: an observation whose parameters are numbers) and both yield numbers."""
+        cond = self.vmap[op.cond]
+        blocks, before = [], self.engine.touched
+        saved_epoch, self.engine.epoch = self.engine.epoch, self.engine.born
+        for region in (op.then_region, op.else_region):
+            block = Block()
+            saved, self.emit.block = self.emit.block, block
+            value = self.run_block(region.block)
+            if self.engine.touched != before or isinstance(value, SPair | SymDist) or \
+                    (isinstance(value, Expr) and not isinstance(self.engine.b.eval(value), K)):
+                self.emit.block = saved
+                self.engine.epoch = saved_epoch
+                _discard(block)
+                for b in blocks:
+                    _discard(b)
+                raise NotSpecialisable("an if on a run-time condition changes symbolic variables or yields "
+                                       "them (tier 2 needs one structure on every path)", op)
+            if isinstance(value, Expr):
+                value = self.emit.num(self.engine.b.eval(value).v)
+            self.emit.add(siren.YieldOp(value))
+            self.emit.block = saved
+            blocks.append(block)
+        self.engine.epoch = saved_epoch
+        self.emit.location = op.location
+        result_type = f64 if is_sym(op.result.type) else op.result.type
+        result = self.emit.add(siren.IfOp(cond, result_type, blocks[0], blocks[1])).result
+        self._bind(op.result, K(result) if is_sym(op.result.type) else result)
+
+    def _ite(self, cond: Expr, t, f):
+        if isinstance(t, SPair) and isinstance(f, SPair):
+            return SPair(self._ite(cond, t.first, f.first), self._ite(cond, t.second, f.second))
+        if isinstance(t, SSAValue) and t.type == siren.unit:
+            return t
+        to_expr = (lambda v: K(self.known(v)) if isinstance(v, SSAValue) else v)
+        return self.engine.b.ite(cond, to_expr(t), to_expr(f))
+
+    # -- loops
+
+    def fold(self, op: siren.FoldOp):
+        if has_sym(op.list.type):
+            raise NotSpecialisable("a fold over a list of symbolic values", op)
+        for inner in op.body.walk():
+            for operand in inner.operands:
+                if has_sym(operand.type) and not _inside(operand, op):
+                    raise NotSpecialisable("a loop body uses a symbolic value defined before the loop "
+                                           "(tier 2 carries symbolic state only in the accumulator)", inner)
+        init = self.get(op.init)
+        lst = self.vmap[op.list]
+        elem_type = lst.type.element
+        entry = shape_of(self.engine, init)
+        self._retire(init)
+        conc_types = [c.type for c in entry.concretes]
+        variants = [_Variant(entry.key, entry.statics)]
+        while True:
+            for v in list(variants):
+                scratch = Block(arg_types=[elem_type, *conc_types] + [f64] * len(v.slots))
+                args = list(scratch.args)
+                out = self._run_body(op, v, args[0], args[1:1 + len(conc_types)], args[1 + len(conc_types):],
+                                     scratch)
+                changed = self._admit(variants, out, op)
+                _discard(scratch)
+                if changed:
+                    break
+            else:
+                break
+        self.shapes.append(len(variants))
+        n_slots = max(len(v.slots) for v in variants)
+        tagged = len(variants) > 1
+        field_types = ([f64] if tagged else []) + conc_types + [f64] * n_slots or [f64]
+        acc_type = _pack_type(field_types)
+
+        def encode(shape: Shape) -> SSAValue:
+            index = _index(variants, shape)
+            v = variants[index]
+            fields = ([self.emit.const(float(index))] if tagged else []) + list(shape.concretes)
+            fields += [self.emit.num(shape.nums[i]) for i in v.slots]
+            fields += [self.emit.const(0.0)] * (n_slots - len(v.slots))
+            return _pack(self.emit, fields or [self.emit.const(0.0)])
+
+        def split(fields: list[SSAValue]):
+            tag = fields[0] if tagged else None
+            rest = fields[1:] if tagged else fields
+            return tag, rest[:len(conc_types)], rest[len(conc_types):len(conc_types) + n_slots]
+
+        new_init = encode(entry)
+        body = Block(arg_types=[elem_type, acc_type])
+        saved = self.emit.block
+        self.emit.block = body
+        tag, concretes, slots = split(_unpack(self.emit, body.args[1], len(field_types)))
+        blocks = []
+        for v in variants:
+            block = Block() if tagged else body
+            out = self._run_body(op, v, body.args[0], concretes, slots[:len(v.slots)], block)
+            self.emit.block = block
+            self.emit.add(siren.YieldOp(encode(shape_of(self.engine, out))))
+            blocks.append(block)
+        if tagged:
+            self.emit.block = body
+            self.emit.add(siren.YieldOp(_select(self.emit, tag, blocks, acc_type)))
+        self.emit.block = saved
+        self.emit.location = op.location
+        result = self.emit.add(siren.FoldOp(lst, new_init, body)).result
+        tag, concretes, slots = split(_unpack(self.emit, result, len(field_types)))
+        values = [self._from_slots(v, slots[:len(v.slots)], concretes) for v in variants]
+        if len(values) == 1:
+            self._bind(op.result, values[0])
+            return None
+        return tag, values
+
+    def _run_body(self, op: siren.FoldOp, variant: _Variant, elem: SSAValue, concretes: list[SSAValue],
+                  slots: list[SSAValue], block: Block):
+        saved = self.emit.block
+        self.emit.block = block
+        elem_arg, acc_arg = op.body.block.args
+        self.vmap[elem_arg] = elem
+        self._bind(acc_arg, self._from_slots(variant, slots, concretes))
+        out = self.run_block(op.body.block)
+        self.emit.block = saved
+        return out
+
+    @staticmethod
+    def _from_slots(v: _Variant, slots: list[SSAValue], concretes: list[SSAValue]):
+        it = iter(slots)
+        nums = [w if w is not None else next(it) for w in v.statics]
+        return instantiate(v.key, nums, concretes)
+
+    def _admit(self, variants: list[_Variant], out, op) -> bool:
+        """True when `out`'s shape changed the set of shapes (a new one, or one widened)."""
+        saved = self.emit.block
+        self.emit.block = Block()
+        try:
+            shape = shape_of(self.engine, out)
+        finally:
+            _discard(self.emit.block)
+            self.emit.block = saved
+        if any(v.accepts(shape) for v in variants):
+            return False
+        for v in variants:
+            if v.key == shape.key:
+                v.widen(shape)
+                return True
+        if len(variants) == _MAX_SHAPES:
+            raise NotSpecialisable(f"a loop's symbolic state takes more than {_MAX_SHAPES} shapes "
+                                   "(it grows, or changes structure, from step to step)", op)
+        variants.append(_Variant(shape.key, shape.statics))
+        return True
+
+    def _retire(self, value) -> None:
+        """The variables `value` reaches now belong to a loop: a later use of them from outside
+        would see them as they were before it."""
+        c = _Canon(self.engine)
+        c.value(value)
+        c.rv_keys()
+        self.stale |= set(c.rvs)
+
+
+def _index(variants: list[_Variant], shape: Shape) -> int:
+    for i, v in enumerate(variants):
+        if v.accepts(shape):
+            return i
+    raise NotSpecialisable("internal: a loop shape outside the fixpoint")
+
+
+def _select(emit: Emitter, tag: SSAValue, blocks: list[Block], result_type: Attribute) -> SSAValue:
+    """The value `blocks[tag]` yields: a chain of `siren.if`s on the shape index."""
+    chain = blocks[-1]
+    saved = emit.block
+    for i in reversed(range(len(blocks) - 1)):
+        outer = Block()
+        emit.block = outer
+        cond = emit.add(siren.LtOp(tag, emit.const(i + 0.5))).result
+        emit.add(siren.YieldOp(emit.add(siren.IfOp(cond, result_type, blocks[i], chain)).result))
+        chain = outer
+    emit.block = saved
+    ops = list(chain.ops)
+    for op in ops[:-1]:
+        op.detach()
+        emit.add(op)
+    value = ops[-1].operands[0]
+    ops[-1].detach()
+    ops[-1].erase()
+    return value
+
+
+def specialize(module: ModuleOp, method: str) -> Specialization:
+    """Rewrites `@main` of a `symbolic-values` module into tier 2 when it qualifies; leaves it
+    unchanged otherwise. Either way, says what it did."""
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    order = [op.var.data for op in main.walk() if isinstance(op, siren.AssumeOp) and op.var.data]
+    s = _Specializer(method)
+    body = Block()
+    s.emit.block = body
+    try:
+        result = s.run_block(main.body.block, finish=s.result)
+    except NotSpecialisable as e:
+        _discard(body)
+        # Without an op of its own the reason arose computing the result's mean: the result's op.
+        at = e.op if e.op is not None else main.body.block.last_op.operands[0].owner
+        span = span_of(at) if isinstance(at, Operation) else None
+        return Specialization(False, e.reason, str(span) if span is not None else "")
+    s.emit.location = main.body.block.last_op.location
+    s.emit.add(func.ReturnOp(result))
+    old = main.body.block
+    main.body.insert_block_before(body, old)
+    main.body.detach_block(old)
+    _discard(old)
+    main.function_type = FunctionType.from_lists([], [result.type])
+    plan = {}
+    for var in dict.fromkeys(order):
+        if var in s.engine.sampled_vars or var in s.engine.symbolic_vars:
+            plan[var] = "sample" if var in s.engine.sampled_vars else "symbolic"
+    return Specialization(True, runtime_plan=plan, shapes=s.shapes)
+
+
+@dataclass(frozen=True)
+class SpecializeConjugacy(ModulePass):
+    name = "specialize-conjugacy"
+    method: str = "ssi"
+
+    def apply(self, ctx, op: ModuleOp) -> None:
+        specialize(op, self.method)
+
+
+def _inside(value: SSAValue, op: Operation) -> bool:
+    owner = value.owner
+    node = owner if isinstance(owner, Operation) else owner.parent_op()
+    while node is not None:
+        if node is op:
+            return True
+        node = node.parent_op()
+    return False
+
+
+_HANDLERS = {
+    siren.AddOp: _Specializer.arith, siren.SubOp: _Specializer.arith, siren.MulOp: _Specializer.arith,
+    siren.DivOp: _Specializer.arith, siren.NegOp: _Specializer.arith, siren.LtOp: _Specializer.arith,
+    siren.EqOp: _Specializer.arith, siren.BoolToFloatOp: _Specializer.arith,
+    siren.FloatToBoolOp: _Specializer.arith,
+    siren.ToSymOp: _Specializer.to_sym, siren.DistOp: _Specializer.dist, siren.AssumeOp: _Specializer.assume,
+    siren.ObserveOp: _Specializer.observe, siren.ForceOp: _Specializer.force,
+    siren.PairOp: _Specializer.pair, siren.FstOp: _Specializer.project, siren.SndOp: _Specializer.project,
+    siren.IfOp: _Specializer.ite, siren.FoldOp: _Specializer.fold,
+}
+
+_UNSUPPORTED = {
+    siren.ConsOp: "a list of symbolic values (it grows with the run, so the state has no fixed shape)",
+    siren.NilOp: "a list of symbolic values (it grows with the run, so the state has no fixed shape)",
+    siren.MapOp: "List.map over symbolic values",
+}

@@ -1,0 +1,274 @@
+"""The symbolic engine of the runtime (SPEC 6.3, 10-14) run at compile time on structure alone.
+
+`specialize-conjugacy` runs a program's symbolic operations here instead of in the runtime. The
+structure of every expression and random variable (which variables, families, parents) is known
+while compiling; only numbers are not. A number is a `float` when the compiler knows it, else
+the `SSAValue` (an `f64` of the `siren` program being built) that will hold it: arithmetic on
+numbers emits `siren` arithmetic (`Emitter`), so each conjugate update becomes straight-line code.
+
+What the engine cannot decide from structure alone, or what would make the runtime sample a
+variable the plan keeps symbolic (a non-conjugate pair, a second parent under DS or BP, a prune,
+a symbolic comparison), raises `NotSpecialisable` with the reason: the program then stays on the
+general runtime (tier 1), which handles everything. The rules below mirror the runtime's
+(`runtime_c/src/expr.c`, `conjugacy.c`, `hoist.c`, `ds.c`) one for one, formulas in the same
+order, so that the numbers agree with tier 1 to rounding.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import f64
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+
+from sirenc.ir import siren
+
+Num = float | SSAValue
+
+
+class NotSpecialisable(Exception):
+    """The program cannot run on tier 2; `reason` says why, `op` is where (or None)."""
+
+    def __init__(self, reason: str, op: Operation | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.op = op
+
+
+# -- numbers: folded when known, emitted when not -------------------------------------------------
+
+
+@dataclass
+class Emitter:
+    """Appends `siren` ops computing numbers to `block`, located at `location`."""
+
+    block: Block | None = None
+    location: Attribute | None = None
+
+    def add(self, op: Operation) -> Operation:
+        if self.location is not None:
+            op.location = self.location
+        assert self.block is not None
+        self.block.add_op(op)
+        return op
+
+    def const(self, x: float) -> SSAValue:
+        return self.add(siren.ConstOp(float(x))).result
+
+    def num(self, x: Num) -> SSAValue:
+        return self.const(x) if isinstance(x, float) else x
+
+    def arith(self, cls, a: Num, b: Num) -> Num:
+        if isinstance(a, float) and isinstance(b, float):
+            return _FOLD[cls](a, b)
+        return self.add(cls(self.num(a), self.num(b))).result
+
+    def compare(self, cls, a: Num, b: Num) -> Num:
+        """1.0 or 0.0: a < b (LtOp) or a == b (EqOp)."""
+        if isinstance(a, float) and isinstance(b, float):
+            return float(a < b if cls is siren.LtOp else a == b)
+        flag = self.add(cls(self.num(a), self.num(b))).result
+        return self.add(siren.BoolToFloatOp(flag)).result
+
+    def select(self, cond: Num, t: Num, f: Num) -> Num:
+        """`t` where `cond` is true (not 0), else `f`: a pure `siren.if`."""
+        if isinstance(cond, float):
+            return t if (cond != 0.0 or math.isnan(cond)) else f
+        c = self.add(siren.FloatToBoolOp(cond)).result
+        then_block, else_block = Block(), Block()
+        for block, value in ((then_block, t), (else_block, f)):
+            saved, self.block = self.block, block
+            self.add(siren.YieldOp(self.num(value)))
+            self.block = saved
+        return self.add(siren.IfOp(c, f64, then_block, else_block)).result
+
+
+def _div(a: float, b: float) -> float:
+    if b == 0.0:   # IEEE, as the runtime computes it
+        return math.nan if a == 0.0 or math.isnan(a) else math.copysign(math.inf, a) * math.copysign(1.0, b)
+    return a / b
+
+
+_FOLD = {siren.AddOp: lambda a, b: a + b, siren.SubOp: lambda a, b: a - b,
+         siren.MulOp: lambda a, b: a * b, siren.DivOp: _div}
+
+
+# -- expressions (SPEC 6.2) and their smart constructors (6.3) -------------------------------------
+
+
+class Expr:
+    __slots__ = ()
+
+
+class K(Expr):
+    """A constant: a known float or a number computed at run time."""
+
+    __slots__ = ("v",)
+
+    def __init__(self, v: Num):
+        self.v = v
+
+    @property
+    def static(self) -> bool:
+        return isinstance(self.v, float)
+
+
+class R(Expr):
+    __slots__ = ("rv",)
+
+    def __init__(self, rv: RV):
+        self.rv = rv
+
+
+class Node(Expr):
+    """kind: "add", "mul", "div", "lt", "eq" or "ite" (args: cond, then, else)."""
+
+    __slots__ = ("kind", "args")
+
+    def __init__(self, kind: str, *args: Expr):
+        self.kind = kind
+        self.args = args
+
+
+def is_static(e: Expr, value: float) -> bool:
+    return isinstance(e, K) and e.static and e.v == value
+
+
+def rvs_of(e: Expr) -> list[RV]:
+    """The random variables `e` mentions, left to right, with repeats (each shared node once)."""
+    out: list[RV] = []
+    seen: set[int] = set()
+    stack = [e]
+    while stack:
+        x = stack.pop()
+        if id(x) in seen:
+            continue
+        seen.add(id(x))
+        if isinstance(x, R):
+            out.append(x.rv)
+        elif isinstance(x, Node):
+            stack.extend(reversed(x.args))
+    return out
+
+
+def occurs(e: Expr, rv: RV) -> bool:
+    return any(r is rv for r in rvs_of(e))
+
+
+@dataclass
+class RV:
+    """A random variable: its distribution (family, parameter expressions) while symbolic, its
+    value once realized. `ds_*`: delayed sampling's node state (SPEC 13.1), structure only."""
+
+    family: str
+    params: list[Expr]
+    var: str = ""
+    ann: str | None = None
+    value: Num | None = None          # realized: the point mass
+    sampled: bool = False
+    ds_state: str = "M"               # "I"nitialized, "M"arginalized, "R"ealized
+    serial: int = -1                  # creation order (Engine.new_rv); -1: a loop's copy
+    ds_parent: RV | None = None
+    children: list[RV] = field(default_factory=list)
+
+    @property
+    def realized(self) -> bool:
+        return self.value is not None
+
+
+class Builder:
+    """The smart constructors, emitting the arithmetic of constant operands."""
+
+    def __init__(self, emit: Emitter):
+        self.emit = emit
+
+    def k(self, x: Num) -> K:
+        return K(x)
+
+    def add(self, a: Expr, b: Expr) -> Expr:
+        ca = isinstance(a, K)
+        if ca and isinstance(b, K):
+            return K(self.emit.arith(siren.AddOp, a.v, b.v))
+        if ca and isinstance(b, Node) and b.kind == "add" and isinstance(b.args[0], K):
+            return self.add(K(self.emit.arith(siren.AddOp, a.v, b.args[0].v)), b.args[1])
+        if ca and isinstance(b, Node) and b.kind == "add" and isinstance(b.args[1], K):
+            return self.add(K(self.emit.arith(siren.AddOp, a.v, b.args[1].v)), b.args[0])
+        if isinstance(a, Node) and a.kind == "add" and isinstance(a.args[0], K):
+            return self.add(a.args[0], self.add(a.args[1], b))
+        if is_static(a, 0.0):
+            return b
+        if is_static(b, 0.0):
+            return a
+        return Node("add", a, b)
+
+    def mul(self, a: Expr, b: Expr) -> Expr:
+        ca = isinstance(a, K)
+        if ca and isinstance(b, K):
+            return K(self.emit.arith(siren.MulOp, a.v, b.v))
+        if ca and isinstance(b, Node) and b.kind == "mul" and isinstance(b.args[0], K):
+            return self.mul(K(self.emit.arith(siren.MulOp, a.v, b.args[0].v)), b.args[1])
+        if ca and isinstance(b, Node) and b.kind == "mul" and isinstance(b.args[1], K):
+            return self.mul(K(self.emit.arith(siren.MulOp, a.v, b.args[1].v)), b.args[0])
+        if ca and isinstance(b, Node) and b.kind == "add" and isinstance(b.args[0], K):
+            return self.add(K(self.emit.arith(siren.MulOp, a.v, b.args[0].v)), self.mul(a, b.args[1]))
+        if is_static(a, 0.0):
+            return a
+        if is_static(b, 0.0):
+            return b
+        return Node("mul", a, b)
+
+    def div(self, a: Expr, b: Expr) -> Expr:
+        if isinstance(a, K) and isinstance(b, K):
+            return K(self.emit.arith(siren.DivOp, a.v, b.v))
+        if is_static(b, 1.0):
+            return a
+        return Node("div", a, b)
+
+    def sub(self, a: Expr, b: Expr) -> Expr:
+        return self.add(a, self.mul(K(-1.0), b))
+
+    def lt(self, a: Expr, b: Expr) -> Expr:
+        if isinstance(a, K) and isinstance(b, K):
+            return K(self.emit.compare(siren.LtOp, a.v, b.v))
+        return Node("lt", a, b)
+
+    def eq(self, a: Expr, b: Expr) -> Expr:
+        if isinstance(a, K) and isinstance(b, K):
+            return K(self.emit.compare(siren.EqOp, a.v, b.v))
+        return Node("eq", a, b)
+
+    def ite(self, c: Expr, t: Expr, f: Expr) -> Expr:
+        if isinstance(c, K):
+            if c.static:
+                return t if (c.v != 0.0 or math.isnan(c.v)) else f
+            if isinstance(t, K) and isinstance(f, K):
+                return K(self.emit.select(c.v, t.v, f.v))
+            raise NotSpecialisable("an if on a number known only at run time selects between symbolic "
+                                   "values of different structure")
+        return Node("ite", c, t, f)
+
+    def eval(self, e: Expr) -> Expr:
+        """SPEC 6.3's eval: realized variables replaced by their values, constants folded."""
+        memo: dict[int, Expr] = {}
+
+        def go(x: Expr) -> Expr:
+            got = memo.get(id(x))
+            if got is not None:
+                return got
+            if isinstance(x, R):
+                y = K(x.rv.value) if x.rv.realized else x
+            elif isinstance(x, Node):
+                args = [go(a) for a in x.args]
+                if all(a is b for a, b in zip(args, x.args)):
+                    y = x
+                elif x.kind == "ite":
+                    y = self.ite(*args)
+                else:
+                    y = getattr(self, x.kind)(*args)
+            else:
+                y = x
+            memo[id(x)] = y
+            return y
+
+        return go(e)

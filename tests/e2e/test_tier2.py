@@ -1,0 +1,198 @@
+"""Tier 2 (`specialize-conjugacy`) gives tier 1's answers, and says where it does not apply.
+
+A program whose symbolic state has one structure is compiled into arithmetic on numbers; tier 1
+(`tier=1`) runs the general symbolic runtime on the same program. Every case below runs both with
+the same seed: where nothing is drawn the numbers are the same to 1e-12 (they are the same formulas
+in another order), and where variables are drawn the draws come from the same streams in the same
+order, so the answers still agree to rounding; the runtime plans are equal. The walk is also
+checked against the Kalman filter, independently of both tiers."""
+
+from __future__ import annotations
+
+import json
+import pickle
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import sirenc
+from linear_gaussian import kalman
+from markers import needs_runtime
+
+pytestmark = needs_runtime
+
+ROOT = Path(__file__).resolve().parents[2]
+WALK = ROOT / "benchmarks" / "models" / "walk" / "model.si"
+
+STEP = "val step = fun (row, {acc}) ->\n  let y = List.hd(row) in\n  let b = List.hd(List.tl(row)) = 1. in\n"
+
+PROGRAMS = {
+    # a random walk whose position starts as the constant 0: two loop shapes
+    "walk": STEP.format(acc="x") + """
+  let x1 <- gaussian(x, 1.) in
+  let () = observe(gaussian(x1, 0.5), y) in
+  let () = resample() in x1
+in fold(step, File.read("data.csv"), 0.)""",
+    # Beta-Bernoulli with a Bernoulli child kept symbolic: a bool result's mean is a probability
+    "beta_bernoulli": STEP.format(acc="(p, c)") + """
+  let c1 <- bernoulli(p) in
+  let () = observe(bernoulli(p), b) in
+  let () = resample() in (p, c1)
+in let p <- beta(1., 1.) in fold(step, File.read("data.csv"), (p, false))""",
+    # an unknown precision (Gamma-Gaussian, SSI and DS only)
+    "precision": STEP.format(acc="tau") + """
+  let () = observe(gaussian(0., 1. / tau), y) in
+  let () = resample() in tau
+in let tau <- gamma(2., 1.) in fold(step, File.read("data.csv"), tau)""",
+    # a sampled variable in the mean of a symbolic one: draws from the particles' streams
+    "mixed": STEP.format(acc="(x, n)") + """
+  let sample s <- gaussian(0., 0.1) in
+  let x1 <- gaussian(x + s, 1.) in
+  let () = observe(gaussian(x1, 0.5), y) in
+  let () = resample() in (x1, n + 1.)
+in fold(step, File.read("data.csv"), (0., 0.))""",
+    # a condition forces (samples) x1; the branches score concrete observations
+    "branch": STEP.format(acc="x") + """
+  let x1 <- gaussian(x, 1.) in
+  let () = if x1 < 0. then observe(gaussian(x1, 0.5), y) else observe(gaussian(x1, 2.), y) in
+  let () = resample() in x1
+in fold(step, File.read("data.csv"), 0.)""",
+    # a root observed every step through a new child: hoisting across reversed edges
+    "tree": STEP.format(acc="(a, c)") + """
+  let c1 <- gaussian(a, 10.) in
+  let () = observe(gaussian(c1, 1.), y) in
+  let () = observe(gaussian(a, 100.), y) in
+  let () = resample() in (a, c1)
+in let a <- gaussian(0., 100.) in fold(step, File.read("data.csv"), (a, 0.))""",
+    # symbolic work after the loop, on a value that has two shapes (0 rows: the constant)
+    "after": STEP.format(acc="x") + """
+  let x1 <- gaussian(x, 1.) in
+  let () = observe(gaussian(x1, 0.5), y) in
+  let () = resample() in x1
+in let x = fold(step, File.read("data.csv"), 0.) in
+let z <- gaussian(2. * x, 1.) in
+let () = observe(gaussian(z, 1.), 3.) in (x, z)""",
+}
+
+# (program, method) -> None where tier 2 applies, else a phrase of the reason it gives
+EXPECTED = {
+    ("beta_bernoulli", "bp"): "not conjugate",       # BP samples p (SPEC 14.1)
+    ("precision", "bp"): "not conjugate",
+    ("tree", "ds"): "prune",                         # DS samples the earlier child (SPEC 13.3)
+    ("after", "ds"): "prune",
+}
+METHODS = ("ssi", "ds", "bp")
+CASES = [(p, m) for p in PROGRAMS for m in METHODS]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    d = tmp_path_factory.mktemp("tier2")
+    rng = np.random.default_rng(7)
+    rows = np.c_[rng.normal(0.5, 1.5, 25), rng.integers(0, 2, 25)]
+    np.savetxt(d / "data.csv", rows, delimiter=",", header="y,b", comments="")
+    for name, text in PROGRAMS.items():
+        (d / f"{name}.si").write_text(text)
+    return d
+
+
+def run(path, method: str, tier: int, seed: int = 3, particles: int = 64):
+    model = sirenc.compile(str(path), method=method, tier=tier)
+    f = model.filter(particles=particles, seed=seed)
+    f.run()
+    return model.info["tier"], f.estimate(), f.log_evidence, f.runtime_plan()
+
+
+def close(a, b, rel: float = 1e-12) -> bool:
+    a, b = np.atleast_1d(np.asarray(a, dtype=float)), np.atleast_1d(np.asarray(b, dtype=float))
+    return a.shape == b.shape and bool(np.all(np.abs(a - b) <= rel * np.maximum(1.0, np.abs(b))))
+
+
+@pytest.mark.parametrize("program,method", CASES)
+def test_tier_2_gives_tier_1s_answer(folder, program, method):
+    path = folder / f"{program}.si"
+    tier1 = run(path, method, 1)
+    tier2 = run(path, method, 2)
+    assert tier1[0] == 1
+    assert tier2[0] == (1 if (program, method) in EXPECTED else 2)
+    for seed in (3, 11):
+        one, two = run(path, method, 1, seed), run(path, method, 2, seed)
+        assert close(two[1], one[1]), (two[1], one[1])
+        assert close(two[2], one[2]), (two[2], one[2])
+        assert two[3] == one[3]
+
+
+@pytest.mark.parametrize("program,method", CASES)
+def test_check_json_says_whether_and_why(folder, program, method):
+    out = subprocess.run([sys.executable, "-m", "sirenc", "check", f"{program}.si", "-m", method, "--json"],
+                         cwd=folder, capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)["specialization"]
+    phrase = EXPECTED.get((program, method))
+    if phrase is None:
+        assert report["tier"] == 2, report
+        assert set(report["runtime_plan"]) <= set(json.loads(out.stdout)["plan"])
+    else:
+        assert report["tier"] == 1 and phrase in report["reason"], report
+        assert report["location"].startswith(f"{program}.si:"), report
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_the_walk_is_the_kalman_filter(method, tmp_path):
+    rng = np.random.default_rng(0)
+    ys = np.cumsum(rng.normal(size=60)) + rng.normal(0, np.sqrt(0.5), 60)
+    np.savetxt(tmp_path / "data.csv", ys, header="y", comments="")
+    program = tmp_path / "walk.si"
+    program.write_text(WALK.read_text())
+    model = sirenc.compile(str(program), method=method)
+    assert model.info["tier"] == 2
+    f = model.filter(particles=10, seed=5)
+    f.run()
+    m, _, ll, _ = kalman(ys, q=1.0, r=0.5)
+    assert abs(f.estimate() - m) <= 1e-12 * max(1.0, abs(m))
+    assert abs(f.log_evidence - ll) <= 1e-12 * abs(ll)
+
+
+def test_streaming_a_tier_2_filter_equals_running_it(folder):
+    model = sirenc.compile(str(folder / "walk.si"), method="ssi")
+    rows = np.loadtxt(folder / "data.csv", delimiter=",", skiprows=1)
+    whole = model.filter(particles=32, seed=1)
+    whole.run(rows)
+    step = model.filter(particles=32, seed=1)
+    for row in rows:
+        step.step(row)
+    assert step.estimate() == whole.estimate() and step.log_evidence == whole.log_evidence
+
+
+def test_a_tier_2_model_pickles_as_tier_2(folder):
+    model = sirenc.compile(str(folder / "walk.si"), method="ssi", tier=1)
+    again = pickle.loads(pickle.dumps(model))
+    assert again.info["tier"] == 1
+    assert sirenc.compile(str(folder / "walk.si"), method="ssi").info["tier"] == 2
+
+
+def test_emit_shows_the_specialised_program(folder):
+    def emit(*extra):
+        return subprocess.run([sys.executable, "-m", "sirenc", "walk.si", "-m", "ssi", "--emit", "specialized",
+                               *extra], cwd=folder, capture_output=True, text=True, check=True).stdout
+
+    assert "!siren.sym" not in emit() and "siren.observe" in emit()
+    assert "!siren.sym" in emit("--tier", "1")
+
+
+def test_a_shared_object_reports_its_static_runtime_plan(folder, tmp_path):
+    model = sirenc.compile(str(folder / "mixed.si"), method="ssi", output=tmp_path / "mixed.so")
+    assert model.info["tier"] == 2
+    f = model.filter(particles=8, seed=0)
+    f.run()
+    assert f.runtime_plan() == {"s": "sample", "x1": "symbolic"}
+
+
+def test_benchmark_models_that_carry_history_stay_on_tier_1_and_say_why():
+    out = subprocess.run([sys.executable, "-m", "sirenc", "check", str(ROOT / "benchmarks" / "models" / "noise" /
+                          "model.si"), "-m", "ssi", "--json"], capture_output=True, text=True, check=True)
+    report = json.loads(out.stdout)["specialization"]
+    assert report["tier"] == 1 and "list of symbolic values" in report["reason"]
+    assert report["location"].endswith("model.si:17:24")
