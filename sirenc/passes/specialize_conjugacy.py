@@ -376,8 +376,10 @@ class _Specializer:
         new = op.clone(value_mapper=self.vmap)
         new.location = op.location
         self.emit.add(new)
-        if isinstance(op, siren.AssumeOp) and op.var.data:
-            self.engine.sampled_vars.add(op.var.data)
+        # A draw in concrete code (a `sample` variable with number parameters), however deep.
+        for inner in op.walk():
+            if isinstance(inner, siren.AssumeOp) and inner.var.data:
+                self.engine.sampled_vars.add(inner.var.data)
         return None
 
     def result(self, value) -> SSAValue:
