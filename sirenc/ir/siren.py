@@ -131,6 +131,18 @@ _DIST = base(DistType) | base(SymDistType)
 def is_sym(t: Attribute) -> bool:
     return isinstance(t, SymType)
 
+
+def holds(t: Attribute, leaf) -> bool:
+    """Whether type `t` is, or has among its pair components and list elements, a type for which
+    `leaf(type)` holds."""
+    if leaf(t):
+        return True
+    if isinstance(t, PairType):
+        return holds(t.first, leaf) or holds(t.second, leaf)
+    if isinstance(t, ListType):
+        return holds(t.element, leaf)
+    return False
+
 def dist_type(family: str) -> DistType:
     return DistType(StringAttr(family))
 

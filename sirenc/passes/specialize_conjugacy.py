@@ -60,13 +60,7 @@ class SPair:
 
 
 def has_sym(t: Attribute) -> bool:
-    if is_sym(t) or isinstance(t, siren.SymDistType):
-        return True
-    if isinstance(t, siren.PairType):
-        return has_sym(t.first) or has_sym(t.second)
-    if isinstance(t, siren.ListType):
-        return has_sym(t.element)
-    return False
+    return siren.holds(t, lambda leaf: is_sym(leaf) or isinstance(leaf, siren.SymDistType))
 
 
 def _touches_sym(op: Operation) -> bool:

@@ -183,17 +183,22 @@ class Builder:
     def __init__(self, emit: Emitter):
         self.emit = emit
 
-    def k(self, x: Num) -> K:
-        return K(x)
+    @staticmethod
+    def _const_child(e: Expr, kind: str) -> tuple[K, Expr] | None:
+        """(k, x) when e is a `kind` node with a constant child k (the left one first) and x the other."""
+        if isinstance(e, Node) and e.kind == kind:
+            for i in (0, 1):
+                if isinstance(e.args[i], K):
+                    return e.args[i], e.args[1 - i]
+        return None
 
     def add(self, a: Expr, b: Expr) -> Expr:
         ca = isinstance(a, K)
         if ca and isinstance(b, K):
             return K(self.emit.arith(siren.AddOp, a.v, b.v))
-        if ca and isinstance(b, Node) and b.kind == "add" and isinstance(b.args[0], K):
-            return self.add(K(self.emit.arith(siren.AddOp, a.v, b.args[0].v)), b.args[1])
-        if ca and isinstance(b, Node) and b.kind == "add" and isinstance(b.args[1], K):
-            return self.add(K(self.emit.arith(siren.AddOp, a.v, b.args[1].v)), b.args[0])
+        kx = self._const_child(b, "add") if ca else None
+        if kx is not None:
+            return self.add(K(self.emit.arith(siren.AddOp, a.v, kx[0].v)), kx[1])
         if isinstance(a, Node) and a.kind == "add" and isinstance(a.args[0], K):
             return self.add(a.args[0], self.add(a.args[1], b))
         if is_static(a, 0.0):
@@ -206,10 +211,9 @@ class Builder:
         ca = isinstance(a, K)
         if ca and isinstance(b, K):
             return K(self.emit.arith(siren.MulOp, a.v, b.v))
-        if ca and isinstance(b, Node) and b.kind == "mul" and isinstance(b.args[0], K):
-            return self.mul(K(self.emit.arith(siren.MulOp, a.v, b.args[0].v)), b.args[1])
-        if ca and isinstance(b, Node) and b.kind == "mul" and isinstance(b.args[1], K):
-            return self.mul(K(self.emit.arith(siren.MulOp, a.v, b.args[1].v)), b.args[0])
+        kx = self._const_child(b, "mul") if ca else None
+        if kx is not None:
+            return self.mul(K(self.emit.arith(siren.MulOp, a.v, kx[0].v)), kx[1])
         if ca and isinstance(b, Node) and b.kind == "add" and isinstance(b.args[0], K):
             return self.add(K(self.emit.arith(siren.MulOp, a.v, b.args[0].v)), self.mul(a, b.args[1]))
         if is_static(a, 0.0):

@@ -502,13 +502,7 @@ RULES: dict[type[Operation], Callable[[Interpreter, Operation, AbsState], AbsSta
 
 
 def _holds_distribution(t) -> bool:
-    if isinstance(t, siren.DistType):
-        return True
-    if isinstance(t, siren.PairType):
-        return _holds_distribution(t.first) or _holds_distribution(t.second)
-    if isinstance(t, siren.ListType):
-        return _holds_distribution(t.element)
-    return False
+    return siren.holds(t, lambda leaf: isinstance(leaf, siren.DistType))
 
 
 def _number(v) -> bool:
