@@ -59,6 +59,24 @@ class SPair:
     second: object
 
 
+@dataclass
+class SList:
+    """A list of symbolic values (a trajectory, `x :: xs`): its first elements as staged values
+    (in a loop's accumulator, at most one),
+    then `records`, the concrete list of the others as (a, b) pairs: each element's mean is
+    a * (the mean of the element before it) + b. An element goes into the records once nothing
+    can change it any more but the final expectation (SPEC 10.4), which is then a backward pass
+    (the smoothing that tier 1's final marginalisation performs swap by swap). `records` is None
+    for a list literal, whose elements are all in `items`."""
+
+    items: list
+    records: SSAValue | None
+
+
+RECORD = siren.PairType(f64, f64)
+RECORDS = siren.ListType(RECORD)
+
+
 def has_sym(t: Attribute) -> bool:
     return siren.holds(t, lambda leaf: is_sym(leaf) or isinstance(leaf, siren.SymDistType))
 
@@ -109,6 +127,12 @@ class _Canon:
             return ("P", self.value(v.first), self.value(v.second))
         if isinstance(v, SymDist):
             return ("D", v.family, tuple(self.expr(self.engine.b.eval(p)) for p in v.params))
+        if isinstance(v, SList):
+            if len(v.items) > 1 or v.records is None:
+                raise NotSpecialisable("internal: a trajectory that is not normalised")
+            head = self.value(v.items[0]) if v.items else None
+            self.concretes.append(v.records)
+            return ("L", head)
         return ("E", self.expr(self.engine.b.eval(v)))
 
     def expr(self, e: Expr) -> tuple:
@@ -127,6 +151,9 @@ class _Canon:
     def rv(self, rv: RV) -> int:
         if rv.realized:
             raise NotSpecialisable("internal: a realized variable reached a shape")
+        if id(rv) in self.engine.retired:
+            raise NotSpecialisable("a variable kept in a list of symbolic values is still used by another "
+                                   "(the state would grow)")
         index = self.rvs.get(id(rv))
         if index is None:
             index = self.rvs[id(rv)] = len(self.rv_list)
@@ -186,6 +213,9 @@ def instantiate(key: tuple, nums: list[Num], concretes: list[SSAValue]):
             return SPair(first, value(k[2]))
         if k[0] == "D":
             return SymDist(k[1], [expr(p) for p in k[2]])
+        if k[0] == "L":
+            head = [value(k[1])] if k[1] is not None else []
+            return SList(head, next(conc_it))
         return expr(k[1])
 
     out = value(value_key)
@@ -289,6 +319,8 @@ class _Specializer:
                 stack += [v.first, v.second]
             elif isinstance(v, SymDist):
                 stack += v.params
+            elif isinstance(v, SList):
+                stack += v.items
             elif isinstance(v, R):
                 if id(v.rv) in self.stale:
                     raise NotSpecialisable("a symbolic value from before a loop is used after the loop starts")
@@ -385,6 +417,8 @@ class _Specializer:
             return self.emit.add(siren.PairOp(first, self.result(value.second))).result
         if isinstance(value, SymDist):
             raise NotSpecialisable("the result is a distribution")
+        if isinstance(value, SList):
+            return self.means(value)
         return self.emit.num(self.engine.mean(value))
 
     # -- symbolic ops
@@ -516,6 +550,98 @@ class _Specializer:
         to_expr = (lambda v: K(self.known(v)) if isinstance(v, SSAValue) else v)
         return self.engine.b.ite(cond, to_expr(t), to_expr(f))
 
+    # -- trajectories
+
+    def nil(self, op: siren.NilOp) -> None:
+        self.staged[op.result] = SList([], None)
+
+    def cons(self, op: siren.ConsOp) -> None:
+        tail = self.get(op.tail)
+        if not isinstance(tail, SList):
+            raise NotSpecialisable("internal: a symbolic list that is not a trajectory", op)
+        self.staged[op.result] = SList([self.get(op.head), *tail.items], tail.records)
+
+    def list_op(self, op) -> None:
+        value = self.get(op.operand)
+        if isinstance(value, SList) and isinstance(op, siren.HdOp | siren.TlOp) and \
+                len(value.items) > (0 if isinstance(op, siren.HdOp) else 1):
+            self._bind(op.result, value.items[0] if isinstance(op, siren.HdOp) else
+                       SList(value.items[1:], value.records))
+            return
+        if isinstance(value, SList):
+            value = self.means(value)
+        new = type(op)(value)
+        if op.site is not None:
+            new.site = op.site
+        result = self.emit.add(new).result
+        self._bind(op.result, K(result) if is_sym(op.result.type) else result)
+
+    def normalize(self, value):
+        """`value` with every trajectory in its loop form: one element, then the records."""
+        if isinstance(value, SPair):
+            return SPair(self.normalize(value.first), self.normalize(value.second))
+        if not isinstance(value, SList):
+            return value
+        records = value.records
+        if records is None:
+            records = self.emit.add(siren.NilOp(RECORDS)).result
+        if not value.items:
+            return SList([], records)
+        for k in reversed(range(1, len(value.items))):
+            a, b = self._record(value.items[k], value.items[k - 1])
+            pair = self.emit.add(siren.PairOp(self.emit.num(a), self.emit.num(b))).result
+            records = self.emit.add(siren.ConsOp(pair, records)).result
+        return SList(value.items[:1], records)
+
+    def _record(self, item: Expr, after: Expr) -> tuple[Num, Num]:
+        """(a, b): the mean of `item` is a * (the mean of `after`) + b, for good."""
+        b = self.engine.b
+        item, after = b.eval(item), b.eval(after)
+        if isinstance(item, K):
+            return 0.0, item.v
+        if self.engine.method == "ds":
+            raise NotSpecialisable("a list of symbolic values under ds, whose final expectation draws its "
+                                   "elements (grafting each one prunes the next)")
+        if not isinstance(item, R) or item.rv.family != "gaussian":
+            raise NotSpecialisable("a list of symbolic values whose older elements are not Gaussian "
+                                   "conditionals of the next one")
+        rv = item.rv
+        self.engine.eval_params(rv)
+        mu = rv.params[0]
+        if isinstance(after, R):
+            ab = self.engine.affine(mu, after.rv)
+        else:
+            ab = (K(0.0), mu)
+        if ab is None or not all(isinstance(x, K) for x in ab):
+            raise NotSpecialisable("a list of symbolic values whose older elements depend on more than the "
+                                   "next one (the state would grow)")
+        self.engine.retired.add(id(rv))
+        return ab[0].v, ab[1].v
+
+    def means(self, value: SList) -> SSAValue:
+        """The per-particle means of a trajectory's elements, as a list of numbers (SPEC 10.4)."""
+        self.engine.finished = True
+        explicit = [self.emit.num(self.engine.mean(item)) for item in value.items]
+        emit = self.emit
+        out = emit.add(siren.NilOp(siren.ListType(f64))).result
+        # Records follow a first element: a list without one (still empty) has none.
+        if value.records is not None and explicit:
+            acc_type = siren.PairType(f64, siren.ListType(f64))
+            body = Block(arg_types=[RECORD, acc_type])
+            saved, emit.block = emit.block, body
+            record, acc = body.args
+            a, b = emit.add(siren.FstOp(record)).result, emit.add(siren.SndOp(record)).result
+            prev, done = emit.add(siren.FstOp(acc)).result, emit.add(siren.SndOp(acc)).result
+            m = emit.arith(siren.AddOp, emit.arith(siren.MulOp, a, prev), b)
+            emit.add(siren.YieldOp(emit.add(siren.PairOp(m, emit.add(siren.ConsOp(m, done)).result)).result))
+            emit.block = saved
+            init = emit.add(siren.PairOp(explicit[-1], out)).result
+            folded = emit.add(siren.FoldOp(value.records, init, body)).result
+            out = emit.add(siren.RevOp(emit.add(siren.SndOp(folded)).result)).result
+        for m in reversed(explicit):
+            out = emit.add(siren.ConsOp(m, out)).result
+        return out
+
     # -- loops
 
     def fold(self, op: siren.FoldOp):
@@ -526,7 +652,7 @@ class _Specializer:
                 if has_sym(operand.type) and not _inside(operand, op):
                     raise NotSpecialisable("a loop body uses a symbolic value defined before the loop "
                                            "(tier 2 carries symbolic state only in the accumulator)", inner)
-        init = self.get(op.init)
+        init = self.normalize(self.get(op.init))
         lst = self.vmap[op.list]
         elem_type = lst.type.element
         entry = shape_of(self.engine, init)
@@ -596,7 +722,7 @@ class _Specializer:
         elem_arg, acc_arg = op.body.block.args
         self.vmap[elem_arg] = elem
         self._bind(acc_arg, self._from_slots(variant, slots, concretes))
-        out = self.run_block(op.body.block)
+        out = self.normalize(self.run_block(op.body.block))
         self.emit.block = saved
         return out
 
@@ -722,10 +848,10 @@ _HANDLERS = {
     siren.ObserveOp: _Specializer.observe, siren.ForceOp: _Specializer.force,
     siren.PairOp: _Specializer.pair, siren.FstOp: _Specializer.project, siren.SndOp: _Specializer.project,
     siren.IfOp: _Specializer.ite, siren.FoldOp: _Specializer.fold,
+    siren.NilOp: _Specializer.nil, siren.ConsOp: _Specializer.cons, siren.HdOp: _Specializer.list_op,
+    siren.TlOp: _Specializer.list_op, siren.RevOp: _Specializer.list_op, siren.LenOp: _Specializer.list_op,
 }
 
 _UNSUPPORTED = {
-    siren.ConsOp: "a list of symbolic values (it grows with the run, so the state has no fixed shape)",
-    siren.NilOp: "a list of symbolic values (it grows with the run, so the state has no fixed shape)",
     siren.MapOp: "List.map over symbolic values",
 }

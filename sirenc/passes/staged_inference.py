@@ -22,6 +22,7 @@ from sirenc.passes.staged_symbolic import RV, Builder, Emitter, Expr, K, Node, N
 # SPEC 11.8: which conjugate pairs each method uses.
 _RULES = {
     ("gaussian", "gaussian"): ("ssi", "ds", "bp"),
+    ("bernoulli", "bernoulli"): ("ssi", "ds"),
     ("beta", "bernoulli"): ("ssi", "ds"),
     ("beta", "binomial"): ("ssi", "ds"),
     ("gamma", "poisson"): ("ssi", "ds"),
@@ -37,13 +38,15 @@ class Engine:
     def __init__(self, method: str, emit: Emitter):
         self.method = method
         self.emit = emit
-        self.b = Builder(emit)
+        self.b = Builder(emit, on_rewrite=lambda rv: self.touch(rv))
         self.sampled_vars: set[str] = set()
         self.symbolic_vars: set[str] = set()
         # Counts changes to variables that already existed (swaps, evaluations, draws, DS edges):
         # a branch that made none can run as a plain `if` (specialize_conjugacy).
         self.touched = 0
         self.born = 0     # variables created so far
+        self.retired: set[int] = set()   # variables a trajectory keeps as records (specialize_conjugacy)
+        self.finished = False            # a trajectory's means are taken: nothing may change after
         self.epoch = 0    # variables created before this are "existing" for `touched`
 
     def touch(self, *rvs: RV) -> None:
@@ -114,6 +117,11 @@ class Engine:
         c.family, c.params = "gaussian", [mu01, s]
         q.family, q.params = "gaussian", [post_mu, post_var]
         return True
+
+    def _bernoulli_bernoulli(self, q: RV, c: RV, apply: bool) -> bool:
+        # The runtime has this rule (a Bernoulli whose parameter is an ite of another): tier 2 does
+        # not, and must not draw where tier 1 keeps both exact.
+        raise NotSpecialisable(f"tier 2 has no Bernoulli-Bernoulli rule ({_name(c)} given {_name(q)})")
 
     def _beta_bernoulli(self, q: RV, c: RV, apply: bool) -> bool:
         b = self.b
@@ -193,7 +201,8 @@ class Engine:
         return all(isinstance(p, K) for p in rv.params)
 
     def eval_params(self, rv: RV) -> None:
-        params = [self.b.eval(p) for p in rv.params]
+        memo: dict = {id(rv): R(rv)}   # a cycle back to rv stops there, as in the runtime
+        params = [self.b.eval(p, memo) for p in rv.params]
         if any(a is not b for a, b in zip(params, rv.params)):
             self.touch(rv)
         rv.params = params
@@ -243,12 +252,24 @@ class Engine:
             if any(q is g for g in ghosts) or not any(occurs(p, q) for p in cur.params):
                 continue
             if (len(order) > 1 and self.would_cycle(q, cur)) or not self.swap(q, cur):
-                raise NotSpecialisable(self._nonconjugate(q, cur))
+                raise _NonConjugate(q, cur)
 
     def make_root(self, rv: RV) -> None:
-        """hoist_and_eval (12.2) or DS's graft: afterwards rv's parameters are numbers."""
+        """hoist_and_eval (12.2) or DS's graft: afterwards rv's parameters are numbers. As the
+        runtime's loop does (hoist.c, rt_hoist_root), a parent that cannot be swapped is drawn
+        (the drawing is decided by structure, so it is compiled as a draw) and the hoist restarts."""
         if self.method == "ds":
             self.ds_graft(rv)
+        while True:
+            try:
+                self._hoist_and_eval(rv)
+                return
+            except _NonConjugate as e:
+                if self.method == "ds":
+                    raise NotSpecialisable(self._nonconjugate(e.q, e.c)) from None
+                self.value(e.q)
+
+    def _hoist_and_eval(self, rv: RV) -> None:
         if self.const_params(rv):
             return
         self.eval_params(rv)
@@ -256,7 +277,7 @@ class Engine:
             self.hoist(rv, [])
             self.eval_params(rv)
         if not self.const_params(rv):
-            raise NotSpecialisable(self._nonconjugate(self.parents(rv)[0], rv))
+            raise _NonConjugate(self.parents(rv)[0], rv)
 
     def _nonconjugate(self, q: RV, c: RV) -> str:
         return (f"{_name(c)} ({c.family}) is not conjugate to its parent {_name(q)} ({q.family}) under "
@@ -265,25 +286,27 @@ class Engine:
     # -- delayed sampling's node states (SPEC 13), structure only ----------------------------------
 
     def ds_place(self, rv: RV) -> None:
-        """DS and BP's assume (13.2, 14.1): one canonical parent, or tier 1 would sample."""
-        ps: list[RV] = []
-        for p in self.parents(rv):
-            if not any(p is o for o in ps):
-                ps.append(p)
-        if not ps:
-            return
-        if len(ps) > 1:
-            raise NotSpecialisable(f"{_name(rv)} has {len(ps)} symbolic parents; {self.method} keeps one "
-                                   "and samples the others")
-        q = ps[0]
-        self.eval_params(q)
-        if not self.swap(q, rv, apply=False):
-            raise NotSpecialisable(self._nonconjugate(q, rv))
-        if self.method == "ds":
-            self.touch(q)
-            rv.ds_state, rv.ds_parent = "I", q
-            if not any(c is rv for c in q.children):
-                q.children.append(rv)
+        """DS and BP's assume (13.2, 14.1): the first parent the rule accepts is kept, the others
+        drawn, in the order the runtime draws them (ds.c, rt_ds_place)."""
+        self.eval_params(rv)
+        seen: list[RV] = []
+        canonical = None
+        for q in self.parents(rv):
+            if any(q is o for o in seen) or q is canonical or q.realized:
+                continue
+            seen.append(q)
+            if not any(occurs(p, q) for p in rv.params):
+                continue
+            if canonical is None and self.swap(q, rv, apply=False):
+                canonical = q
+                continue
+            self.value(q)
+            self.eval_params(rv)
+        if canonical is not None and self.method == "ds":
+            self.touch(canonical)
+            rv.ds_state, rv.ds_parent = "I", canonical
+            if not any(c is rv for c in canonical.children):
+                canonical.children.append(rv)
 
     @staticmethod
     def marginal_child(v: RV) -> RV | None:
@@ -317,7 +340,13 @@ class Engine:
 
     # -- the operations (SPEC 10.3) ---------------------------------------------------------------
 
+    def _not_finished(self) -> None:
+        if self.finished:
+            raise NotSpecialisable("a symbolic operation after the means of a list of symbolic values are "
+                                   "taken (tier 1 would take them at the end)")
+
     def assume(self, family: str, params: list[Expr], var: str, ann: str | None) -> Expr:
+        self._not_finished()
         if family not in SUPPORTED and family != "exponential":
             raise NotSpecialisable(f"tier 2 keeps no symbolic {family} variable")
         if family == "exponential":   # SPEC 9: exponential(r) is Gamma(1, r)
@@ -341,6 +370,7 @@ class Engine:
         return [self.emit.num(p.v) for p in rv.params]
 
     def observe(self, family: str, params: list[Expr], value) -> None:
+        self._not_finished()
         rv = self.new_rv(family, list(params))
         if family not in SUPPORTED:
             raise NotSpecialisable(f"tier 2 cannot observe a {family} with symbolic parameters")
@@ -362,6 +392,7 @@ class Engine:
         """Draw rv from its marginal (value, 10.3): a concrete `siren.assume ... sample`."""
         if rv.realized:
             return rv.value
+        self._not_finished()
         if rv.ann == "symbolic":
             raise NotSpecialisable(f"{_name(rv)} is annotated as symbolic but would be sampled")
         self.touch(rv)
@@ -438,6 +469,14 @@ class Engine:
             if rv.children:
                 self.ds_graft(rv)
         self.make_root(rv)
+
+
+class _NonConjugate(Exception):
+    """A swap of parent q with child c has no rule (or would make a cycle): the runtime draws q."""
+
+    def __init__(self, q: RV, c: RV):
+        super().__init__()
+        self.q, self.c = q, c
 
 
 def _name(rv: RV) -> str:

@@ -180,8 +180,9 @@ class RV:
 class Builder:
     """The smart constructors, emitting the arithmetic of constant operands."""
 
-    def __init__(self, emit: Emitter):
+    def __init__(self, emit: Emitter, on_rewrite=None):
         self.emit = emit
+        self.on_rewrite = on_rewrite   # called with a variable whose parameters eval rewrote
 
     @staticmethod
     def _const_child(e: Expr, kind: str) -> tuple[K, Expr] | None:
@@ -252,17 +253,30 @@ class Builder:
                                    "values of different structure")
         return Node("ite", c, t, f)
 
-    def eval(self, e: Expr) -> Expr:
-        """SPEC 6.3's eval: realized variables replaced by their values, constants folded."""
-        memo: dict[int, Expr] = {}
+    def eval(self, e: Expr, memo: dict | None = None) -> Expr:
+        """SPEC 6.3's eval: realized variables replaced by their values, constants folded; and, as
+        its side effect, the parameters of every symbolic variable it reaches evaluated in place
+        (as the runtime's eval does: a later rule check sees them simplified). Walks that share
+        `memo` evaluate each node and variable once."""
+        memo = {} if memo is None else memo
 
         def go(x: Expr) -> Expr:
             got = memo.get(id(x))
             if got is not None:
                 return got
             if isinstance(x, R):
-                y = K(x.rv.value) if x.rv.realized else x
-            elif isinstance(x, Node):
+                rv = x.rv
+                y = K(rv.value) if rv.realized else x
+                memo[id(x)] = y
+                if not rv.realized and id(rv) not in memo:
+                    memo[id(rv)] = x
+                    params = [go(p) for p in rv.params]
+                    if any(a is not b for a, b in zip(params, rv.params)):
+                        rv.params = params
+                        if self.on_rewrite is not None:
+                            self.on_rewrite(rv)
+                return y
+            if isinstance(x, Node):
                 args = [go(a) for a in x.args]
                 if all(a is b for a, b in zip(args, x.args)):
                     y = x
