@@ -365,18 +365,21 @@ static void fill_range(void *arg, int k, int threads) {
   for (int64_t b = lo; b < hi; b++) {
     const rt_block *blk = &f->blocks[b];
     int64_t first = rt_block_lo(b), end = rt_block_hi(b, f->n);
-    int64_t n_free = blk->n_free, free_end = b + 1 < a->n_blocks ? blk[1].n_free : f->n, n_copies = blk->n_copies;
-    for (int64_t i = first; i < end; i++) {
-      int64_t *slot = n_free < free_end ? &f->free_slots[n_free] : &sink;
-      *slot = i;
-      n_free += counts[i] == 0;
-    }
-    /* Copy sources likewise: a slot's first two extra offspring are stored whatever its count (a
-     * store that is not one is overwritten by the next slot's, or goes to the sink past the block's
-     * stretch), so only counts of 4 or more take a branch. */
-    int64_t *sources = f->copy_source, copies_end = b + 1 < a->n_blocks ? blk[1].n_copies : a->n_copies;
-    for (int64_t i = first; i < end; i++) {
+    /* copy_range reads the first n_copies free slots (as many as there are: N offspring in all) */
+    int64_t n_free = blk->n_free, free_end = b + 1 < a->n_blocks ? blk[1].n_free : a->n_copies;
+    int64_t n_copies = blk->n_copies;
+    /* Free slots and copy sources in one pass over the counts.  A slot is stored as the next free
+     * slot, and as its own first two extra offspring, whatever its count (a store that is not one is
+     * overwritten by the next slot's, or goes to the sink past the block's stretch), so only counts
+     * of 4 or more take a branch. */
+    int64_t *free_slots = f->free_slots, *sources = f->copy_source;
+    int64_t copies_end = b + 1 < a->n_blocks ? blk[1].n_copies : a->n_copies;
+    /* A block whose every particle has one offspring (all of them, when the weights are equal) lists
+     * nothing. */
+    for (int64_t i = first; i < end && (n_free < free_end || n_copies < copies_end); i++) {
       int64_t c = counts[i];
+      *(n_free < free_end ? &free_slots[n_free] : &sink) = i;
+      n_free += c == 0;
       *(n_copies < copies_end ? &sources[n_copies] : &sink) = i;
       *(n_copies + 1 < copies_end ? &sources[n_copies + 1] : &sink) = i;
       if (__builtin_expect(c > 3, 0))
