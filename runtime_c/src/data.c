@@ -457,7 +457,9 @@ int64_t sirenrt_file(sirenrt_ctx *ctx, int32_t file_id, int32_t site) {
   return ctx->filter->tables[file_id].n_rows > 0 ? rt_shared_rows(file_id, 0) : SIRENRT_NIL;
 }
 
-int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site) {
+/* Everything but a row the table already holds: reading the file, the end of the data, a row still to
+ * come, a bad index.  Out of line, so that the hot path saves no registers. */
+__attribute__((noinline)) static int64_t stream_row_slow(sirenrt_ctx *ctx, int64_t index, int32_t site) {
   if (rt_ensure_table(ctx, 0, site)) return SIRENRT_END;
   const rt_table *t = &ctx->filter->tables[0];
   if (index >= 0 && index < t->n_rows) return rt_row_handle(t, 0, index);
@@ -468,4 +470,14 @@ int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site) {
   if (!ctx->filter->stream_open) return SIRENRT_END;
   ctx->want_row = index; /* lets the population loop resume this particle once the row arrives */
   return SIRENRT_NEED;
+}
+
+/* The hot case (every particle-step of a streamed program) is a row the table already holds. */
+int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site) {
+  const sirenrt_filter *f = ctx->filter;
+  if (f && f->model->n_files > 0 && index >= 0) {
+    const rt_table *t = &f->tables[0];
+    if (__atomic_load_n(&t->loaded, __ATOMIC_ACQUIRE) && index < t->n_rows) return rt_row_handle(t, 0, index);
+  }
+  return stream_row_slow(ctx, index, site);
 }

@@ -77,6 +77,7 @@ static void release_held(sirenrt_filter *f) {
 static void reset_population(sirenrt_filter *f, int keep_tables) {
   memset(f->frames, 0, (size_t)f->n * f->model->frame_size);
   f->epoch = 0;
+  f->rekey_lazy = 0;
   for (int64_t i = 0; i < f->n; i++) {
     sirenrt_ctx *c = &f->ctx[i];
     c->arena_used = 0;
@@ -221,6 +222,24 @@ static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, in
   if (rs) memcpy(rt_held_of(f, dst), rt_held_of(f, src), (size_t)rs->n * sizeof(int64_t));
 }
 
+/* copy_particle for a model without list slots or symbolic states, the frame `words` long (a constant
+ * where it is inlined, so the copy is a few moves). */
+static inline __attribute__((always_inline)) void copy_plain(const copy_view *v, const int64_t *free_slots,
+                                                             const int64_t *sources, int64_t lo, int64_t hi,
+                                                             size_t words) {
+  uint64_t *frames = v->frames;
+  int8_t *state_of = v->state;
+  for (int64_t j = lo; j < hi; j++) {
+    int64_t dst = free_slots[j], src = sources[j];
+    uint64_t *d_words = frames + (size_t)dst * words;
+    const uint64_t *s_words = frames + (size_t)src * words;
+    for (size_t k = 0; k < words; k++) d_words[k] = s_words[k];
+    int8_t state = state_of[src];
+    state_of[dst] = state;
+    if (state == SIRENRT_NEED_ROW) v->ctx[dst].want_row = v->ctx[src].want_row;
+  }
+}
+
 static void weigh_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
@@ -346,18 +365,21 @@ static void fill_range(void *arg, int k, int threads) {
   for (int64_t b = lo; b < hi; b++) {
     const rt_block *blk = &f->blocks[b];
     int64_t first = rt_block_lo(b), end = rt_block_hi(b, f->n);
-    int64_t n_free = blk->n_free, free_end = b + 1 < a->n_blocks ? blk[1].n_free : f->n, n_copies = blk->n_copies;
-    for (int64_t i = first; i < end; i++) {
-      int64_t *slot = n_free < free_end ? &f->free_slots[n_free] : &sink;
-      *slot = i;
-      n_free += counts[i] == 0;
-    }
-    /* Copy sources likewise: a slot's first two extra offspring are stored whatever its count (a
-     * store that is not one is overwritten by the next slot's, or goes to the sink past the block's
-     * stretch), so only counts of 4 or more take a branch. */
-    int64_t *sources = f->copy_source, copies_end = b + 1 < a->n_blocks ? blk[1].n_copies : a->n_copies;
-    for (int64_t i = first; i < end; i++) {
+    /* copy_range reads the first n_copies free slots (as many as there are: N offspring in all) */
+    int64_t n_free = blk->n_free, free_end = b + 1 < a->n_blocks ? blk[1].n_free : a->n_copies;
+    int64_t n_copies = blk->n_copies;
+    /* Free slots and copy sources in one pass over the counts.  A slot is stored as the next free
+     * slot, and as its own first two extra offspring, whatever its count (a store that is not one is
+     * overwritten by the next slot's, or goes to the sink past the block's stretch), so only counts
+     * of 4 or more take a branch. */
+    int64_t *free_slots = f->free_slots, *sources = f->copy_source;
+    int64_t copies_end = b + 1 < a->n_blocks ? blk[1].n_copies : a->n_copies;
+    /* A block whose every particle has one offspring (all of them, when the weights are equal) lists
+     * nothing. */
+    for (int64_t i = first; i < end && (n_free < free_end || n_copies < copies_end); i++) {
       int64_t c = counts[i];
+      *(n_free < free_end ? &free_slots[n_free] : &sink) = i;
+      n_free += c == 0;
       *(n_copies < copies_end ? &sources[n_copies] : &sink) = i;
       *(n_copies + 1 < copies_end ? &sources[n_copies + 1] : &sink) = i;
       if (__builtin_expect(c > 3, 0))
@@ -378,6 +400,19 @@ static void copy_range(void *arg, int k, int threads) {
   int64_t lo = a->n_copies * k / threads, hi = a->n_copies * (k + 1) / threads;
   const copy_view v = {(uint64_t *)f->frames, f->model->frame_size / 8, f->state, f->ctx, f->max_held > 0, a->sym};
   const int64_t *free_slots = f->free_slots, *sources = f->copy_source;
+  if (!v.lists && !v.sym) { /* a frame and a state byte: the word count a constant for small frames */
+    switch (v.words) {
+#define RT_COPY_CASE(W) \
+  case W:               \
+    copy_plain(&v, free_slots, sources, lo, hi, W); \
+    return;
+      RT_COPY_CASE(1) RT_COPY_CASE(2) RT_COPY_CASE(3) RT_COPY_CASE(4)
+      RT_COPY_CASE(5) RT_COPY_CASE(6) RT_COPY_CASE(7) RT_COPY_CASE(8)
+#undef RT_COPY_CASE
+      default:
+        break;
+    }
+  }
   for (int64_t j = lo; j < hi; j++) copy_particle(f, &v, free_slots[j], sources[j]);
 }
 
@@ -476,6 +511,7 @@ static int can_proceed(const sirenrt_filter *f, int64_t i) {
 /* What one thread saw while resuming its range of slots. */
 typedef struct pass_chunk {
   int any_at_resample;
+  int drew;            /* some particle drew from its stream */
   int64_t last_zero;   /* highest slot whose weight became zero, -1 if none */
   int64_t first_error; /* lowest slot that recorded an error, -1 if none */
   int64_t first_bad;   /* lowest slot whose resume broke the protocol, -1 if none */
@@ -489,25 +525,43 @@ typedef struct pass_args {
   pass_chunk chunks[RT_MAX_THREADS];
 } pass_args;
 
-/* Resumes every particle of slots [n k / T, n (k+1) / T) that can proceed. */
+/* A stream nothing was drawn from since it was keyed: as rt_rng_init leaves it, or rt_rng_init_many. */
+static int untouched(const rt_rng *g) { return (g->ctr[0] == 0 && g->left == 0) | (g->ctr[0] == 1 && g->left == 4); }
+
+/* Resumes every particle of slots [n k / T, n (k+1) / T) that can proceed.  A stream of an older epoch
+ * is rekeyed first: RT_RNG_LANES slots at once with their first blocks (rekey_ahead) while particles
+ * draw, else (no particle drew in the last pass: a program without draws, or past them) one at a time
+ * without it, the first draw computing it.  Both give the same words: the answer is the same either
+ * way, and so for any number of threads. */
 static void resume_range(void *arg, int k, int threads) {
   pass_args *a = arg;
   sirenrt_filter *f = a->f;
   pass_chunk *out = &a->chunks[k];
-  *out = (pass_chunk){0, -1, -1, -1, 0, 0};
+  *out = (pass_chunk){0, 0, -1, -1, -1, 0, 0};
   int64_t lo = f->n * k / threads, hi = f->n * (k + 1) / threads;
   /* Read once: a resume may write through pointers the compiler cannot tell from f's fields. */
   sirenrt_resume_fn resume = f->model->resume;
   sirenrt_ctx *ctx = f->ctx;
   uint8_t *frames = f->frames;
+  double *logw = f->logw; /* ctx[i].logw is &logw[i] */
   size_t frame_size = f->model->frame_size;
   uint32_t epoch = f->epoch;
-  int lists = f->max_held > 0, sym = a->sym;
+  uint64_t seed = f->seed;
+  int8_t *state = f->state;
+  int lists = f->max_held > 0, sym = a->sym, lazy = f->rekey_lazy, stream_open = f->stream_open;
+  int drew = 0, any_at_resample = 0;
   for (int64_t i = lo; i < hi; i++) {
-    if (!can_proceed(f, i)) continue;
+    int8_t s = state[i];
+    if (s != RT_RUNNABLE && s != SIRENRT_AT_RESAMPLE && !can_proceed(f, i)) continue;
     sirenrt_ctx *c = &ctx[i];
-    if (c->rng.ctr[2] != epoch) rekey_ahead(f, i, hi); /* its stream is of an older epoch */
-    int32_t r = resume(c, frames + (size_t)i * frame_size, c->logw);
+    if (c->rng.ctr[2] != epoch) { /* its stream is of an older epoch */
+      if (lazy)
+        rt_rng_init(&c->rng, seed, (uint64_t)i, epoch, RT_DOMAIN_PARTICLE);
+      else
+        rekey_ahead(f, i, hi);
+    }
+    int32_t r = resume(c, frames + (size_t)i * frame_size, &logw[i]);
+    drew |= !untouched(&c->rng);
     if (c->flagged) { /* only now are the context's cold fields read */
       c->flagged = 0;
       if (c->zeroed) {
@@ -516,13 +570,16 @@ static void resume_range(void *arg, int k, int threads) {
       }
       if (c->err_msg && out->first_error < 0) out->first_error = i;
     }
-    int known = r == SIRENRT_FINISHED || r == SIRENRT_AT_RESAMPLE || (r == SIRENRT_NEED_ROW && f->stream_open);
+    state[i] = (int8_t)r;
+    any_at_resample |= r == SIRENRT_AT_RESAMPLE;
+    if (r == SIRENRT_AT_RESAMPLE && !lists && !sym) { /* the common stop: nothing to hold or collect */
+      if (__builtin_expect(__atomic_load_n(&f->arenas_used, __ATOMIC_RELAXED) == 0, 1)) continue;
+    }
+    int known = r == SIRENRT_FINISHED || r == SIRENRT_AT_RESAMPLE || (r == SIRENRT_NEED_ROW && stream_open);
     if (!known && out->first_bad < 0) {
       out->first_bad = i;
       out->bad_status = r;
     }
-    f->state[i] = (int8_t)r;
-    out->any_at_resample |= r == SIRENRT_AT_RESAMPLE;
     /* A finished particle keeps its result's cells young, unless a later barrier holds them
      * (count_block): at the end of a run nobody copies them.  A model without list slots reads the
      * filter's flag, not each context's second cache line. */
@@ -533,6 +590,8 @@ static void resume_range(void *arg, int k, int threads) {
      * this pass (the first) waits for the next one, whatever the thread that made it. */
     if (sym && known && c->sym) rt_sym_collect_particle(f, i, &out->out_of_memory);
   }
+  out->drew = drew;
+  out->any_at_resample = any_at_resample;
 }
 
 /* One pass over the population, on the thread pool when there is one.  Errors are reported as a
@@ -542,12 +601,13 @@ static int resume_all(sirenrt_filter *f) {
   pass_args a = {f, __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED), {{0}}};
   int threads = team_size(f);
   run_team(f, threads, resume_range, &a);
-  int any = 0, out_of_memory = 0;
+  int any = 0, out_of_memory = 0, drew = 0;
   int64_t error = -1, bad = -1;
   int32_t bad_status = 0;
   for (int k = 0; k < threads; k++) {
     pass_chunk *c = &a.chunks[k];
     any |= c->any_at_resample;
+    drew |= c->drew;
     out_of_memory |= c->out_of_memory;
     if (c->last_zero >= 0) f->last_zero_site = f->ctx[c->last_zero].zero_site;
     if (error < 0) error = c->first_error;
@@ -556,6 +616,7 @@ static int resume_all(sirenrt_filter *f) {
       bad_status = c->bad_status;
     }
   }
+  f->rekey_lazy = !drew;
   if (error >= 0 && (bad < 0 || error <= bad)) return fail_from_particle(f, &f->ctx[error]), -1;
   if (out_of_memory) return rt_filter_fail(f, rt_budget_message(&f->budget)), -1;
   if (bad >= 0) {

@@ -320,6 +320,7 @@ struct sirenrt_filter {
   uint8_t *frames;     /* n * frame_size bytes, contiguous */
   sirenrt_ctx *ctx;    /* n contexts; slot i owns frame i */
   uint32_t epoch;      /* number of resamplings done in this run */
+  int32_t rekey_lazy;  /* no particle drew in the last pass: key streams one at a time, first block on a draw */
   int32_t mode;
   int32_t stream_open;
   rt_table *tables;    /* model->n_files tables; borrowed by estimate()'s clone */

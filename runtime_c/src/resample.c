@@ -58,8 +58,10 @@ void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *e, rt_bl
       sum_sq += v;
     }
   } else {
+    /* exp(0) is 1 exactly: the particles at the maximum (every particle, when all weights are equal, as
+     * in a program that draws nothing) skip the call. */
     for (int64_t i = lo; i < hi; i++) {
-      double v = e[i] = exp(logw[i] - mx);
+      double v = e[i] = logw[i] == mx ? 1.0 : exp(logw[i] - mx);
       sum += v;
       sum_sq += v * v;
     }

@@ -215,12 +215,20 @@ int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site
  * row and element in range); every other list, and a row handle that fails them, goes to
  * sirenrt_list_get, so answers and errors are its own. */
 int64_t sirenrt_list_head_word(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site) {
-  const int64_t row_bits = RT_SHARED_BIT | RT_ROW_BIT;
-  const rt_table *t;
-  if (list >= 0 && (list & row_bits) == row_bits && i == 0 && (t = shared_table(ctx, list))) {
-    int64_t word;
-    memcpy(&word, &t->vals[t->row_start[rt_shared_row_r(list)] + rt_shared_row_k(list)], sizeof word);
-    return word;
+  /* Bits 63..61 of a row handle are 011 (non-negative, shared, row).  shared_table's checks, inline:
+   * the file is the model's and loaded, the row is in the table and k within the row. */
+  const sirenrt_filter *f = ctx->filter;
+  if ((uint64_t)list >> 61 == 3 && i == 0 && f && rt_shared_file(list) < f->model->n_files) {
+    const rt_table *t = &f->tables[rt_shared_file(list)];
+    int64_t r = rt_shared_row_r(list);
+    if (t->loaded && r < t->n_rows) {
+      int64_t at = t->row_start[r] + rt_shared_row_k(list);
+      if (at < t->row_start[r + 1]) {
+        int64_t word;
+        memcpy(&word, &t->vals[at], sizeof word);
+        return word;
+      }
+    }
   }
   return sirenrt_list_get(ctx, list, i, site);
 }

@@ -468,6 +468,69 @@ static void test_memory_limit(void) {
   sirenrt_filter_free(f);
 }
 
+/* ---- streams keyed one at a time after passes without draws ----
+ * Each particle draws a standard normal only at steps 0, 1, 5 and 6 of 9 (one resample() a step, no
+ * observation: equal weights, so systematic resampling leaves every particle in its slot).  After the
+ * passes that draw nothing the population loop keys streams one at a time, without their first block;
+ * the draws must still be those of the stream of (seed, slot, epoch), epoch = step. */
+enum { SPORADIC_STEPS = 9, SPORADIC_DRAWS = 4 };
+typedef struct sporadic_frame {
+  int32_t pc, pad;
+  int64_t t;
+  double z[SPORADIC_DRAWS];
+  double result;
+} sporadic_frame;
+
+static int sporadic_slot(int64_t t) { return t == 0 ? 0 : t == 1 ? 1 : t == 5 ? 2 : t == 6 ? 3 : -1; }
+
+static int32_t sporadic_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+  (void)log_weight;
+  sporadic_frame *f = (sporadic_frame *)frame;
+  if (f->pc == 0) f->t = 0;
+  else f->t++;
+  if (f->t == SPORADIC_STEPS) {
+    f->result = f->z[0] + f->z[1] + f->z[2] + f->z[3];
+    return SIRENRT_FINISHED;
+  }
+  int k = sporadic_slot(f->t);
+  if (k >= 0) f->z[k] = sirenrt_std_normal(ctx);
+  f->pc = 1;
+  return SIRENRT_AT_RESAMPLE;
+}
+
+static const sirenrt_model sporadic_model = {
+    .abi_version = SIRENRT_ABI_VERSION, .name = "sporadic", .method = "smc", .plan = "z: sample",
+    .result_type = "f", .frame_size = sizeof(sporadic_frame), .result_offset = offsetof(sporadic_frame, result),
+    .resume = sporadic_resume, .not_streamable_reason = "the program reads no data",
+};
+
+static void test_streams_after_passes_without_draws(void) {
+  enum { N = 100 };
+  const uint64_t seed = 17;
+  const int32_t counts[] = {1, 2};
+  for (int c = 0; c < 2; c++) {
+    sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, counts[c], 0};
+    sirenrt_filter *f = sirenrt_filter_new(&sporadic_model, N, seed, &o);
+    CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+    if (!f) return;
+    CHECK(sirenrt_filter_run(f, NULL, 0, 0) == 0, "run: %s", sirenrt_filter_error(f));
+    int bad = 0;
+    for (int64_t i = 0; i < N; i++) {
+      const sporadic_frame *fr = (const sporadic_frame *)(f->frames + (size_t)i * sizeof(sporadic_frame));
+      for (int64_t t = 0; t < SPORADIC_STEPS; t++) {
+        int k = sporadic_slot(t);
+        if (k < 0) continue;
+        rt_rng g;
+        rt_rng_init(&g, seed, (uint64_t)i, (uint32_t)t, RT_DOMAIN_PARTICLE);
+        bad += fr->z[k] != rt_normal(&g);
+      }
+    }
+    CHECK(bad == 0, "%d threads: %d draws are not those of the stream of (seed, slot, epoch)", (int)counts[c], bad);
+    CHECK(f->rekey_lazy == 1, "the last passes drew nothing: streams keyed one at a time");
+    sirenrt_filter_free(f);
+  }
+}
+
 int main(void) {
   make_data();
   for (int32_t scheme = SIRENRT_SYSTEMATIC; scheme <= SIRENRT_RESIDUAL; scheme++)
@@ -488,5 +551,6 @@ int main(void) {
   test_files();
   test_memory_limit();
   test_list_head_word();
+  test_streams_after_passes_without_draws();
   return check_report("test_filter");
 }
