@@ -800,19 +800,33 @@ def specialize(module: ModuleOp, method: str) -> Specialization:
     s.emit.block = body
     try:
         result = s.run_block(main.body.block, finish=s.result)
+        s.emit.location = main.body.block.last_op.location
+        s.emit.add(func.ReturnOp(result))
     except NotSpecialisable as e:
         _discard(body)
         # Without an op of its own the reason arose computing the result's mean: the result's op.
         at = e.op if e.op is not None else main.body.block.last_op.operands[0].owner
         span = span_of(at) if isinstance(at, Operation) else None
         return Specialization(False, e.reason, str(span) if span is not None else "")
-    s.emit.location = main.body.block.last_op.location
-    s.emit.add(func.ReturnOp(result))
+    except Exception as e:  # noqa: BLE001 - a bug here must not cost the user the general runtime
+        _discard(body)
+        return Specialization(False, f"internal error in specialize-conjugacy ({type(e).__name__}: {e}); "
+                              "the general runtime runs the program")
     old = main.body.block
+    old_type = main.function_type
     main.body.insert_block_before(body, old)
     main.body.detach_block(old)
-    _discard(old)
     main.function_type = FunctionType.from_lists([], [result.type])
+    try:
+        main.verify()
+    except Exception as e:  # noqa: BLE001 - as above: the program keeps its tier-1 form
+        main.body.insert_block_before(old, body)
+        main.body.detach_block(body)
+        _discard(body)
+        main.function_type = old_type
+        return Specialization(False, f"internal error in specialize-conjugacy (its output does not verify: "
+                              f"{str(e).splitlines()[0]}); the general runtime runs the program")
+    _discard(old)
     plan = {}
     for var in dict.fromkeys(order):
         if var in s.engine.sampled_vars or var in s.engine.symbolic_vars:
