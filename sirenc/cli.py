@@ -458,7 +458,8 @@ def cmd_run(args) -> int:
         from sirenc.summary import jsonable
 
         print(json.dumps({
-            "method": args.method, "handler": args.handler, "particles": args.particles, "seed": args.seed,
+            "method": args.method, "tier": None if args.method == "pf" else model.info.get("tier", 1),
+            "handler": args.handler, "particles": args.particles, "seed": args.seed,
             **({"mh": {**mh, "acceptance_rate": _finite_or_none(outcome.acceptance_rate)}} if mh else {}),
             "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(outcome, plan),
             "log_evidence": None if mh else outcome.log_evidence, "ess": outcome.ess,
