@@ -18,11 +18,17 @@ are merged by making those constants run-time numbers. With one shape the accumu
 numbers; with several it also carries the shape's index and the body selects its code by it.
 Past `_MAX_SHAPES` shapes, the program stays on tier 1.
 
-The program stays on tier 1, unchanged, when any part of it cannot be decided while compiling;
-`Specialization.reason` says which and where: a list of symbolic values (it grows with the
-run), a symbolic value chosen by a run-time condition, a comparison of symbolic values, a
-non-conjugate pair or anything else on which the runtime would sample a variable itself
-(`staged_inference`).
+Trajectories (`x :: xs` of symbolic values, `SList`): an element that is no longer the head is
+kept as a record of two numbers in a concrete list, and the means are computed at the end by one
+backward pass. The rest of `@main` after a loop with several shapes is compiled once per shape.
+
+Where the runtime draws a variable because of the structure alone (a parent that is not
+conjugate to its child, DS and BP's extra parents), the engine emits the same draw at the same
+point. The program stays on tier 1, unchanged, when what the runtime does would depend on the
+run; `Specialization.reason` says what and where: a symbolic value chosen by a run-time
+condition, a comparison forced at run time between structures, a run-time coefficient, DS's
+prune, a trajectory whose elements are not chained Gaussians (`staged_inference` and below).
+A failure of the pass itself also leaves the program on tier 1, reported as an internal error.
 
 The result: each symbolic part of `@main`'s result is replaced by its per-particle posterior
 mean (SPEC 10.4), so the estimate (the weighted mean over particles) is tier 1's.
