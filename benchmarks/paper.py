@@ -164,7 +164,7 @@ def _quantiles(xs: list[float]) -> dict:
 
 def run_config(args: tuple) -> dict:
     """Compile one (model, method, plan) and run it at each particle count, `reps` seeds each."""
-    cfg, particles, reps, tier, run_limit, budgets, memory_limit = args
+    cfg, particles, reps, tier, run_limit, budgets, memory_limit, resampler = args
     budget = budgets[1] if cfg.plan == "default" else budgets[0]
     import sirenc
     from plans import Plan
@@ -197,7 +197,7 @@ def run_config(args: tuple) -> dict:
             times, errs, failures = [], [[] for _ in true], []
             stop = None
             for seed in range(reps):
-                f = model.filter(particles=n, seed=seed, memory_limit=memory_limit)
+                f = model.filter(particles=n, seed=seed, memory_limit=memory_limit, resampler=resampler)
                 t0 = time.perf_counter()
                 try:
                     f.run(progress=guard, progress_interval=1.0)
@@ -233,7 +233,8 @@ def run_config(args: tuple) -> dict:
 
 
 def sweep(models: list[str], methods: list[str], particles: list[int], reps: int, jobs: int, tier: int,
-          run_limit: float, budget: tuple[float, float], memory_limit: str, log=print) -> tuple[list[dict], dict]:
+          run_limit: float, budget: tuple[float, float], memory_limit: str, resampler: str = "systematic",
+          log=print) -> tuple[list[dict], dict]:
     """Runs every setting; returns the results and the accepted plans per (model, method)."""
     ctx = multiprocessing.get_context("spawn")
     pool = ctx.Pool(jobs) if jobs > 1 else None
@@ -248,7 +249,7 @@ def sweep(models: list[str], methods: list[str], particles: list[int], reps: int
         # Larger jobs first (the defaults and the symbolic-heavy models), so the workers end together.
         weight = {"slds": 3, "slam": 3, "runner": 2, "wheels": 2}
         order = sorted(cfgs, key=lambda c: -(weight.get(c.model, 1) * (4 if c.plan == "default" else 1)))
-        tasks = [(c, particles, reps, tier, run_limit, budget, memory_limit) for c in order]
+        tasks = [(c, particles, reps, tier, run_limit, budget, memory_limit, resampler) for c in order]
         results = []
         for k, r in enumerate(imap(run_config, tasks), 1):
             results.append(r)
@@ -293,7 +294,7 @@ def _reaches(curve, target: float) -> float | None:
     """The smallest median run time at which the 90th-percentile error is within half an order of
     magnitude of the target (or rounds to 0 at 5 decimals): the paper's definition."""
     ok = [t for _, t, e in curve
-          if round(e, 5) == 0 or (e > 0 and math.log10(e) - math.log10(target) <= 0.5)]
+          if round(e, 5) == 0 or (e > 0 and target > 0 and math.log10(e) - math.log10(target) <= 0.5)]
     return min(ok) if ok else None
 
 
@@ -317,9 +318,6 @@ def speedups(results: list[dict]) -> list[dict]:
                 continue
             n_d, t_d, target = dcurve[-1]
             row.update(target=target, default_particles=n_d, default_time=t_d)
-            if target == 0:
-                row["note"] = "the default plan's error is 0"
-                continue
             reach = {}
             for r in rs:
                 t = _reaches(_curve(r, var), target)
@@ -331,7 +329,8 @@ def speedups(results: list[dict]) -> list[dict]:
             # accuracy at equal or lower run time
             cands = [(e, r["plan"]) for r in rs for _, t, e in _curve(r, var) if t <= t_d]
             e_best, p_best = min(cands)
-            row.update(acc_plan=p_best, accuracy=target / max(e_best, 1e-300) if e_best > 0 else math.inf)
+            row.update(acc_plan=p_best, accuracy=(1.0 if target == 0 else target / e_best if e_best > 0
+                                                  else math.inf))
     return rows
 
 
@@ -407,11 +406,11 @@ def _fmt(x: float | None) -> str:
     return f"{x:.3g}"
 
 
-def report(summary: dict, out: Path) -> str:
+def report(summary: dict, out: Path, draw: bool = True) -> str:
     results, meta = summary["results"], summary["meta"]
     rows = speedups(results)
     prec = summary["precision"]
-    figs = figures(results, out)
+    figs = figures(results, out) if draw else []
     L = []
     w = L.append
     w("# The Siren paper's evaluation with sirenc's compiled filters\n")
@@ -421,8 +420,11 @@ def report(summary: dict, out: Path) -> str:
       f"load average before / after: {meta['load_before']} / {meta['load_after']}  ")
     w(f"Sweep wall time: **{meta['wall_s']:.0f} s** ({meta['wall_s'] / 60:.1f} min) for "
       f"{len(results)} (model, method, plan) settings, particles {meta['particles']}, "
-      f"{meta['reps']} runs (seeds 0..{meta['reps'] - 1}) a point, tier {meta['tier']} "
-      f"(symbolic state compiled into arithmetic where sirenc can), memory limit {meta.get('memory_limit', MEMORY_LIMIT)}, "
+      f"{meta['reps']} runs (seeds 0..{meta['reps'] - 1}) a point, {meta.get('resampler', 'systematic')} "
+      f"resampling at every `resample()`, tier {meta['tier']} "
+      + ("(symbolic state compiled into arithmetic where sirenc can)" if meta["tier"] == 2
+         else "(the general symbolic runtime for every plan)")
+      + f", memory limit {meta.get('memory_limit', MEMORY_LIMIT)}, "
       f"at most {meta['run_limit']:g} s a run"
       + (f", at most {meta['budget'][0]:g} s of runs per (model, method, plan) and "
          f"{meta['budget'][1]:g} s per default plan (a particle count whose projected runs would pass "
@@ -511,7 +513,7 @@ def report(summary: dict, out: Path) -> str:
           "the shaded band the half order of magnitude within which a plan reaches it.\n")
         for name in figs:
             w(f"![{Path(name).stem}]({name})\n")
-    else:
+    elif draw:
         w("\n(matplotlib is not installed: no figures.)\n")
     text = "\n".join(L) + "\n"
     (out / "report.md").write_text(text)
@@ -559,11 +561,15 @@ def main(argv: list[str] | None = None) -> int:
                         "2 s with --quick)")
     p.add_argument("--memory-limit", default="",
                    help=f"each filter's memory limit (default {MEMORY_LIMIT}; --quick {QUICK_MEMORY_LIMIT})")
+    p.add_argument("--resampler", default="systematic",
+                   choices=("systematic", "multinomial", "stratified", "residual"),
+                   help="the filters' resampler (the original resampled multinomially)")
+    p.add_argument("--no-figures", action="store_true", help="write the report without figures")
     p.add_argument("--out", default=str(DEFAULT_OUT))
     args = p.parse_args(argv)
     out = Path(args.out)
     if args.report_only:
-        report(json.loads((out / "summary.json").read_text()), out)
+        report(json.loads((out / "summary.json").read_text()), out, draw=not args.no_figures)
         print(f"wrote {out / 'report.md'}")
         return 0
     models = args.models.split(",") if args.models else list(BENCHMARKS)
@@ -581,7 +587,7 @@ def main(argv: list[str] | None = None) -> int:
     load_before = ", ".join(f"{x:.2f}" for x in os.getloadavg())
     memory_limit = args.memory_limit or (MEMORY_LIMIT if args.full else QUICK_MEMORY_LIMIT)
     results, accepted = sweep(models, methods, particles, reps, args.jobs, args.tier, run_limit, budget,
-                              memory_limit,
+                              memory_limit, args.resampler,
                               log=lambda s: print(f"{time.perf_counter() - start:7.1f}s {s}", flush=True))
     prec = precision(accepted)
     wall = time.perf_counter() - start
@@ -590,11 +596,11 @@ def main(argv: list[str] | None = None) -> int:
             "dirty": bool(_git("status", "--porcelain", "--", "benchmarks", "sirenc", "runtime_c")),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": _machine(),
             "jobs": args.jobs, "particles": particles, "reps": reps, "tier": args.tier,
-            "run_limit": run_limit, "budget": budget, "memory_limit": memory_limit, "wall_s": wall, "load_before": load_before,
+            "resampler": args.resampler, "run_limit": run_limit, "budget": budget, "memory_limit": memory_limit, "wall_s": wall, "load_before": load_before,
             "load_after": ", ".join(f"{x:.2f}" for x in os.getloadavg())}
     summary = {"meta": meta, "results": results, "precision": prec}
     (out / "summary.json").write_text(json.dumps(summary, indent=1))
-    report(summary, out)
+    report(summary, out, draw=not args.no_figures)
     print(f"wrote {out / 'report.md'} in {wall:.0f} s")
     return 0
 
