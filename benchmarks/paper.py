@@ -2,8 +2,10 @@
 every inference plan of the eleven benchmark models, the speed-ups over the default plans, and the
 analysis-precision table.
 
-    python benchmarks/paper.py --quick       # every model, particles 1, 4, ..., 1024, 3 runs a point
+    python benchmarks/paper.py --quick       # every model, particles 1, 4, ..., 1024, 3 runs a point (~2 min)
     python benchmarks/paper.py --full        # every model, particles 1, 2, 4, ..., 1024, 100 runs a point
+                                             # (~30 min on 2 cores: at most 15 s of runs per plan, 60 s
+                                             # per default plan; --budget, --default-budget)
     python benchmarks/paper.py --quick --models noise,gtree --particles 1,4 --reps 2 --out /tmp/p
     python benchmarks/paper.py --report-only # redraw the report from results/summary.json
 
@@ -545,8 +547,8 @@ def _machine() -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     g = p.add_mutually_exclusive_group()
-    g.add_argument("--quick", action="store_true", help="particles 1, 4, .., 1024, 3 runs a point (default)")
-    g.add_argument("--full", action="store_true", help="particles 1, 2, 4, .., 1024, 100 runs a point")
+    g.add_argument("--quick", action="store_true", help="particles 1, 4, .., 1024, 3 runs a point, 2 s of runs a plan (the default)")
+    g.add_argument("--full", action="store_true", help="particles 1, 2, 4, .., 1024, 100 runs a point, budgets 15 s / 60 s")
     g.add_argument("--report-only", action="store_true", help="redraw the report from OUT/summary.json")
     p.add_argument("--models", default="", help="comma-separated subset of the benchmark models")
     p.add_argument("--methods", default=",".join(METHODS))
