@@ -1,6 +1,7 @@
-"""The Siren paper's evaluation, rerun with sirenc's compiled filters: accuracy against run time of
-every inference plan of the eleven benchmark models, the speed-ups over the default plans, and the
-analysis-precision table.
+"""The Siren paper's evaluation, rerun with sirenc's compiled filters.
+
+Accuracy against run time of every inference plan of the eleven benchmark models, the speed-ups
+over the default plans, and the analysis-precision table.
 
     python benchmarks/paper.py --quick       # every model, particles 1, 4, ..., 1024, 3 runs a point (~2 min)
     python benchmarks/paper.py --full        # every model, particles 1, 2, 4, ..., 1024, 100 runs a point
