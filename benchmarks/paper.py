@@ -605,7 +605,7 @@ def main(argv: list[str] | None = None) -> int:
             "resampler": args.resampler, "run_limit": run_limit, "budget": budget, "memory_limit": memory_limit, "wall_s": wall, "load_before": load_before,
             "load_after": ", ".join(f"{x:.2f}" for x in os.getloadavg())}
     summary = {"meta": meta, "results": results, "precision": prec}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1))
+    (out / "summary.json").write_text(json.dumps(summary, separators=(",", ":")))
     report(summary, out, draw=not args.no_figures)
     print(f"wrote {out / 'report.md'} in {wall:.0f} s")
     return 0
