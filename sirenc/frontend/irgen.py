@@ -60,18 +60,10 @@ class _FunctionBuilder:
         """The single value a call passes: unit, the argument, or nested pairs."""
         if not values:
             return self.emit(block, siren.ConstOp(None), node)
-        value = values[-1]
-        for first in reversed(values[:-1]):
-            value = self.emit(block, siren.PairOp(first, value), node)
-        return value
+        return siren.pack(lambda op: self.emit(block, op, node), values)
 
     def unpack(self, block: Block, value: SSAValue, n: int, node: ast.Node) -> list[SSAValue]:
-        out = []
-        for _ in range(n - 1):
-            out.append(self.emit(block, siren.FstOp(value), node))
-            value = self.emit(block, siren.SndOp(value), node)
-        out.append(value)
-        return out
+        return siren.unpack(lambda op: self.emit(block, op, node), value, n)
 
     def args(self, block: Block, node: ast.Call, env: dict, arity: int) -> list[SSAValue]:
         values = [self.expr(block, a, env) for a in node.args]

@@ -132,6 +132,25 @@ def is_sym(t: Attribute) -> bool:
     return isinstance(t, SymType)
 
 
+def pack(add, values: Sequence[SSAValue]) -> SSAValue:
+    """One value for several (at least one): right-nested pairs, built with `add(op)`, which
+    inserts the op where the caller builds and returns its result."""
+    value = values[-1]
+    for first in reversed(values[:-1]):
+        value = add(PairOp(first, value))
+    return value
+
+
+def unpack(add, value: SSAValue, n: int) -> list[SSAValue]:
+    """The `n` components of a value `pack` made, projected with `add(op)` as in `pack`."""
+    out = []
+    for _ in range(n - 1):
+        out.append(add(FstOp(value)))
+        value = add(SndOp(value))
+    out.append(value)
+    return out
+
+
 def holds(t: Attribute, leaf) -> bool:
     """Whether type `t` is, or has among its pair components and list elements, a type for which
     `leaf(type)` holds."""

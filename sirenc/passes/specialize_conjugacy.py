@@ -267,26 +267,10 @@ class _Variant:
         return [i for i, w in enumerate(self.statics) if w is None]
 
 
-def _pack(emit: Emitter, values: list[SSAValue]) -> SSAValue:
-    out = values[-1]
-    for v in reversed(values[:-1]):
-        out = emit.add(siren.PairOp(v, out)).result
-    return out
-
-
 def _pack_type(types: list[Attribute]) -> Attribute:
     out = types[-1]
     for t in reversed(types[:-1]):
         out = siren.PairType(t, out)
-    return out
-
-
-def _unpack(emit: Emitter, value: SSAValue, n: int) -> list[SSAValue]:
-    out = []
-    for _ in range(n - 1):
-        out.append(emit.add(siren.FstOp(value)).result)
-        value = emit.add(siren.SndOp(value)).result
-    out.append(value)
     return out
 
 
@@ -689,7 +673,7 @@ class _Specializer:
             fields = ([self.emit.const(float(index))] if tagged else []) + list(shape.concretes)
             fields += [self.emit.num(shape.nums[i]) for i in v.slots]
             fields += [self.emit.const(0.0)] * (n_slots - len(v.slots))
-            return _pack(self.emit, fields or [self.emit.const(0.0)])
+            return siren.pack(self.emit.result, fields or [self.emit.const(0.0)])
 
         def split(fields: list[SSAValue]):
             tag = fields[0] if tagged else None
@@ -700,7 +684,7 @@ class _Specializer:
         body = Block(arg_types=[elem_type, acc_type])
         saved = self.emit.block
         self.emit.block = body
-        tag, concretes, slots = split(_unpack(self.emit, body.args[1], len(field_types)))
+        tag, concretes, slots = split(siren.unpack(self.emit.result, body.args[1], len(field_types)))
         blocks = []
         for v in variants:
             block = Block() if tagged else body
@@ -714,7 +698,7 @@ class _Specializer:
         self.emit.block = saved
         self.emit.location = op.location
         result = self.emit.add(siren.FoldOp(lst, new_init, body)).result
-        tag, concretes, slots = split(_unpack(self.emit, result, len(field_types)))
+        tag, concretes, slots = split(siren.unpack(self.emit.result, result, len(field_types)))
         values = [self._from_slots(v, slots[:len(v.slots)], concretes) for v in variants]
         if len(values) == 1:
             self._bind(op.result, values[0])

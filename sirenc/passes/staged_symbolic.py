@@ -53,6 +53,9 @@ class Emitter:
         self.block.add_op(op)
         return op
 
+    def result(self, op: Operation) -> SSAValue:
+        return self.add(op).results[0]
+
     def const(self, x: float) -> SSAValue:
         return self.add(siren.ConstOp(float(x))).result
 
