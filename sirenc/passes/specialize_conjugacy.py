@@ -383,10 +383,10 @@ class _Specializer:
         return _select(self.emit, tag, blocks, result_type)
 
     def run_op(self, op: Operation):
-        handler = _HANDLERS.get(type(op))
-        if handler is not None and _touches_sym(op):
-            return handler(self, op)
         if _touches_sym(op):
+            handler = _HANDLERS.get(type(op))
+            if handler is not None:
+                return handler(self, op)
             raise NotSpecialisable(_UNSUPPORTED.get(type(op), f"tier 2 does not handle {op.name} on symbolic values"),
                                    op)
         new = op.clone(value_mapper=self.vmap)
