@@ -365,9 +365,10 @@ class Engine:
         self.born += 1
         return rv
 
-    def root_params(self, rv: RV) -> list[SSAValue]:
+    def root_dist(self, rv: RV) -> SSAValue:
+        """rv made a root, and its distribution as a concrete `siren.dist` of its numbers."""
         self.make_root(rv)
-        return [self.emit.num(p.v) for p in rv.params]
+        return self.emit.result(siren.DistOp(rv.family, [self.emit.num(p.v) for p in rv.params]))
 
     def observe(self, family: str, params: list[Expr], value) -> None:
         self._not_finished()
@@ -376,9 +377,7 @@ class Engine:
             raise NotSpecialisable(f"tier 2 cannot observe a {family} with symbolic parameters")
         if self.method != "ssi":
             self.ds_place(rv)
-        args = self.root_params(rv)
-        dist = self.emit.add(siren.DistOp(rv.family, args)).result
-        self.emit.add(siren.ObserveOp(dist, value))
+        self.emit.add(siren.ObserveOp(self.root_dist(rv), value))
         if value.type == i1:
             value = self.emit.add(siren.BoolToFloatOp(value)).result
         self.realize(rv, value)
@@ -396,9 +395,8 @@ class Engine:
         if rv.ann == "symbolic":
             raise NotSpecialisable(f"{_name(rv)} is annotated as symbolic but would be sampled")
         self.touch(rv)
-        args = self.root_params(rv)
-        dist = self.emit.add(siren.DistOp(rv.family, args)).result
-        value_type = siren.draw_type(siren.dist_type(rv.family), [a.type for a in args])
+        dist = self.root_dist(rv)
+        value_type = siren.draw_type(dist.type, [a.type for a in dist.owner.params])
         draw = self.emit.add(siren.AssumeOp(dist, rv.var, "sample", value_type)).result
         if draw.type == i1:
             draw = self.emit.add(siren.BoolToFloatOp(draw)).result
