@@ -455,16 +455,23 @@ static void test_posterior_draws(void) {
 
 /* ------------------------------------------------------------------ plan ------------------------ */
 
+/* A filter whose model names `n` variables and whose pool holds `words`: what the symbolic engine
+ * reads of a filter (variable names, the memory pool), without a population. */
+static void fake_filter(sirenrt_filter *filter, sirenrt_model *model, const char *const *vars, int32_t n,
+                        uint64_t words) {
+  memset(model, 0, sizeof *model);
+  model->n_vars = n;
+  model->vars = vars;
+  memset(filter, 0, sizeof *filter);
+  filter->model = model;
+  filter->budget.words = words;
+}
+
 static void test_plan(void) {
   static const char *const vars[] = {"x", "s"};
   sirenrt_model model;
-  memset(&model, 0, sizeof model);
-  model.n_vars = 2;
-  model.vars = vars;
   sirenrt_filter filter;
-  memset(&filter, 0, sizeof filter);
-  filter.model = &model;
-  filter.budget.words = (uint64_t)1 << 40;
+  fake_filter(&filter, &model, vars, 2, (uint64_t)1 << 40);
 
   for (int ann = SIRENRT_ANN_NONE; ann <= SIRENRT_ANN_SYMBOLIC; ann += SIRENRT_ANN_SYMBOLIC) {
     sirenrt_ctx ctx;
@@ -518,13 +525,8 @@ static void test_plan(void) {
 static void test_budget(void) {
   static const char *const vars[] = {"x"};
   sirenrt_model model;
-  memset(&model, 0, sizeof model);
-  model.n_vars = 1;
-  model.vars = vars;
   sirenrt_filter filter;
-  memset(&filter, 0, sizeof filter);
-  filter.model = &model;
-  filter.budget.words = 64 * 6 * 4; /* four pools of the first size, two doublings */
+  fake_filter(&filter, &model, vars, 1, 64 * 6 * 4); /* four pools of the first size, two doublings */
   sirenrt_ctx ctx;
   double logw;
   ctx_init(&ctx, &logw, 30);
