@@ -385,8 +385,11 @@ def plan_text(c: Compilation) -> str:
 def model_info(c: Compilation, module):
     """The runtime's view of the model: the typed `smc.model` and `sirenrt.layout`
     attributes that the lowering put on the resumable procedure."""
+    from xdsl.dialects import llvm
+
     from sirenc.diagnostics import Span
     from sirenc.model_info import RESUME_SYMBOL, ModelInfo
+    from sirenc.passes.lower_smc_to_llvm import never_draws
 
     fn = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == RESUME_SYMBOL)
     model, layout = fn.attributes["smc.model"], fn.attributes["sirenrt.layout"]
@@ -407,6 +410,8 @@ def model_info(c: Compilation, module):
         tier=2 if specialized(c) else 1,
         static_runtime_plan="".join(f"{name}: {enc}\n" for name, enc in c.specialization.runtime_plan.items())
         if specialized(c) else "",
+        never_draws=never_draws(op.sym_name.data for op in module.ops
+                                if isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith("sirenrt_")),
     )
 
 

@@ -41,6 +41,9 @@ class ModelInfo:
     # ("x: symbolic\ny: sample"), fixed when compiling; else 1 and "".
     tier: int = 1
     static_runtime_plan: str = ""
+    # No call in the resume can draw from the particle's stream (the runtime then leaves the
+    # streams as first keyed).  False is always safe.
+    never_draws: bool = False
 
     def replace_data(self, data: str) -> None:
         """Read ``data`` (``sirenc run --data``) instead of the program's data file (file 0)."""

@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 6
+#define SIRENRT_ABI_VERSION 7
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -122,6 +122,9 @@ typedef struct sirenrt_model {
    * and NULL (the runtime plan is read off the particles' symbolic states). */
   int32_t tier;
   const char *static_runtime_plan;
+  /* 1: no resume ever draws from its particle's stream (the compiler saw no call that can), so the
+   * runtime need not rekey the streams at each resampling; 0 (a safe default): it may. */
+  int32_t never_draws;
 } sirenrt_model;
 
 typedef struct sirenrt_options {

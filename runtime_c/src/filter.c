@@ -549,12 +549,13 @@ static void resume_range(void *arg, int k, int threads) {
   uint64_t seed = f->seed;
   int8_t *state = f->state;
   int lists = f->max_held > 0, sym = a->sym, lazy = f->rekey_lazy, stream_open = f->stream_open;
+  int keyed = !f->model->never_draws; /* a stream nobody draws from may keep its first key */
   int drew = 0, any_at_resample = 0;
   for (int64_t i = lo; i < hi; i++) {
     int8_t s = state[i];
     if (s != RT_RUNNABLE && s != SIRENRT_AT_RESAMPLE && !can_proceed(f, i)) continue;
     sirenrt_ctx *c = &ctx[i];
-    if (c->rng.ctr[2] != epoch) { /* its stream is of an older epoch */
+    if (keyed && c->rng.ctr[2] != epoch) { /* its stream is of an older epoch */
       if (lazy)
         rt_rng_init(&c->rng, seed, (uint64_t)i, epoch, RT_DOMAIN_PARTICLE);
       else
@@ -738,6 +739,9 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
                              m->name ? m->name : "?", m->abi_version, SIRENRT_ABI_VERSION), NULL;
   if (!m->resume || m->frame_size < 8 || m->frame_size % 8 || m->result_offset % 8)
     return rt_set_last_error("model '%s': bad frame layout", m->name ? m->name : "?"), NULL;
+  if (m->never_draws != 0 && m->never_draws != 1)
+    return rt_set_last_error("model '%s': never_draws is %d, not 0 or 1", m->name ? m->name : "?",
+                             (int)m->never_draws), NULL;
   if (!m->result_type || (words = rt_type_words(m->result_type, &end)) < 0 || *end != '\0')
     return rt_set_last_error("model: bad result type descriptor '%s'", m->result_type ? m->result_type : ""), NULL;
   if ((uint64_t)m->result_offset + 8 * (uint64_t)words > m->frame_size)

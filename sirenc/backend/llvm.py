@@ -200,6 +200,7 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
         sym_roots=_private_array(mod, f"{MODEL_SYMBOL}.sym_roots", descriptor_type("sirenrt_root"), sym_roots),
         tier=info.tier,
         static_runtime_plan=string(info.static_runtime_plan if info.tier == 2 else None),
+        never_draws=int(info.never_draws),
     )
     g = ir.GlobalVariable(mod, model.type, name=MODEL_SYMBOL)
     g.global_constant = True

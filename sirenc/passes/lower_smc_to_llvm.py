@@ -60,7 +60,7 @@ particle's ``#smc.model`` as ``smc.model``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from math import pi
@@ -131,6 +131,17 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
 }
 # The most parameters a family has: sirenrt_sym_assume/observe take p0, p1, p2.
 MAX_PARAMS = 3
+
+# The runtime functions that never draw from the particle's stream (by name after ``sirenrt_``, or
+# its prefix).  Every other one may: sample_*, std_normal, and tier 1's sym_* (a value or an
+# assume can draw).
+_NEVER_DRAW = ("add_log_weight", "list_", "file", "stream_row", "observe_")
+
+
+def never_draws(called: Iterable[str]) -> bool:
+    """Whether a resume that calls only the runtime functions ``called`` (``sirenrt_`` names)
+    never draws: then the runtime need not key its streams (``sirenrt_model.never_draws``)."""
+    return all(name.removeprefix("sirenrt_").startswith(_NEVER_DRAW) for name in called)
 
 
 @cache

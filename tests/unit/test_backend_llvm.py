@@ -53,7 +53,7 @@ def test_descriptor_contents(toy):
     from sirenc.runtime.abi import abi_version
 
     for field in (f"{{ i32 {abi_version()},", "i32 40, i32 24, ptr @siren_resume, i32 1,", "i32 1, ptr @sirenc_model.files",
-                  "i32 2, ptr @sirenc_model.sites", "i32 0, ptr null, i32 0, ptr null, i32 0, ptr null, i32 1, ptr null }"):
+                  "i32 2, ptr @sirenc_model.sites", "i32 0, ptr null, i32 0, ptr null, i32 0, ptr null, i32 1, ptr null, i32 0 }"):
         assert field in line
 
 
@@ -67,7 +67,7 @@ def test_no_files_and_no_sites_give_null_arrays():
     info.sites, info.files = [], []
     text = llvm_ir_text(module, info)
     line = next(l for l in text.splitlines() if l.startswith("@sirenc_model ="))
-    assert line.rstrip().endswith("i32 0, ptr null, i32 0, ptr null, i32 1, ptr null }")
+    assert line.rstrip().endswith("i32 0, ptr null, i32 0, ptr null, i32 1, ptr null, i32 0 }")
 
 
 def test_o2_keeps_the_descriptor_and_folds_the_resume_function(toy):
@@ -163,3 +163,30 @@ def test_jit_reports_unknown_runtime_functions_instead_of_aborting():
             op.callee = type(callee)("sirenrt_no_such_function")
     with pytest.raises(RuntimeError, match="sirenrt_no_such_function"):
         jit_compile(module, info)
+
+
+@pytest.mark.parametrize("method, tier, expected", [
+    ("pf", 2, False),     # a sample is a draw
+    ("ssi", 2, True),     # tier 2: the Gaussian belief is numbers, nothing is drawn
+    ("ssi", 1, False),    # tier 1: sirenrt_sym_* may draw (a value, a hoist)
+])
+def test_never_draws_is_set_from_the_calls(method, tier, expected):
+    from sirenc.driver import compile_to_llvm_dialect
+
+    source = ("val step = fun (y, x) -> let x1 <- gaussian(x, 1.) in "
+              "let () = observe(gaussian(x1, 0.5), y) in let () = resample() in x1 in fold(step, [1., 2.], 0.)")
+    _, info = compile_to_llvm_dialect(source, method=method, tier=tier)
+    assert info.never_draws is expected
+    line = next(l for l in llvm_ir_text(*compile_to_llvm_dialect(source, method=method, tier=tier)).splitlines()
+                if l.startswith("@sirenc_model ="))
+    assert line.rstrip().endswith(f"i32 {int(expected)} }}")
+
+
+def test_never_draws_allows_only_calls_that_cannot_draw():
+    from sirenc.passes.lower_smc_to_llvm import never_draws
+
+    assert never_draws([]) and never_draws(["sirenrt_observe_gaussian", "sirenrt_list_head_word",
+                                            "sirenrt_stream_row", "sirenrt_add_log_weight", "sirenrt_file"])
+    for drawing in ("sirenrt_sample_gaussian", "sirenrt_std_normal", "sirenrt_sym_value", "sirenrt_sym_assume",
+                    "sirenrt_some_future_function"):
+        assert not never_draws(["sirenrt_list_tl", drawing])

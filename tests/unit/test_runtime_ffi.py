@@ -155,6 +155,44 @@ def test_bad_model_is_refused_with_a_reason():
     assert "ABI" in last_error()
 
 
+def test_never_draws_must_be_a_flag():
+    m = PyModel(conjugate_resume)
+    m.model.never_draws = 2
+    assert LIB.sirenrt_filter_new(m.model, 4, 0, ffi.NULL) == ffi.NULL
+    assert "never_draws is 2, not 0 or 1" in last_error()
+
+
+def _two_steps(draw):
+    """Two resample() barriers, then the result: a draw after the first (`draw`) or a constant."""
+    def resume(ctx, frame, log_weight):
+        pc, x = ffi.cast("int32_t *", frame), ffi.cast("double *", frame + 8)
+        pc[0] += 1
+        if pc[0] == 1:
+            x[0] = LIB.sirenrt_sample_gaussian(ctx, 0.0, 1.0, 0) if draw else 0.25
+            LIB.sirenrt_observe_gaussian(ctx, x[0], 1.0, 1.0, 0)
+            return LIB.SIRENRT_AT_RESAMPLE
+        if pc[0] == 2:
+            x[0] += LIB.sirenrt_sample_gaussian(ctx, 0.0, 1.0, 0) if draw else 0.5
+            return LIB.SIRENRT_AT_RESAMPLE
+        ffi.cast("double *", frame + 16)[0] = x[0]
+        return LIB.SIRENRT_FINISHED
+    return resume
+
+
+@pytest.mark.parametrize("draw", [False, True])
+def test_never_draws_leaves_the_streams_unkeyed(draw):
+    """The flag only skips rekeying the particles' streams at a resampling: the answers of a model
+    that never draws are the same with it; a model that draws (and must not set it) sees it."""
+    answers = []
+    for flag in (0, 1):
+        m = PyModel(_two_steps(draw))
+        m.model.never_draws = flag
+        f = ffi.gc(LIB.sirenrt_filter_new(m.model, 64, 5, ffi.NULL), LIB.sirenrt_filter_free)
+        assert f != ffi.NULL and LIB.sirenrt_filter_run(f, ffi.NULL, 0, 0) == 0
+        answers.append(estimate(f)[1][0])
+    assert (answers[0] == answers[1]) != draw
+
+
 # ---------------------------------------------------------------- the C ABI and filter() agree
 
 @pytest.fixture(scope="module")
