@@ -278,6 +278,19 @@ SIRENRT_API int64_t sirenrt_file(sirenrt_ctx *ctx, int32_t file_id, int32_t site
  * not arrived yet; SIRENRT_END once it is closed and index >= number of rows.  `site` is the streamed
  * fold's File.read, where an error reading file 0 from disk (run() without rows) is reported. */
 SIRENRT_API int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site);
+/* The rows of file 0 as compiled code reads them in place, where a call per row would cost more than the
+ * row: row r < n_rows holds vals[row_start[r] .. row_start[r+1]), and, when not empty, its handle as a
+ * list is SIRENRT_FIRST_ROW | r << SIRENRT_ROW_SHIFT (a row of file 0 from its element 0, see Lists above).
+ * n_rows is 0 while nothing is readable (the file not read yet, no data file, no filter): the code then
+ * calls sirenrt_stream_row and sirenrt_list_head_word.  Valid until the resume returns. */
+typedef struct sirenrt_rows {
+  const double *vals;
+  const int64_t *row_start;
+  int64_t n_rows;
+} sirenrt_rows;
+#define SIRENRT_FIRST_ROW 6917529027641081856
+#define SIRENRT_ROW_SHIFT 23
+SIRENRT_API const sirenrt_rows *sirenrt_stream_rows(sirenrt_ctx *ctx);
 /* Reads a CSV file by the grammar above.  0: *vals holds the values of all rows one after another,
  * row r is (*vals)[(*row_start)[r] .. (*row_start)[r+1]), *n_rows rows; free both with sirenrt_free.
  * Nonzero: *error is the rendered message (free it with sirenrt_free); *vals, *row_start are NULL. */

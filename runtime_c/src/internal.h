@@ -175,13 +175,18 @@ typedef struct rt_budget {
 } rt_budget;
 
 typedef struct rt_table {
+  /* First, in sirenrt_rows' order: a loaded table is what sirenrt_stream_rows hands compiled code. */
+  double *vals;
+  int64_t *row_start; /* n_rows + 1 entries once loaded */
+  int64_t n_rows;
   int32_t loaded;
   rt_budget *budget;  /* what its growth is counted against (a file's, in a filter); NULL: nothing */
-  double *vals;
-  int64_t n_vals, cap_vals;
-  int64_t *row_start; /* n_rows + 1 entries once loaded */
-  int64_t n_rows, cap_rows;
+  int64_t n_vals, cap_vals, cap_rows;
 } rt_table;
+_Static_assert(offsetof(rt_table, vals) == offsetof(sirenrt_rows, vals) &&
+                   offsetof(rt_table, row_start) == offsetof(sirenrt_rows, row_start) &&
+                   offsetof(rt_table, n_rows) == offsetof(sirenrt_rows, n_rows),
+               "a table starts as sirenrt_rows");
 
 #define RT_SHARED_BIT ((int64_t)1 << 62)
 #define RT_ROW_BIT ((int64_t)1 << 61)
@@ -194,8 +199,10 @@ static inline int64_t rt_shared_rows(int32_t file, int64_t r) {
   return RT_SHARED_BIT | ((int64_t)file << 55) | r;
 }
 static inline int64_t rt_shared_row(int32_t file, int64_t r, int64_t k) {
-  return RT_SHARED_BIT | RT_ROW_BIT | ((int64_t)file << 55) | (r << 23) | k;
+  return RT_SHARED_BIT | RT_ROW_BIT | ((int64_t)file << 55) | (r << SIRENRT_ROW_SHIFT) | k;
 }
+_Static_assert(SIRENRT_FIRST_ROW == (RT_SHARED_BIT | RT_ROW_BIT) && RT_MAX_ROW_LEN == (1 << SIRENRT_ROW_SHIFT) - 1,
+               "sirenrt.h's row handles are these");
 static inline int32_t rt_shared_file(int64_t h) { return (int32_t)((h >> 55) & 63); }
 static inline int64_t rt_shared_rows_r(int64_t h) { return h & (((int64_t)1 << 55) - 1); }
 static inline int64_t rt_shared_row_r(int64_t h) { return (h >> 23) & 0xFFFFFFFF; }

@@ -268,6 +268,30 @@ static void test_list_head_word(void) {
   sirenrt_filter_free(f);
 }
 
+/* sirenrt_stream_rows: what compiled code reads a streamed row from in place must be what
+ * sirenrt_stream_row and sirenrt_list_head_word answer, and empty while nothing is readable. */
+static void test_stream_rows(void) {
+  sirenrt_filter *f = sirenrt_filter_new(&rw_model, 4, 1, NULL);
+  CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+  if (!f) return;
+  sirenrt_ctx *c = &f->ctx[0];
+  CHECK(sirenrt_stream_rows(c)->n_rows == 0, "no rows before the data is read");
+  CHECK(sirenrt_filter_run(f, ys, 3, 1) == 0, "run: %s", sirenrt_filter_error(f));
+  const sirenrt_rows *rows = sirenrt_stream_rows(c);
+  CHECK(rows->n_rows == 3, "%lld rows, want 3", (long long)rows->n_rows);
+  for (int64_t r = 0; r < rows->n_rows; r++) {
+    int64_t handle = SIRENRT_FIRST_ROW | r << SIRENRT_ROW_SHIFT;
+    CHECK(sirenrt_stream_row(c, r, 0) == handle, "row %lld's handle", (long long)r);
+    CHECK(rows->row_start[r + 1] - rows->row_start[r] == 1 && rows->vals[rows->row_start[r]] == ys[r],
+          "row %lld in place", (long long)r);
+    int64_t word = sirenrt_list_head_word(c, handle, 0, 3);
+    CHECK(!memcmp(&word, &rows->vals[rows->row_start[r]], sizeof word), "row %lld's head", (long long)r);
+  }
+  sirenrt_ctx alone = {0};
+  CHECK(sirenrt_stream_rows(&alone)->n_rows == 0, "no rows without a filter");
+  sirenrt_filter_free(f);
+}
+
 /* The answer must not depend on the number of threads: streams are keyed by slot, and the barrier's
  * reductions run over fixed blocks combined in block order.  N = 20001 gives every thread count here
  * the pool (RT_PARTICLES_PER_THREAD a thread) and five blocks of RT_RESAMPLE_BLOCK, the last a short
@@ -551,6 +575,7 @@ int main(void) {
   test_files();
   test_memory_limit();
   test_list_head_word();
+  test_stream_rows();
   test_streams_after_passes_without_draws();
   return check_report("test_filter");
 }

@@ -83,6 +83,7 @@ from sirenc.ir.locations import loc_of, span_of
 from sirenc.model_info import RESUME_SYMBOL
 from sirenc.passes.errors import LoweringError, where
 from sirenc.passes.smc_control_flow import STRUCTURAL, ControlFlowGraph, point_of
+from sirenc.runtime.abi import defines
 
 # The runtime's table of data files holds this many (RT_MAX_FILES, runtime_c/src/internal.h).
 MAX_FILES = 64
@@ -90,6 +91,10 @@ MAX_FILES = 64
 # sirenrt.h: what @siren_resume returns, and the int64 list and stream sentinels.
 FINISHED, AT_RESAMPLE, NEED_ROW = 0, 1, 2
 NIL, END, NEED = -1, -2, -3
+# sirenrt.h: row r of file 0 as a list handle is FIRST_ROW | r << ROW_SHIFT (sirenrt_rows)
+FIRST_ROW, ROW_SHIFT = defines()["SIRENRT_FIRST_ROW"], defines()["SIRENRT_ROW_SHIFT"]
+# ICmp predicates (arith.cmpi's numbering)
+EQ, NE, SLT, SGT, SGE, ULT = 0, 1, 2, 4, 5, 6
 WORD = 8
 PC_BYTES = 8  # the pc is an i32 at byte 0, padded to a word
 PTR = llvm.LLVMPointerType()
@@ -116,6 +121,7 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "list_range": ((f64, f64, i32), i64),
     "file": ((i32, i32), i64),
     "stream_row": ((i64, i32), i64),
+    "stream_rows": ((), PTR),
     # symbolic values (-m ssi)
     "sym_add": ((i64, i64), i64),
     "sym_sub": ((i64, i64), i64),
@@ -174,6 +180,7 @@ class _Lowering:
     site_ids: dict[tuple[str, int, int], int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     vars: ArrayAttr | None = None   # a symbolic method's program variables (smc.vars)
+    rows: SSAValue | None = None    # sirenrt_stream_rows(ctx), once the lowering needs it
 
     def __post_init__(self) -> None:
         if self.model.streamable.value.data:
@@ -190,6 +197,20 @@ class _Lowering:
     @property
     def log_weight(self) -> SSAValue:
         return self.fn.body.blocks[0].args[2]
+
+    def stream_rows(self) -> SSAValue:
+        """The ``sirenrt_rows`` of file 0, asked for first thing in the entry block, which
+        dominates every use (and runs again at every resume: the rows may have grown)."""
+        if self.rows is None:
+            self.declare("stream_rows")
+            call = llvm.CallOp("sirenrt_stream_rows", self.ctx, return_type=PTR)
+            entry = self.fn.body.blocks[0]
+            if entry.first_op is None:
+                entry.add_op(call)
+            else:
+                entry.insert_op_before(call, entry.first_op)
+            self.rows = call.returned
+        return self.rows
 
     @property
     def result_words(self) -> int:
@@ -274,6 +295,29 @@ class _Emitter:
 
     def frame_word(self, offset: int) -> SSAValue:
         return self.add(llvm.GEPOp(self.low.frame, [offset], i8, inbounds=True)).result
+
+    def icmp(self, predicate: int, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        return self.add(llvm.ICmpOp(lhs, rhs, IntegerAttr(predicate, i64))).res
+
+    def rows_field(self, field: str) -> SSAValue:
+        """A field of file 0's ``sirenrt_rows``: vals, row_start (pointers) or n_rows."""
+        index = ("vals", "row_start", "n_rows").index(field)
+        at = self.add(llvm.GEPOp(self.low.stream_rows(), [WORD * index], i8, inbounds=True)).result
+        return self.add(llvm.LoadOp(at, i64 if field == "n_rows" else PTR)).dereferenced_value
+
+    def word_at(self, base: SSAValue, index: SSAValue) -> SSAValue:
+        """The 64-bit word ``base[index]``."""
+        at = self.add(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i64, ssa_indices=[index], inbounds=True)).result
+        return self.add(llvm.LoadOp(at, i64)).dereferenced_value
+
+    def row_handle(self, r: SSAValue) -> SSAValue:
+        """Row r < n_rows of file 0 as a list: its handle, or the empty list for an empty row
+        (what ``sirenrt_stream_row`` answers, read in place)."""
+        row_start = self.rows_field("row_start")
+        first, end = self.word_at(row_start, r), self.word_at(row_start, self.add(llvm.AddOp(r, self.const_i(1, i64))).res)
+        shifted = self.add(llvm.ShlOp(r, self.const_i(ROW_SHIFT, i64))).res
+        handle = self.add(llvm.OrOp(shifted, self.const_i(FIRST_ROW, i64))).res
+        return self.add(llvm.SelectOp(self.icmp(SGT, end, first), handle, self.const_i(NIL, i64))).res
 
     def to_word(self, value: SSAValue) -> SSAValue:
         if value.type == f64:
@@ -571,11 +615,40 @@ class _Head(_Pattern):
     def match_and_rewrite(self, op: smc.HeadOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         site = e.site()
+        if [r.type for r in op.values] == [f64]:   # a list of floats: maybe a data row
+            e.replace(rewriter, [e.from_word(self.row_head(e, op.list, site), f64)])
+            return
         out = []
         for i, result in enumerate(op.values):
             word = e.call("list_head_word", op.list, e.const_i(i, i32), site)
             out.append(e.from_word(word, result.type))
         e.replace(rewriter, out)
+
+    @staticmethod
+    def row_head(e: _Emitter, handle: SSAValue, site: SSAValue) -> SSAValue:
+        """The head of a row of file 0 from its element 0 (``List.hd`` of a streamed row: once per
+        particle-step), read in place; the runtime's call for any other list, and for a row
+        that is empty or not readable here, whose error is then the call's."""
+        # Handle = FIRST_ROW | r << ROW_SHIFT exactly when the bits other than r's are FIRST_ROW's.
+        # (The handle is still typed !smc.list here: the integer ops say their result type.)
+        other_bits = ~(0xFFFFFFFF << ROW_SHIFT)
+        masked = e.add(llvm.AndOp.create(operands=[handle, e.const_i(other_bits, i64)], result_types=[i64]))
+        is_row = e.icmp(EQ, masked.results[0], e.const_i(FIRST_ROW, i64))
+        low = e.add(llvm.XOrOp.create(operands=[handle, e.const_i(FIRST_ROW, i64)], result_types=[i64])).results[0]
+        r = e.add(llvm.LShrOp(low, e.const_i(ROW_SHIFT, i64))).res   # the row, when is_row
+        readable = e.add(llvm.AndOp(is_row, e.icmp(ULT, r, e.rows_field("n_rows")))).res
+
+        def position(b: _Emitter) -> list[SSAValue]:   # row r's element 0, if it has one, else -1
+            row_start = b.rows_field("row_start")
+            first = b.word_at(row_start, r)
+            end = b.word_at(row_start, b.add(llvm.AddOp(r, b.const_i(1, i64))).res)
+            return [b.add(llvm.SelectOp(b.icmp(SLT, first, end), first, b.const_i(-1, i64))).res]
+
+        at, = e.if_else(readable, position, lambda b: [b.const_i(-1, i64)], [i64])
+        word, = e.if_else(e.icmp(SGE, at, e.const_i(0, i64)),
+                          lambda b: [b.word_at(b.rows_field("vals"), at)],
+                          lambda b: [b.call("list_head_word", handle, b.const_i(0, i32), site)], [i64])
+        return word
 
 
 class _Tail(_Pattern):
@@ -706,8 +779,8 @@ class _ResumeGraph(ControlFlowGraph):
         self.block = retry
         for r in reload:
             self.add(r)
+        answer = self.row_or_call(op)
         e = _Emitter(self.low, op)
-        answer = e.call("stream_row", op.index, e.site())
         need = e.add(llvm.ICmpOp(answer, e.const_i(NEED, i64), IntegerAttr(0, i64))).res  # eq
         for new in e.ops:
             self.add(new)
@@ -724,6 +797,26 @@ class _ResumeGraph(ControlFlowGraph):
             self.add(new)
         self.resume_at(point, retry)
         self.replace(op, [more, row])
+
+    def row_or_call(self, op: smc.NextRowOp) -> SSAValue:
+        """``sirenrt_stream_row(index)``'s answer: read in place for a row the table holds (every
+        particle-step of a streamed program), else the call."""
+        e = _Emitter(self.low, op)
+        held = e.icmp(ULT, op.index, e.rows_field("n_rows"))   # unsigned: a negative index is the call's
+        for new in e.ops:
+            self.add(new)
+        inline, call, join = self.new_block(), self.new_block(), self.new_block([i64])
+        self.add(llvm.CondBrOp(held, inline, [], call, []), op)
+        for block, answer in ((inline, lambda e: e.row_handle(op.index)),
+                              (call, lambda e: e.call("stream_row", op.index, e.site()))):
+            self.block = block
+            e = _Emitter(self.low, op)
+            value = answer(e)
+            for new in e.ops:
+                self.add(new)
+            self.add(llvm.BrOp(join, value), op)
+        self.block = join
+        return join.args[0]
 
     def retry_start(self, op: smc.NextRowOp) -> list[Operation]:
         """The lowered definition of `op`'s index, which must be the last ops moved (the

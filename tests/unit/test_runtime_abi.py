@@ -84,7 +84,7 @@ def every_call_program() -> str:
 
 
 NON_FAMILY_CALLS = {"std_normal", "add_log_weight", "list_cons_at", "list_set", "list_head_word", "list_tl",
-                    "list_len", "list_rev_at", "list_range", "file", "stream_row"}
+                    "list_len", "list_rev_at", "list_range", "file", "stream_row", "stream_rows"}
 
 # How LLVM spells the C types of the ABI (its own table, so that it checks backend/llvm.py's).
 LLVM_SPELLING = {"double": "double", "void": "void", "int32_t": "i32", "uint32_t": "i32",

@@ -1,10 +1,16 @@
 // RUN: %sirenc-opt -p lower-smc-to-llvm %s | filecheck %s
-// smc.next_row asks sirenrt_stream_row for the row; answered SIRENRT_NEED (-3)
+// smc.next_row reads a row the table holds in place, through the sirenrt_rows that the
+// entry block asks sirenrt_stream_rows for (row r < n_rows: its handle is
+// SIRENRT_FIRST_ROW | r << 23 when row_start[r + 1] > row_start[r], else nil), and
+// asks sirenrt_stream_row for any other; answered SIRENRT_NEED (-3)
 // it saves its point in the pc and returns NEED_ROW (2). Re-entry at that point
 // repeats the request: the resume block starts at the op right before it, the
 // reload of its index, which spill-across-suspends put there (its contract).
 // `more` is the answer != SIRENRT_END (-2); past the end the row is -1 (nil).
-// The streamed data file is file 0 of the layout. Here a streamed fold, as
+// The streamed data file is file 0 of the layout. smc.head of a list of floats reads a
+// row's first value in place too, when the handle is such a row (the bits other than
+// r's are SIRENRT_FIRST_ROW's) and the row is not empty; else it calls
+// sirenrt_list_head_word, whose answers and errors are the runtime's. Here a streamed fold, as
 // lower-siren-to-smc and spill-across-suspends leave it.
 
 builtin.module {
@@ -33,6 +39,7 @@ builtin.module {
 
 // CHECK:      llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-SAME:   #sirenrt.layout<32 : i64, 8 : i64, ["/data.csv"], [loc("<unknown>":0:0)], []>
+// CHECK-NEXT:   %[[ROWS:.*]] = llvm.call @sirenrt_stream_rows(%[[CTX]]) : (!llvm.ptr) -> !llvm.ptr
 // CHECK-NEXT:   %[[PC:.*]] = llvm.load %[[FRAME]] : !llvm.ptr -> i32
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[AT1:.*]] = llvm.icmp "eq" %[[PC]], %[[ONE]] : i32
@@ -46,17 +53,44 @@ builtin.module {
 // CHECK-NEXT:   llvm.store %[[I]], %[[S0]] : i64, !llvm.ptr
 // CHECK-NEXT:   llvm.br ^[[RETRY]]
 
-// The body: a row is a list handle (i64) here.
+// The body: a row is a list handle (i64) here; its head is read in place when it is a row of
+// file 0 from element 0 within n_rows.
 // CHECK-NEXT: ^{{bb[0-9]+}}(%{{.*}}: i64, %[[RW:.*]]: i64, %{{.*}}: f64):
-// CHECK:        llvm.call @sirenrt_list_head_word(%[[CTX]], %[[RW]], %{{.*}}, %{{.*}})
-// CHECK:        llvm.br ^[[HEADER]](
+// CHECK:        %[[MASK:.*]] = llvm.mlir.constant(-36028797010575361) : i64
+// CHECK-NEXT:   %[[OTHER:.*]] = llvm.and %[[RW]], %[[MASK]] : i64
+// CHECK-NEXT:   %[[FIRST:.*]] = llvm.mlir.constant(6917529027641081856) : i64
+// CHECK-NEXT:   %[[IS_ROW:.*]] = llvm.icmp "eq" %[[OTHER]], %[[FIRST]] : i64
+// CHECK:        %[[R:.*]] = llvm.lshr %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:   %[[NP:.*]] = llvm.getelementptr inbounds %[[ROWS]][16]
+// CHECK-NEXT:   %[[N:.*]] = llvm.load %[[NP]] : !llvm.ptr -> i64
+// CHECK-NEXT:   %[[IN:.*]] = llvm.icmp "ult" %[[R]], %[[N]] : i64
+// CHECK-NEXT:   %[[READABLE:.*]] = llvm.and %[[IS_ROW]], %[[IN]] : i1
+// CHECK-NEXT:   llvm.cond_br %[[READABLE]]
 
 // The request, from the index's reload on: also where re-entry at point 1 starts.
 // CHECK:      ^[[RETRY]]:
 // CHECK-NEXT:   %[[IP:.*]] = llvm.getelementptr inbounds %[[FRAME]][16] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:   %[[IL:.*]] = llvm.load %[[IP]] : !llvm.ptr -> i64
+// CHECK-NEXT:   %[[NP2:.*]] = llvm.getelementptr inbounds %[[ROWS]][16]
+// CHECK-NEXT:   %[[N2:.*]] = llvm.load %[[NP2]] : !llvm.ptr -> i64
+// CHECK-NEXT:   %[[HELD:.*]] = llvm.icmp "ult" %[[IL]], %[[N2]] : i64
+// CHECK-NEXT:   llvm.cond_br %[[HELD]], ^[[INLINE:bb[0-9]+]], ^[[CALL:bb[0-9]+]]
+// CHECK-NEXT: ^[[INLINE]]:
+// CHECK-NEXT:   %[[RSP:.*]] = llvm.getelementptr inbounds %[[ROWS]][8]
+// CHECK-NEXT:   %[[RS:.*]] = llvm.load %[[RSP]] : !llvm.ptr -> !llvm.ptr
+// CHECK-NEXT:   %[[AT0:.*]] = llvm.getelementptr inbounds %[[RS]][%[[IL]]] : (!llvm.ptr, i64) -> !llvm.ptr, i64
+// CHECK-NEXT:   %[[START:.*]] = llvm.load %[[AT0]] : !llvm.ptr -> i64
+// CHECK:        %[[END_AT:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK:        %[[HANDLE:.*]] = llvm.or %{{.*}}, %{{.*}} : i64
+// CHECK-NEXT:   %[[NONEMPTY:.*]] = llvm.icmp "sgt" %[[END_AT]], %[[START]] : i64
+// CHECK-NEXT:   %[[NIL0:.*]] = llvm.mlir.constant(-1) : i64
+// CHECK-NEXT:   %[[INROW:.*]] = llvm.select %[[NONEMPTY]], %[[HANDLE]], %[[NIL0]] : i1, i64
+// CHECK-NEXT:   llvm.br ^[[JOIN:bb[0-9]+]](%[[INROW]] : i64)
+// CHECK-NEXT: ^[[CALL]]:
 // CHECK-NEXT:   %[[SITE:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:   %[[ANSWER:.*]] = llvm.call @sirenrt_stream_row(%[[CTX]], %[[IL]], %[[SITE]]) : (!llvm.ptr, i64, i32) -> i64
+// CHECK-NEXT:   %[[CALLED:.*]] = llvm.call @sirenrt_stream_row(%[[CTX]], %[[IL]], %[[SITE]]) : (!llvm.ptr, i64, i32) -> i64
+// CHECK-NEXT:   llvm.br ^[[JOIN]](%[[CALLED]] : i64)
+// CHECK-NEXT: ^[[JOIN]](%[[ANSWER:.*]]: i64):
 // CHECK-NEXT:   %[[NEED:.*]] = llvm.mlir.constant(-3) : i64
 // CHECK-NEXT:   %[[WAIT:.*]] = llvm.icmp "eq" %[[ANSWER]], %[[NEED]] : i64
 // CHECK-NEXT:   llvm.cond_br %[[WAIT]], ^[[SUSPEND:bb[0-9]+]], ^[[GO:bb[0-9]+]]
@@ -71,3 +105,7 @@ builtin.module {
 // CHECK-NEXT:   %[[NIL:.*]] = llvm.mlir.constant(-1) : i64
 // CHECK-NEXT:   %[[ROW:.*]] = llvm.select %[[MORE]], %[[ANSWER]], %[[NIL]] : i1, i64
 // CHECK:        llvm.cond_br %[[MORE]], ^{{bb[0-9]+}}(%{{.*}}, %[[ROW]], %{{.*}} : i64, i64, f64), ^{{bb[0-9]+}}(%{{.*}}, %[[ROW]], %{{.*}} : i64, i64, f64)
+
+// The head: the row's first value where it has one, else the runtime's call.
+// CHECK:        llvm.call @sirenrt_list_head_word(%[[CTX]], %[[RW]], %{{.*}}, %{{.*}})
+// CHECK:        llvm.br ^[[HEADER]](
