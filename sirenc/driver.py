@@ -170,6 +170,7 @@ def _smc(c: Compilation, module):
     # A specialised program has no symbolic value left: it lowers as a pf program does.
     method = "pf" if specialized(c) else c.method
     get_pass("lower-siren-to-smc")(base_dir=c.base_dir, method=method).apply(None, module)
+    get_pass("hoist-above-resample")().apply(None, module)
     get_pass("spill-across-suspends")().apply(None, module)
     _self_check(c, module)
     return module

@@ -38,6 +38,7 @@ PASSES: dict[str, str] = {
     "symbolic-values": "sirenc.passes.symbolic_values:SymbolicValues",
     "specialize-conjugacy": "sirenc.passes.specialize_conjugacy:SpecializeConjugacy",
     "lower-siren-to-smc": "sirenc.passes.lower_siren_to_smc:LowerSirenToSMC",
+    "hoist-above-resample": "sirenc.passes.hoist_above_resample:HoistAboveResample",
     "spill-across-suspends": "sirenc.passes.spill_across_suspends:SpillAcrossSuspends",
     "lower-smc-to-llvm": "sirenc.passes.lower_smc_to_llvm:LowerSMCToLLVM",
 }

@@ -9,12 +9,18 @@ that loop (the next iteration reads it again). ``smc.next_row`` runs again
 after re-entry (it waits by suspending and then repeats the same row request),
 so its own ``index`` operand is live across it as well.
 
+A use in the other branch of an ``scf.if`` that holds the suspension in one
+branch never follows it, though it comes later in program order.
+
 Such a value gets a frame slot (numbered from 0): it is stored right after its
 definition and every use that a suspension may separate from the definition
 reads the slot. A constant is recreated before such a use instead: cheaper
-than keeping it. Values not live across any suspension stay in registers,
-which is why the random-walk model's frame has four slots (the row index
-twice, the accumulator, the draw), not one per temporary.
+than keeping it. Values not live across any suspension stay in registers, and
+values never kept at once share a slot (each holds its slot from its store to
+its last reload, and through a loop that reads it again): the random-walk
+model's frame has two slots (the row index and the accumulator across the row
+request, then the next index and the draw across resample()), not one per
+temporary. A smaller frame is less to copy when particles are resampled.
 
     %x = "smc.sample"(%m, %v) <{family = "gaussian"}> : (f64, f64) -> f64
     "smc.frame_store"(%x) <{slot = 0 : i64}> : (f64) -> ()
@@ -100,6 +106,19 @@ def _retried(suspend: Operation) -> bool:
     return isinstance(suspend, smc.NextRowOp) and not reloaded(suspend)
 
 
+def _other_branch(suspend: Operation, user: Operation) -> bool:
+    """Whether `user` is in the other branch of an ``scf.if`` that holds `suspend` in one: it
+    never runs after the suspension, though it comes later in program order."""
+    path = {}
+    op: Operation | None = suspend
+    while op is not None:
+        path[op.parent_block()] = op
+        op = op.parent_op()
+    while user is not None and user.parent_block() not in path:
+        user = user.parent_op()
+    return user is not None and user is path[user.parent_block()] and isinstance(user, scf.IfOp)
+
+
 def live_across(particle: smc.ParticleOp) -> dict[Operation, list[SSAValue]]:
     """For every suspension point, the values that must survive it."""
     order: dict[Operation, int] = {}
@@ -114,7 +133,8 @@ def live_across(particle: smc.ParticleOp) -> dict[Operation, list[SSAValue]]:
         for value in _visible(suspend, entry):
             for use in value.uses:
                 user = use.operation
-                later = order[user] > position or (user is suspend and _retried(suspend))
+                later = (order[user] > position and not _other_branch(suspend, user)) \
+                    or (user is suspend and _retried(suspend))
                 reread = any(
                     user is not loop and loop.is_ancestor(user) and not _defined_inside(value, loop)
                     for loop in loops
@@ -154,12 +174,49 @@ def _needs_reload(value: SSAValue, user: Operation, suspending: set[Operation]) 
     return False
 
 
+def _busy(value: SSAValue, uses: list[Operation], order: dict[Operation, int]) -> tuple[int, int]:
+    """The stretch of program order in which `value`'s slot holds it, in half steps (op k at
+    2k: its reloads come before it, at 2k - 1, a result's store after it, at 2k + 1): from the
+    store to the last reload, and to the end of every loop around a reload that does not
+    redefine it."""
+    if isinstance(value, BlockArgument):   # stored before the block's first op
+        first = value.block.first_op
+        start = 2 * order[first] - 1 if first else 2 * order[value.block.parent_op()] + 1
+    else:
+        start = 2 * order[value.owner] + 1
+    stop = start
+    for user in uses:
+        stop = max(stop, 2 * order[user] - 1)
+        for loop in _enclosing_loops(user):
+            if not _defined_inside(value, loop):
+                stop = max(stop, 2 * max(order[op] for op in loop.walk()) + 1)
+    return start, stop
+
+
+def _assign_slots(busy: dict[SSAValue, tuple[int, int]], first: int) -> dict[SSAValue, int]:
+    """Slots from `first` on, shared by values whose stretches do not overlap (left to right,
+    each takes the lowest slot free by its start): the frame is as small as the most values
+    kept at once."""
+    slots: dict[SSAValue, int] = {}
+    free_after: list[int] = []   # per slot, the end of the last stretch it holds
+    for value, (start, stop) in sorted(busy.items(), key=lambda item: item[1]):
+        k = next((k for k, end in enumerate(free_after) if end < start), len(free_after))
+        if k == len(free_after):
+            free_after.append(stop)
+        else:
+            free_after[k] = stop
+        slots[value] = first + k
+    return slots
+
+
 def spill(particle: smc.ParticleOp) -> None:
     model = particle.model
     suspending = _suspending(particle)
     live = live_across(particle)
-    slots: dict[SSAValue, int] = {}
-    next_slot = model.frame_slots.value.data
+    order: dict[Operation, int] = {}
+    for op in particle.body.block.ops:
+        _preorder(op, order)
+    reloads: dict[SSAValue, list] = {}
     for value in dict.fromkeys(v for values in live.values() for v in values):
         uses = [u for u in value.uses if _needs_reload(value, u.operation, suspending)]
         if isinstance(value.owner, arith.ConstantOp):
@@ -168,8 +225,11 @@ def spill(particle: smc.ParticleOp) -> None:
                 Rewriter.insert_op(copy, InsertPoint.before(use.operation))
                 use.operation.operands[use.index] = copy.result
             continue
-        slot = next_slot
-        next_slot += 1
+        reloads[value] = uses
+    first = model.frame_slots.value.data
+    slots = _assign_slots({v: _busy(v, [u.operation for u in uses], order) for v, uses in reloads.items()}, first)
+    for value, uses in reloads.items():
+        slot = slots[value]
         store = smc.FrameStoreOp(value, slot)
         if isinstance(value, BlockArgument):
             block = value.block
@@ -183,7 +243,6 @@ def spill(particle: smc.ParticleOp) -> None:
             load = smc.FrameLoadOp(slot, value.type)
             Rewriter.insert_op(load, InsertPoint.before(use.operation))
             use.operation.operands[use.index] = load.result
-        slots[value] = slot
     # Number the suspension points, and record which slots hold list handles or symbolic
     # words at each.
     roots = model.root_list()
@@ -194,7 +253,7 @@ def spill(particle: smc.ParticleOp) -> None:
                 roots.append((point, slots[value], value.type.descriptor))
             elif isinstance(value.type, smc.SymType) and value in slots:
                 roots.append((point, slots[value], "S"))
-    particle.model = model.with_frame(next_slot, roots)
+    particle.model = model.with_frame(max(slots.values(), default=first - 1) + 1, roots)
 
 
 @dataclass(frozen=True)

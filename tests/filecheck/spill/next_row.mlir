@@ -6,7 +6,9 @@
 
 // A streamed fold: the row index %i and the accumulator %acc live across the
 // row request (point 1), the next index %j and the new accumulator %s across
-// the resampling (point 2). The row %rw dies before it: no root.
+// the resampling (point 2). The row %rw dies before it: no root. %j and %s take
+// slots 0 and 1 again: %i and %acc are read for the last time before they are
+// stored, so the frame has two slots, not four.
 builtin.module {
   "smc.particle"() <{sym_name = "model", model = #smc.model<"f", true, "", "/data.csv", 0 : i64, []>}> ({
     %zero = arith.constant 0 : i64
@@ -27,7 +29,7 @@ builtin.module {
   }) : () -> ()
 }
 
-// CHECK:      model = #smc.model<"f", true, "", "/data.csv", 4 : i64, []>
+// CHECK:      model = #smc.model<"f", true, "", "/data.csv", 2 : i64, []>
 // CHECK:      scf.while (%[[I:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) : (i64, f64) -> (i64, !smc.list<"f">, f64) {
 // CHECK-NEXT:   "smc.frame_store"(%[[ACC]]) <{slot = 1 : i64}> : (f64) -> ()
 // CHECK-NEXT:   "smc.frame_store"(%[[I]]) <{slot = 0 : i64}> : (i64) -> ()
@@ -38,15 +40,15 @@ builtin.module {
 // CHECK-NEXT:   scf.condition(%[[MORE]]) %[[IL2]], %[[ROW]], %[[ACCL]] : i64, !smc.list<"f">, f64
 // CHECK-NEXT: } do {
 // CHECK-NEXT: ^{{.*}}(%[[J:.*]]: i64, %[[RW:.*]]: !smc.list<"f">, %[[A:.*]]: f64):
-// CHECK-NEXT:   "smc.frame_store"(%[[J]]) <{slot = 2 : i64}> : (i64) -> ()
+// CHECK-NEXT:   "smc.frame_store"(%[[J]]) <{slot = 0 : i64}> : (i64) -> ()
 // CHECK-NEXT:   %[[Y:.*]] = "smc.head"(%[[RW]])
 // CHECK-NEXT:   %[[S:.*]] = arith.addf %[[A]], %[[Y]] : f64
-// CHECK-NEXT:   "smc.frame_store"(%[[S]]) <{slot = 3 : i64}> : (f64) -> ()
+// CHECK-NEXT:   "smc.frame_store"(%[[S]]) <{slot = 1 : i64}> : (f64) -> ()
 // CHECK-NEXT:   "smc.resample"() <{point = 2 : i32}> : () -> ()
 // CHECK-NEXT:   %[[ONE:.*]] = arith.constant 1 : i64
-// CHECK-NEXT:   %[[JL:.*]] = "smc.frame_load"() <{slot = 2 : i64}> : () -> i64
+// CHECK-NEXT:   %[[JL:.*]] = "smc.frame_load"() <{slot = 0 : i64}> : () -> i64
 // CHECK-NEXT:   %[[K:.*]] = arith.addi %[[JL]], %[[ONE]] : i64
-// CHECK-NEXT:   %[[SL:.*]] = "smc.frame_load"() <{slot = 3 : i64}> : () -> f64
+// CHECK-NEXT:   %[[SL:.*]] = "smc.frame_load"() <{slot = 1 : i64}> : () -> f64
 // CHECK-NEXT:   scf.yield %[[K]], %[[SL]] : i64, f64
 
 // -----
