@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
-    ArrayAttr, DenseArrayBase, Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint, f64, i1, i32, i64,
+    ArrayAttr, DenseArrayBase, Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint, f64, i1,
+    i32, i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (

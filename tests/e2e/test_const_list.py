@@ -53,7 +53,8 @@ def test_a_bool_literal_and_the_empty_list():
 
 
 def test_constant_rests_under_a_computed_head_and_a_cons():
-    src = SUM + "let x <- gaussian(0., 1.) in\nlet l = 5. :: [x, 1., 2.] in (List.len(l), fold(plus, List.tl(List.tl(l)), 0.))"
+    src = SUM + ("let x <- gaussian(0., 1.) in\n"
+                 "let l = 5. :: [x, 1., 2.] in (List.len(l), fold(plus, List.tl(List.tl(l)), 0.))")
     assert run(src) == (4.0, 3.0)
 
 
