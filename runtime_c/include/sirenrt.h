@@ -244,6 +244,10 @@ SIRENRT_API int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nw
  * code calls for `::`.  The site-less forms report at no location. */
 SIRENRT_API int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int32_t site);
 SIRENRT_API void sirenrt_list_set(sirenrt_ctx *ctx, int64_t cell, int32_t i, int64_t word);
+/* A list literal of constants at once: n_elems elements of nwords words each, element i's words at
+ * words[i * nwords]; the same cells as consing them from the last one on, with the same errors. */
+SIRENRT_API int64_t sirenrt_list_from_words(sirenrt_ctx *ctx, const int64_t *words, int64_t n_elems,
+                                            int32_t nwords, int32_t site);
 SIRENRT_API int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site); /* word i of head */
 /* The same answer as sirenrt_list_get, read in place when `list` is a data row (the usual List.hd(row)
  * of a step function): what generated code calls for List.hd. */

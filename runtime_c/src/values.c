@@ -178,6 +178,26 @@ int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
   return sirenrt_list_cons_at(ctx, tail, nwords, -1);
 }
 
+/* The list literal [e0, ..., e(n-1)] of constants, element i's words at words[i * nwords]: built
+ * from the last element on, as the conses of the literal would be, so the cells, their order and
+ * a list past the memory limit (reported at `site`, the literal) are theirs. */
+int64_t sirenrt_list_from_words(sirenrt_ctx *ctx, const int64_t *words, int64_t n_elems, int32_t nwords,
+                                int32_t site) {
+  if (n_elems < 0 || (n_elems > 0 && nwords > 0 && !words)) {
+    rt_fail(ctx, site, "internal error: list of %lld constants without their words", (long long)n_elems);
+    return SIRENRT_NIL;
+  }
+  int64_t acc = SIRENRT_NIL;
+  for (int64_t i = n_elems - 1; i >= 0; i--) {
+    int64_t cell = sirenrt_list_cons_at(ctx, acc, nwords, site);
+    if (cell == SIRENRT_NIL) return SIRENRT_NIL;
+    if (nwords > 0)
+      memcpy(ctx->arena + rt_young_index(cell) + 3, words + i * nwords, (size_t)nwords * sizeof(uint64_t));
+    acc = cell;
+  }
+  return acc;
+}
+
 /* Cells are immutable once built: only a young cell, just made by cons, may be written. */
 static uint64_t *young_cell(sirenrt_ctx *ctx, int64_t h) {
   return rt_is_young(h) ? (uint64_t *)cell_of(ctx, h) : NULL;

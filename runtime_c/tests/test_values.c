@@ -1,5 +1,6 @@
-/* test_values.c — lists in the per-particle arena: cons/get/tl/len/rev/range, multi-word elements,
- * growth, errors on empty lists and bad handles, and copying an arena (what resampling does). */
+/* test_values.c — lists in the per-particle arena: cons/get/tl/len/rev/range, literals of constants
+ * (from_words), multi-word elements, growth, errors on empty lists and bad handles, and copying an
+ * arena (what resampling does). */
 #include <stdlib.h>
 
 #include "check.h"
@@ -128,10 +129,59 @@ static void test_growth_and_copy(void) {
   rt_arena_free(&s);
 }
 
+/* A literal's list at once is the list its conses build: the same arena, word for word. */
+static void test_from_words(void) {
+  const int64_t words[] = {double_to_bits(0.5), 1, double_to_bits(-2.0), 0, double_to_bits(7.25), 1};
+  sirenrt_ctx a = fresh_ctx(), b = fresh_ctx();
+  int64_t from = sirenrt_list_from_words(&a, words, 3, 2, -1);
+  int64_t conses = SIRENRT_NIL;
+  for (int i = 2; i >= 0; i--) {
+    conses = sirenrt_list_cons_at(&b, conses, 2, -1);
+    sirenrt_list_set(&b, conses, 0, words[2 * i]);
+    sirenrt_list_set(&b, conses, 1, words[2 * i + 1]);
+  }
+  CHECK(from == conses && a.arena_used == b.arena_used, "the same handle and arena use as the conses");
+  CHECK(memcmp(a.arena, b.arena, a.arena_used * sizeof(uint64_t)) == 0, "the same cells as the conses");
+  CHECK(sirenrt_list_len(&a, from) == 3 && nth(&a, from, 0) == 0.5 && nth(&a, from, 2) == 7.25, "in order");
+  CHECK(sirenrt_list_get(&a, sirenrt_list_tl(&a, from, -1), 1, -1) == 0, "the second word of each element");
+  CHECK(sirenrt_list_from_words(&a, NULL, 0, 1, -1) == SIRENRT_NIL && !a.err_msg, "no elements: nil");
+  CHECK(sirenrt_list_from_words(&a, NULL, 2, 1, 4) == SIRENRT_NIL && a.err_msg && a.err_site == 4,
+        "elements without words are an internal error");
+  clear_error(&a);
+  rt_arena_free(&a);
+  rt_arena_free(&b);
+}
+
+/* Past a particle's share of the memory limit, the literal fails where its conses would: the same
+ * error at its site. */
+static void test_from_words_limit(void) {
+  sirenrt_filter filter;
+  memset(&filter, 0, sizeof filter);
+  filter.n = 1;
+  filter.arena_limit_words = 256;
+  filter.budget.words = (uint64_t)1 << 20;
+  int64_t words[100];
+  for (int i = 0; i < 100; i++) words[i] = double_to_bits(i);
+  sirenrt_ctx a = fresh_ctx(), b = fresh_ctx();
+  a.filter = b.filter = &filter;
+  CHECK(sirenrt_list_from_words(&a, words, 100, 1, 9) == SIRENRT_NIL && a.err_msg && a.err_site == 9,
+        "over the share: an error at the literal");
+  int64_t conses = SIRENRT_NIL;
+  for (int i = 99; i >= 0 && !b.err_msg; i--) conses = sirenrt_list_cons_at(&b, conses, 1, 9);
+  CHECK(a.err_msg && b.err_msg && strcmp(a.err_msg, b.err_msg) == 0, "the conses' error: %s", a.err_msg);
+  if (a.err_msg) CHECK_CONTAINS(a.err_msg, "more than a particle's share of the filter's memory limit");
+  clear_error(&a);
+  clear_error(&b);
+  rt_arena_free(&a);
+  rt_arena_free(&b);
+}
+
 int main(void) {
   test_basic_lists();
   test_range();
   test_errors();
   test_growth_and_copy();
+  test_from_words();
+  test_from_words_limit();
   return check_report("test_values");
 }

@@ -144,8 +144,13 @@ class _FunctionBuilder:
     def _ListLit(self, block, e: ast.ListLit, env):
         items = [self.expr(block, i, env) for i in e.items]
         lst = self.emit(block, siren.NilOp(self.type_of(e)), e)
+        # The conses share the literal's location: one attribute, not one per element of
+        # a literal that may have 10^5 (and lower-siren-to-smc folds a constant one by it).
+        location = lst.owner.location
         for item in reversed(items):
-            lst = self.emit(block, siren.ConsOp(item, lst), e)
+            cons = siren.ConsOp(item, lst)
+            cons.location = location
+            lst = self.emit(block, cons)
         return lst
 
     def _Let(self, block, e: ast.Let, env):

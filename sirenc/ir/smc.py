@@ -33,7 +33,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
-    ArrayAttr, Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint, f64, i1, i32, i64,
+    ArrayAttr, DenseArrayBase, Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint, f64, i1,
+    i32, i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
 from xdsl.irdl import (
@@ -578,6 +579,48 @@ class NilOp(IRDLOperation):
 
 
 @irdl_op_definition
+class ConstListOp(IRDLOperation):
+    """A non-empty list whose elements were all known at compile time (a literal of constants),
+    built at once: `words` holds element after element, each element's scalars in descriptor
+    order as 64-bit words (a double's bits, a bool 0 or 1), as `smc.cons` would store them.
+    So a literal of 10^5 constants is one op, not 10^5 conses.
+
+    `%l = "smc.const_list"() <{words = array<i64: 4607182418800017408, 0>}> : () -> !smc.list<"Pfb">`
+    Like `smc.cons` it allocates (the memory limit is a run-time error at the op's location).
+    """
+
+    name = "smc.const_list"
+    words = prop_def(DenseArrayBase)
+    result = result_def(ListHandleType)
+    traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
+
+    def __init__(self, typ: ListHandleType, words: Sequence[int]):
+        super().__init__(properties={"words": DenseArrayBase.from_list(i64, words)}, result_types=[typ])
+
+    @property
+    def element_words(self) -> int:
+        return len(_element_scalars(self.result))
+
+    @property
+    def length(self) -> int:
+        return len(self.words) // self.element_words
+
+    def verify_(self) -> None:
+        scalars = _element_scalars(self.result)
+        if not scalars or any(t not in (f64, i1) for t in scalars):
+            raise VerifyException("smc.const_list's elements are floats and bools (in tuples), at least one word each")
+        if self.words.elt_type != i64:
+            raise VerifyException("smc.const_list's words are i64")
+        words = self.words.get_values()
+        if not words or len(words) % len(scalars):
+            raise VerifyException(f"smc.const_list has {len(words)} words, not a positive multiple of "
+                                  f"its elements' {len(scalars)}")
+        bools = [k for k, t in enumerate(scalars) if t == i1]
+        if any(words[at + k] not in (0, 1) for at in range(0, len(words), len(scalars)) for k in bools):
+            raise VerifyException("smc.const_list's bool words are 0 or 1")
+
+
+@irdl_op_definition
 class IsNilOp(IRDLOperation):
     """Whether a list is empty. `%b = "smc.is_nil"(%l) : (!smc.list<"f">) -> i1`"""
 
@@ -729,7 +772,7 @@ class ReadFileOp(IRDLOperation):
 SMC = Dialect(
     "smc",
     [ParticleOp, FinishOp, SampleOp, ObserveOp, ResampleOp, NextRowOp, FrameLoadOp, FrameStoreOp,
-     NilOp, IsNilOp, ConsOp, HeadOp, TailOp, LengthOp, ReverseOp, RangeOp, ReadFileOp,
+     NilOp, IsNilOp, ConsOp, ConstListOp, HeadOp, TailOp, LengthOp, ReverseOp, RangeOp, ReadFileOp,
      *SYMBOLIC_OPS],
     [ListHandleType, SymType, ModelAttr],
 )

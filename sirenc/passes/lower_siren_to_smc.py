@@ -33,6 +33,7 @@ A program whose main expression folds over `File.read` data (possibly through
 from __future__ import annotations
 
 import os
+import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -120,6 +121,90 @@ def streamed_fold(main: func.FuncOp) -> tuple[siren.FoldOp | None, str]:
 
 def _same_path(a: Operation, b: Operation) -> bool:
     return isinstance(a, siren.ConstOp) and isinstance(b, siren.ConstOp) and a.value == b.value
+
+
+# -- list literals of constants ---------------------------------------------------------------
+
+
+def fold_constant_lists(main: func.FuncOp) -> None:
+    """Each list literal whose elements are constants (floats, bools, tuples of them) becomes
+    one ``smc.const_list`` of their words, behind a cast the patterns unpack, instead of an
+    op per element and a cons per element all the way to machine code: a literal of 10^5
+    constants then compiles in seconds (issue 11). A literal is a chain of `siren.cons` at
+    one location ending in `siren.nil`; a cons written elsewhere (``x :: [1., 2.]``) and a
+    non-constant element keep their cons, so they fold only the constant rest."""
+    for op in list(main.walk()):
+        if isinstance(op, siren.ConsOp) and not _inner_constant_cons(op):
+            _fold_literal(op)
+
+
+def _inner_constant_cons(op: siren.ConsOp) -> bool:
+    """Whether `op` is only the tail of the literal's cons before it, whose head is constant:
+    then it folds as part of that cons's chain."""
+    before = _cons_before(op)
+    return before is not None and _element_words(before.head) is not None
+
+
+def _cons_before(op: siren.ConsOp) -> siren.ConsOp | None:
+    """The cons of the same literal whose tail `op` is, if `op` is nothing else."""
+    uses = list(op.result.uses)
+    if len(uses) != 1:
+        return None
+    user = uses[0].operation
+    if isinstance(user, siren.ConsOp) and uses[0].index == 1 and user.location == op.location:
+        return user
+    return None
+
+
+def _element_words(value: SSAValue) -> list[int] | None:
+    """The 64-bit words `smc.cons` would store for a constant element (a double's bits, a
+    bool 0/1), or None when it is not a constant of floats and bools."""
+    owner = value.owner
+    if isinstance(owner, siren.PairOp):
+        first, second = _element_words(owner.first), _element_words(owner.second)
+        return None if first is None or second is None else first + second
+    if not isinstance(owner, siren.ConstOp):
+        return None
+    if isinstance(owner.value, FloatAttr):
+        return [int.from_bytes(struct.pack("<d", owner.value.value.data), "little", signed=True)]
+    if value.type == i1:
+        return [int(owner.value.value.data != 0)]
+    return None
+
+
+def _fold_literal(top: siren.ConsOp) -> None:
+    """Folds the constant chain that starts at `top`, if it is one, into an smc.const_list."""
+    chain, words = [], []
+    cur: Operation = top
+    while isinstance(cur, siren.ConsOp):
+        if cur is not top and _cons_before(cur) is None:
+            return
+        head = _element_words(cur.head)
+        if head is None:
+            return
+        chain.append(cur)
+        words += head
+        cur = cur.tail.owner
+    if not isinstance(cur, siren.NilOp):
+        return
+    const = smc.ConstListOp(handle(top.result.type), words)
+    const.location = top.location
+    const.result.name_hint = top.result.name_hint
+    cast = UnrealizedConversionCastOp.get([const.result], [top.result.type])
+    top.parent_block().insert_ops_before([const, cast], top)
+    top.result.replace_all_uses_with(cast.outputs[0])
+    for op in chain:
+        _erase_unused(op)
+
+
+def _erase_unused(op: Operation) -> None:
+    """Erases `op` and then those of its operands' definitions that nothing else uses."""
+    operands = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+    op.detach()
+    op.erase()
+    for owner in operands:
+        if not isinstance(owner, siren.ConsOp) and all(not r.uses for r in owner.results):
+            _erase_unused(owner)
 
 
 @dataclass
@@ -727,6 +812,7 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
         read = source.list.owner if isinstance(source, siren.MapOp) else source
         data_file = facts.abs_path(read.path.owner.value.data)
         facts.skipped = {source, read}
+    fold_constant_lists(main)
     walker = PatternRewriteWalker(
         GreedyRewritePatternApplier([p(facts) for p in _PATTERNS], dce_enabled=False),
         walk_regions_first=True, apply_recursively=False,

@@ -11,7 +11,9 @@ form here, and only here:
   ``var > 0 ? mu + sqrt(var) * sirenrt_std_normal(ctx) : sirenrt_sample_gaussian(..)``,
   and the log density added to ``*log_weight`` in place while the sum is > -inf;
 * lists are int64 handles (-1 is the empty list), list ops ``sirenrt_list_*`` calls,
-  and list elements 64-bit words (floats bitcast, bools 0/1, lists their handle);
+  and list elements 64-bit words (floats bitcast, bools 0/1, lists their handle); an
+  ``smc.const_list`` is a private constant array of its words (``@siren_resume.list.<k>``)
+  and one ``sirenrt_list_from_words(ctx, words, n, words_per_element, site)`` call;
 * the frame is bytes: the pc (an i32) in word 0, the result's words from byte 8,
   then frame slot s at byte 8 + 8 * (result words + s);
 * ``smc.resample`` stores its point in the pc and returns AT_RESAMPLE (1);
@@ -67,7 +69,10 @@ from math import pi
 
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math, scf
-from xdsl.dialects.builtin import ArrayAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType, ModuleOp, f64, i1, i8, i32, i64
+from xdsl.dialects.builtin import (
+    ArrayAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType,
+    ModuleOp, TensorType, f64, i1, i8, i32, i64,
+)
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
@@ -113,6 +118,7 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "add_log_weight": ((f64, i32), None),
     "list_cons_at": ((i64, i32, i32), i64),
     "list_set": ((i64, i32, i64), None),
+    "list_from_words": ((PTR, i64, i32, i32), i64),
     "list_get": ((i64, i32, i32), i64),
     "list_head_word": ((i64, i32, i32), i64),
     "list_tl": ((i64, i32), i64),
@@ -181,6 +187,7 @@ class _Lowering:
     files: list[str] = field(default_factory=list)
     vars: ArrayAttr | None = None   # a symbolic method's program variables (smc.vars)
     rows: SSAValue | None = None    # sirenrt_stream_rows(ctx), once the lowering needs it
+    const_lists: int = 0            # the smc.const_list words arrays emitted so far
 
     def __post_init__(self) -> None:
         if self.model.streamable.value.data:
@@ -232,6 +239,16 @@ class _Lowering:
         elif not isinstance(decl, llvm.FuncOp) or decl.function_type != ftype:
             raise LoweringError(f"lower-smc-to-llvm: @sirenrt_{name} is already defined as something else")
         self.declared[name] = decl
+
+    def words_array(self, words: DenseArrayBase) -> llvm.GlobalOp:
+        """A private constant global holding `words` (an smc.const_list's), for its address."""
+        typ = llvm.LLVMArrayType(len(words), i64)
+        value = DenseIntOrFPElementsAttr(TensorType(i64, [len(words)]), words.data)
+        name = f"{RESUME_SYMBOL}.list.{self.const_lists}"
+        self.const_lists += 1
+        array = llvm.GlobalOp(typ, name, "private", constant=True, value=value)
+        self.module.body.block.insert_op_before(array, self.fn)
+        return array
 
     def site(self, op: Operation) -> int:
         """The site id of `op`'s location: one per distinct file, line and column."""
@@ -610,6 +627,19 @@ class _Cons(_Pattern):
         e.replace(rewriter, [cell])
 
 
+class _ConstList(_Pattern):
+    """One runtime call builds the whole list from the words array, cell by cell as the
+    conses it replaces would have."""
+
+    @op_type_rewrite_pattern
+    def match_and_rewrite(self, op: smc.ConstListOp, rewriter: PatternRewriter) -> None:
+        e = _Emitter(self.low, op)
+        array = self.low.words_array(op.words)
+        words = e.add(llvm.AddressOfOp(array.sym_name.data, PTR)).result
+        n, width = e.const_i(op.length, i64), e.const_i(op.element_words, i32)
+        e.replace(rewriter, [e.call("list_from_words", words, n, width, e.site_if_known())])
+
+
 class _Head(_Pattern):
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: smc.HeadOp, rewriter: PatternRewriter) -> None:
@@ -728,7 +758,7 @@ _ONE_TO_ONE = [
     _OneToOne(math.LogOp, lambda op: llvm.FLogOp(op.operand)),
 ]
 
-_SMC_PATTERNS = [_FrameLoad, _FrameStore, _Finish, _Sample, _Observe, _Nil, _IsNil, _Cons, _Head, _Tail,
+_SMC_PATTERNS = [_FrameLoad, _FrameStore, _Finish, _Sample, _Observe, _Nil, _IsNil, _Cons, _ConstList, _Head, _Tail,
                  _Length, _Reverse, _Range, _ReadFile,
                  _SymConst, _SymBinOp, _SymNeg, _SymIte, _SymValue, _Assume, _SymObserve]
 

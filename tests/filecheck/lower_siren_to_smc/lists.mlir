@@ -1,6 +1,7 @@
 // RUN: %sirenc-opt -p lower-siren-to-smc %s | filecheck %s
 // Lists are handles typed by their element: a list of pairs is !smc.list<"Pfb">,
-// and its head is two scalars. A map is a loop that conses onto a reversed
+// and its head is two scalars; the literal [(3., true)] of constants is one
+// smc.const_list of its words (lists_const.mlir). A map is a loop that conses onto a reversed
 // accumulator, then reverses it. A branch yields the scalars of its value.
 // Equality of lists walks both. Categorical takes its probabilities as a list.
 
@@ -36,8 +37,7 @@ builtin.module {
 // CHECK:      "smc.particle"() <{sym_name = "main", model = #smc.model<"Pfb", false, "the main expression does not fold over File.read data at its top level", "", 0 : i64, []>}> ({
 // CHECK-NOT:    siren.
 // CHECK:        %[[C:.*]] = arith.constant true
-// CHECK:        %[[N0:.*]] = "smc.nil"() : () -> !smc.list<"Pfb">
-// CHECK-NEXT:   %[[L:.*]] = "smc.cons"(%{{.*}}, %[[C]], %[[N0]]) : (f64, i1, !smc.list<"Pfb">) -> !smc.list<"Pfb">
+// CHECK-NEXT:   %[[L:.*]] = "smc.const_list"() <{words = array<i64: 4613937818241073152, 1>}> : () -> !smc.list<"Pfb">
 // CHECK:        %[[R:.*]] = "smc.range"(%{{.*}}, %{{.*}}) : (f64, f64) -> !smc.list<"f">
 // CHECK-NEXT:   %{{.*}} = "smc.length"(%[[L]]) : (!smc.list<"Pfb">) -> f64
 // CHECK-NEXT:   %[[NIL:.*]] = "smc.nil"() : () -> !smc.list<"f">

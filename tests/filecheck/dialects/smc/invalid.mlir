@@ -191,6 +191,84 @@ builtin.module {
 // -----
 // CHECK: -----
 
+// smc.const_list's elements are words of floats and bools: no list handles.
+builtin.module {
+  "smc.particle"() <{sym_name = "m", model = #smc.model<"f", false, "no", "", 0 : i64, []>}> ({
+    %x = arith.constant 0.000000e+00 : f64
+    %l = "smc.const_list"() <{words = array<i64: 1>}> : () -> !smc.list<"Lf">
+    "smc.finish"(%x) : (f64) -> ()
+  }) : () -> ()
+}
+// CHECK: Operation does not verify: smc.const_list's elements are floats and bools (in tuples), at least one word each
+
+// -----
+// CHECK: -----
+
+// smc.const_list's elements are at least one word each.
+builtin.module {
+  "smc.particle"() <{sym_name = "m", model = #smc.model<"f", false, "no", "", 0 : i64, []>}> ({
+    %x = arith.constant 0.000000e+00 : f64
+    %l = "smc.const_list"() <{words = array<i64: 1>}> : () -> !smc.list<"u">
+    "smc.finish"(%x) : (f64) -> ()
+  }) : () -> ()
+}
+// CHECK: Operation does not verify: smc.const_list's elements are floats and bools (in tuples), at least one word each
+
+// -----
+// CHECK: -----
+
+// smc.const_list's words are i64.
+builtin.module {
+  "smc.particle"() <{sym_name = "m", model = #smc.model<"f", false, "no", "", 0 : i64, []>}> ({
+    %x = arith.constant 0.000000e+00 : f64
+    %l = "smc.const_list"() <{words = array<i32: 1>}> : () -> !smc.list<"f">
+    "smc.finish"(%x) : (f64) -> ()
+  }) : () -> ()
+}
+// CHECK: Operation does not verify: smc.const_list's words are i64
+
+// -----
+// CHECK: -----
+
+// smc.const_list is not empty (the empty list is smc.nil).
+builtin.module {
+  "smc.particle"() <{sym_name = "m", model = #smc.model<"f", false, "no", "", 0 : i64, []>}> ({
+    %x = arith.constant 0.000000e+00 : f64
+    %l = "smc.const_list"() <{words = array<i64>}> : () -> !smc.list<"f">
+    "smc.finish"(%x) : (f64) -> ()
+  }) : () -> ()
+}
+// CHECK: Operation does not verify: smc.const_list has 0 words, not a positive multiple of its elements' 1
+
+// -----
+// CHECK: -----
+
+// smc.const_list holds whole elements.
+builtin.module {
+  "smc.particle"() <{sym_name = "m", model = #smc.model<"f", false, "no", "", 0 : i64, []>}> ({
+    %x = arith.constant 0.000000e+00 : f64
+    %l = "smc.const_list"() <{words = array<i64: 0, 1, 0>}> : () -> !smc.list<"Pfb">
+    "smc.finish"(%x) : (f64) -> ()
+  }) : () -> ()
+}
+// CHECK: Operation does not verify: smc.const_list has 3 words, not a positive multiple of its elements' 2
+
+// -----
+// CHECK: -----
+
+// smc.const_list's bool words are 0 or 1.
+builtin.module {
+  "smc.particle"() <{sym_name = "m", model = #smc.model<"f", false, "no", "", 0 : i64, []>}> ({
+    %x = arith.constant 0.000000e+00 : f64
+    %l = "smc.const_list"() <{words = array<i64: 0, 1, 0, 2>}> : () -> !smc.list<"Pfb">
+    "smc.finish"(%x) : (f64) -> ()
+  }) : () -> ()
+}
+// CHECK: Operation does not verify: smc.const_list's bool words are 0 or 1
+
+// -----
+// CHECK: -----
+
 // smc.cons gives a list of its tail's type.
 builtin.module {
   "smc.particle"() <{sym_name = "m", model = #smc.model<"f", false, "no", "", 0 : i64, []>}> ({

@@ -22,6 +22,7 @@ builtin.module {
     %more, %row = "smc.next_row"(%i) <{point = 2 : i32}> : (i64) -> (i1, !smc.list<"f">)
     %x1 = "smc.frame_load"() <{slot = 0 : i64}> : () -> f64
     %nil = "smc.nil"() : () -> !smc.list<"Pfb">
+    %lit = "smc.const_list"() <{words = array<i64: 4607182418800017408, 1, -4611686018427387904, 0>}> : () -> !smc.list<"Pfb">
     %empty = "smc.is_nil"(%nil) : (!smc.list<"Pfb">) -> i1
     %cell = "smc.cons"(%x1, %more, %nil) : (f64, i1, !smc.list<"Pfb">) -> !smc.list<"Pfb">
     %h:2 = "smc.head"(%cell) : (!smc.list<"Pfb">) -> (f64, i1)
@@ -54,6 +55,7 @@ builtin.module {
 // CHECK-NEXT:     %more, %row = "smc.next_row"(%i) <{point = 2 : i32}> : (i64) -> (i1, !smc.list<"f">)
 // CHECK-NEXT:     %x1 = "smc.frame_load"() <{slot = 0 : i64}> : () -> f64
 // CHECK-NEXT:     %nil = "smc.nil"() : () -> !smc.list<"Pfb">
+// CHECK-NEXT:     %lit = "smc.const_list"() <{words = array<i64: 4607182418800017408, 1, -4611686018427387904, 0>}> : () -> !smc.list<"Pfb">
 // CHECK-NEXT:     %empty = "smc.is_nil"(%nil) : (!smc.list<"Pfb">) -> i1
 // CHECK-NEXT:     %cell = "smc.cons"(%x1, %more, %nil) : (f64, i1, !smc.list<"Pfb">) -> !smc.list<"Pfb">
 // CHECK-NEXT:     %h, %h_1 = "smc.head"(%cell) : (!smc.list<"Pfb">) -> (f64, i1)
