@@ -68,7 +68,9 @@ static int32_t two_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) 
   return SIRENRT_AT_RESAMPLE;
 }
 
-/* The same model streaming file 0 (row t through sirenrt_stream_row), with file 1 read lazily. */
+/* The same model streaming file 0 (row t read in place when the table holds it, as compiled code does
+ * through sirenrt_stream_rows, else through sirenrt_stream_row), with file 1 read lazily.  Under
+ * ThreadSanitizer this checks that the view is safe while another thread reads file 0. */
 static int32_t stream_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
   (void)log_weight;
   two_frame *f = (two_frame *)frame;
@@ -81,14 +83,17 @@ static int32_t stream_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weigh
     f->rows = 0; /* the next row's index */
     f->pc = 1;
   }
-  int64_t row = sirenrt_stream_row(ctx, f->rows, 0);
+  const sirenrt_rows *held = sirenrt_stream_rows(ctx);
+  int64_t r = f->rows;
+  int in_place = r < held->n_rows && held->row_start[r + 1] > held->row_start[r];
+  int64_t row = in_place ? SIRENRT_FIRST_ROW | r << SIRENRT_ROW_SHIFT : sirenrt_stream_row(ctx, r, 0);
   if (row == SIRENRT_NEED) return SIRENRT_NEED_ROW;
   if (row == SIRENRT_END) {
     f->result_x = f->x;
     f->result_xs = f->xs;
     return SIRENRT_FINISHED;
   }
-  double y = bits_to_double(sirenrt_list_get(ctx, row, 0, 3));
+  double y = in_place ? held->vals[held->row_start[r]] : bits_to_double(sirenrt_list_get(ctx, row, 0, 3));
   f->rows++;
   f->x = sirenrt_sample_gaussian(ctx, f->x + f->d, 1.0, 2);
   sirenrt_observe_gaussian(ctx, f->x, 0.5, y, 3);
