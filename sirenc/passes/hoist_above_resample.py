@@ -31,33 +31,23 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, Pure
 
 from sirenc.ir import smc
+from sirenc.passes.spill_across_suspends import defined_inside, enclosing_loops, meeting, path_to
 
 
 def _movable(op: Operation) -> bool:
     return op.has_trait(Pure) and not op.regions and not op.has_trait(IsTerminator)
 
 
-def _path(point: Operation) -> dict[Block, Operation]:
-    """For each block around `point`: the op of that block that is or holds `point`."""
-    path = {}
-    op = point
-    while op is not None:
-        path[op.parent_block()] = op
-        op = op.parent_op()
-    return path
-
-
 def _after(path: dict[Block, Operation], user: Operation) -> bool:
     """Whether `user` may run after the point `path` leads to."""
-    while user is not None and user.parent_block() not in path:
-        user = user.parent_op()
-    if user is None:
+    met = meeting(path, user)
+    if met is None:
         return True
-    on_path = path[user.parent_block()]
-    if user is on_path:   # in another region of an op around the point
-        return not isinstance(user, scf.IfOp)   # an if's other branch never follows; a loop's does
-    block = user.parent_block()
-    return block.get_operation_index(user) > block.get_operation_index(on_path)
+    on_path = path[met.parent_block()]
+    if met is on_path:   # in another region of an op around the point
+        return not isinstance(met, scf.IfOp)   # an if's other branch never follows; a loop's does
+    block = met.parent_block()
+    return block.get_operation_index(met) > block.get_operation_index(on_path)
 
 
 def _available(value: SSAValue, path: dict[Block, Operation]) -> bool:
@@ -74,13 +64,7 @@ def _available(value: SSAValue, path: dict[Block, Operation]) -> bool:
 def _in_loop_around(value: SSAValue, point: Operation) -> bool:
     """Whether a loop around the point does not hold `value`'s definition: the next iteration
     reads it again, so it lives across the point whatever moves."""
-    home = value.owner if isinstance(value.owner, Block) else value.owner.parent_block()
-    op = point.parent_op()
-    while op is not None:
-        if isinstance(op, scf.WhileOp) and not op.is_ancestor(home.parent_op() or op):
-            return True
-        op = op.parent_op()
-    return False
+    return any(not defined_inside(value, loop) for loop in enclosing_loops(point))
 
 
 def _dies_at(value: SSAValue, op: Operation, point: Operation, path: dict[Block, Operation]) -> bool:
@@ -96,7 +80,7 @@ def _lives_longer(op: Operation, point: Operation, path: dict[Block, Operation])
 
 
 def hoist(point: Operation) -> None:
-    path = _path(point)
+    path = path_to(point)
     block = point.parent_block()
     op = point.next_op
     while op is not None:

@@ -61,6 +61,38 @@ def _preorder(op: Operation, order: dict[Operation, int]) -> None:
                 _preorder(inner, order)
 
 
+def program_order(particle: smc.ParticleOp) -> dict[Operation, int]:
+    """Every op of the particle numbered in program order (an op before the ops inside it)."""
+    order: dict[Operation, int] = {}
+    for op in particle.body.block.ops:
+        _preorder(op, order)
+    return order
+
+
+def path_to(point: Operation) -> dict[Block, Operation]:
+    """For each block around `point`: the op of that block that is or holds `point`."""
+    path = {}
+    op: Operation | None = point
+    while op is not None:
+        path[op.parent_block()] = op
+        op = op.parent_op()
+    return path
+
+
+def meeting(path: dict[Block, Operation], user: Operation) -> Operation | None:
+    """`user`, or the op around it, in the innermost block of `path` that holds it (None: none)."""
+    while user is not None and user.parent_block() not in path:
+        user = user.parent_op()
+    return user
+
+
+def in_other_branch(path: dict[Block, Operation], user: Operation) -> bool:
+    """Whether `user` is in the other branch of an ``scf.if`` that holds the point of `path` in
+    one: it never runs after the point, though it may come later in program order."""
+    met = meeting(path, user)
+    return met is not None and met is path[met.parent_block()] and isinstance(met, scf.IfOp)
+
+
 def _visible(suspend: Operation, entry: Block) -> list[SSAValue]:
     """Values defined before `suspend` on its path from the particle's entry."""
     out: list[SSAValue] = []
@@ -78,7 +110,7 @@ def _visible(suspend: Operation, entry: Block) -> list[SSAValue]:
         op = block.parent_op()
 
 
-def _enclosing_loops(op: Operation) -> list[scf.WhileOp]:
+def enclosing_loops(op: Operation) -> list[scf.WhileOp]:
     loops = []
     parent = op.parent_op()
     while parent is not None and not isinstance(parent, smc.ParticleOp):
@@ -88,7 +120,7 @@ def _enclosing_loops(op: Operation) -> list[scf.WhileOp]:
     return loops
 
 
-def _defined_inside(value: SSAValue, loop: scf.WhileOp) -> bool:
+def defined_inside(value: SSAValue, loop: scf.WhileOp) -> bool:
     # A block argument of a loop's own region is redefined every iteration.
     if isinstance(value, BlockArgument):
         return loop.is_ancestor(value.block)
@@ -106,37 +138,22 @@ def _retried(suspend: Operation) -> bool:
     return isinstance(suspend, smc.NextRowOp) and not reloaded(suspend)
 
 
-def _other_branch(suspend: Operation, user: Operation) -> bool:
-    """Whether `user` is in the other branch of an ``scf.if`` that holds `suspend` in one: it
-    never runs after the suspension, though it comes later in program order."""
-    path = {}
-    op: Operation | None = suspend
-    while op is not None:
-        path[op.parent_block()] = op
-        op = op.parent_op()
-    while user is not None and user.parent_block() not in path:
-        user = user.parent_op()
-    return user is not None and user is path[user.parent_block()] and isinstance(user, scf.IfOp)
-
-
-def live_across(particle: smc.ParticleOp) -> dict[Operation, list[SSAValue]]:
-    """For every suspension point, the values that must survive it."""
-    order: dict[Operation, int] = {}
-    for op in particle.body.block.ops:
-        _preorder(op, order)
+def live_across(particle: smc.ParticleOp, order: dict[Operation, int]) -> dict[Operation, list[SSAValue]]:
+    """For every suspension point, the values that must survive it (`order`: program_order)."""
     entry = particle.body.block
     live: dict[Operation, list[SSAValue]] = {}
     for suspend in (op for op in order if isinstance(op, smc.SUSPENSIONS)):
         position = order[suspend]
-        loops = _enclosing_loops(suspend)
+        loops = enclosing_loops(suspend)
+        path = path_to(suspend)
         live[suspend] = []
         for value in _visible(suspend, entry):
             for use in value.uses:
                 user = use.operation
-                later = (order[user] > position and not _other_branch(suspend, user)) \
+                later = (order[user] > position and not in_other_branch(path, user)) \
                     or (user is suspend and _retried(suspend))
                 reread = any(
-                    user is not loop and loop.is_ancestor(user) and not _defined_inside(value, loop)
+                    user is not loop and loop.is_ancestor(user) and not defined_inside(value, loop)
                     for loop in loops
                 )
                 if later or reread:
@@ -174,7 +191,8 @@ def _needs_reload(value: SSAValue, user: Operation, suspending: set[Operation]) 
     return False
 
 
-def _busy(value: SSAValue, uses: list[Operation], order: dict[Operation, int]) -> tuple[int, int]:
+def _busy(value: SSAValue, uses: list[Operation], order: dict[Operation, int],
+          loop_end: dict[Operation, int]) -> tuple[int, int]:
     """The stretch of program order in which `value`'s slot holds it, in half steps (op k at
     2k: its reloads come before it, at 2k - 1, a result's store after it, at 2k + 1): from the
     store to the last reload, and to the end of every loop around a reload that does not
@@ -187,9 +205,9 @@ def _busy(value: SSAValue, uses: list[Operation], order: dict[Operation, int]) -
     stop = start
     for user in uses:
         stop = max(stop, 2 * order[user] - 1)
-        for loop in _enclosing_loops(user):
-            if not _defined_inside(value, loop):
-                stop = max(stop, 2 * max(order[op] for op in loop.walk()) + 1)
+        for loop in enclosing_loops(user):
+            if not defined_inside(value, loop):
+                stop = max(stop, 2 * loop_end[loop] + 1)
     return start, stop
 
 
@@ -212,10 +230,10 @@ def _assign_slots(busy: dict[SSAValue, tuple[int, int]], first: int) -> dict[SSA
 def spill(particle: smc.ParticleOp) -> None:
     model = particle.model
     suspending = _suspending(particle)
-    live = live_across(particle)
-    order: dict[Operation, int] = {}
-    for op in particle.body.block.ops:
-        _preorder(op, order)
+    order = program_order(particle)
+    live = live_across(particle, order)
+    # a loop's last op, in program order: the last of the ops inside it, numbered after it
+    loop_end = {op: max(order[inner] for inner in op.walk()) for op in order if isinstance(op, scf.WhileOp)}
     reloads: dict[SSAValue, list] = {}
     for value in dict.fromkeys(v for values in live.values() for v in values):
         uses = [u for u in value.uses if _needs_reload(value, u.operation, suspending)]
@@ -227,7 +245,8 @@ def spill(particle: smc.ParticleOp) -> None:
             continue
         reloads[value] = uses
     first = model.frame_slots.value.data
-    slots = _assign_slots({v: _busy(v, [u.operation for u in uses], order) for v, uses in reloads.items()}, first)
+    busy = {v: _busy(v, [u.operation for u in uses], order, loop_end) for v, uses in reloads.items()}
+    slots = _assign_slots(busy, first)
     for value, uses in reloads.items():
         slot = slots[value]
         store = smc.FrameStoreOp(value, slot)
