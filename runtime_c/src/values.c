@@ -178,6 +178,14 @@ int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
   return sirenrt_list_cons_at(ctx, tail, nwords, -1);
 }
 
+/* sirenrt_list_cons_at with the cell's element words filled in from `words` (NIL on error). */
+static int64_t cons_words(sirenrt_ctx *ctx, int64_t tail, const void *words, int32_t nwords, int32_t site) {
+  int64_t cell = sirenrt_list_cons_at(ctx, tail, nwords, site);
+  if (cell != SIRENRT_NIL && nwords > 0)
+    memcpy(ctx->arena + rt_young_index(cell) + 3, words, (size_t)nwords * sizeof(uint64_t));
+  return cell;
+}
+
 /* The list literal [e0, ..., e(n-1)] of constants, element i's words at words[i * nwords]: built
  * from the last element on, as the conses of the literal would be, so the cells, their order and
  * a list past the memory limit (reported at `site`, the literal) are theirs. */
@@ -189,11 +197,8 @@ int64_t sirenrt_list_from_words(sirenrt_ctx *ctx, const int64_t *words, int64_t 
   }
   int64_t acc = SIRENRT_NIL;
   for (int64_t i = n_elems - 1; i >= 0; i--) {
-    int64_t cell = sirenrt_list_cons_at(ctx, acc, nwords, site);
-    if (cell == SIRENRT_NIL) return SIRENRT_NIL;
-    if (nwords > 0)
-      memcpy(ctx->arena + rt_young_index(cell) + 3, words + i * nwords, (size_t)nwords * sizeof(uint64_t));
-    acc = cell;
+    acc = cons_words(ctx, acc, nwords > 0 ? words + i * nwords : NULL, nwords, site);
+    if (acc == SIRENRT_NIL) return SIRENRT_NIL;
   }
   return acc;
 }
@@ -282,9 +287,8 @@ int64_t sirenrt_list_rev_at(sirenrt_ctx *ctx, int64_t list, int32_t nwords, int3
   while (list != SIRENRT_NIL) {
     /* Read before consing: cons may move the arena. */
     if (rt_list_uncons(ctx, list, words, nwords, &list, site)) break;
-    int64_t cell = sirenrt_list_cons_at(ctx, acc, nwords, site);
+    int64_t cell = cons_words(ctx, acc, words, nwords, site);
     if (cell == SIRENRT_NIL) break;
-    if (nwords > 0) memcpy(ctx->arena + rt_young_index(cell) + 3, words, (size_t)nwords * sizeof(uint64_t));
     acc = cell;
   }
   if (words != small) free(words);
@@ -310,10 +314,8 @@ int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site) {
   int64_t acc = SIRENRT_NIL;
   for (int64_t i = (int64_t)(hi - lo) - 1; i >= 0; i--) { /* from the end, so the list is ascending */
     double v = lo + (double)i;
-    int64_t cell = sirenrt_list_cons_at(ctx, acc, 1, site);
-    if (cell == SIRENRT_NIL) return SIRENRT_NIL;
-    memcpy(ctx->arena + rt_young_index(cell) + 3, &v, sizeof v);
-    acc = cell;
+    acc = cons_words(ctx, acc, &v, 1, site);
+    if (acc == SIRENRT_NIL) return SIRENRT_NIL;
   }
   return acc;
 }
