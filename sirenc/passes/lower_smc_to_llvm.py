@@ -99,7 +99,7 @@ NIL, END, NEED = -1, -2, -3
 # sirenrt.h: row r of file 0 as a list handle is FIRST_ROW | r << ROW_SHIFT (sirenrt_rows)
 FIRST_ROW, ROW_SHIFT = defines()["SIRENRT_FIRST_ROW"], defines()["SIRENRT_ROW_SHIFT"]
 # ICmp predicates (arith.cmpi's numbering)
-EQ, NE, SLT, SGT, SGE, ULT = 0, 1, 2, 4, 5, 6
+EQ, SLT, SGE, ULT = 0, 2, 5, 6
 WORD = 8
 PC_BYTES = 8  # the pc is an i32 at byte 0, padded to a word
 PTR = llvm.LLVMPointerType()
@@ -327,14 +327,20 @@ class _Emitter:
         at = self.add(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i64, ssa_indices=[index], inbounds=True)).result
         return self.add(llvm.LoadOp(at, i64)).dereferenced_value
 
+    def row_start(self, r: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """Where row r < n_rows of file 0 starts among the values, and whether it has one."""
+        row_start = self.rows_field("row_start")
+        first = self.word_at(row_start, r)
+        end = self.word_at(row_start, self.add(llvm.AddOp(r, self.const_i(1, i64))).res)
+        return first, self.icmp(SLT, first, end)
+
     def row_handle(self, r: SSAValue) -> SSAValue:
         """Row r < n_rows of file 0 as a list: its handle, or the empty list for an empty row
         (what ``sirenrt_stream_row`` answers, read in place)."""
-        row_start = self.rows_field("row_start")
-        first, end = self.word_at(row_start, r), self.word_at(row_start, self.add(llvm.AddOp(r, self.const_i(1, i64))).res)
+        _, nonempty = self.row_start(r)
         shifted = self.add(llvm.ShlOp(r, self.const_i(ROW_SHIFT, i64))).res
         handle = self.add(llvm.OrOp(shifted, self.const_i(FIRST_ROW, i64))).res
-        return self.add(llvm.SelectOp(self.icmp(SGT, end, first), handle, self.const_i(NIL, i64))).res
+        return self.add(llvm.SelectOp(nonempty, handle, self.const_i(NIL, i64))).res
 
     def to_word(self, value: SSAValue) -> SSAValue:
         if value.type == f64:
@@ -669,10 +675,8 @@ class _Head(_Pattern):
         readable = e.add(llvm.AndOp(is_row, e.icmp(ULT, r, e.rows_field("n_rows")))).res
 
         def position(b: _Emitter) -> list[SSAValue]:   # row r's element 0, if it has one, else -1
-            row_start = b.rows_field("row_start")
-            first = b.word_at(row_start, r)
-            end = b.word_at(row_start, b.add(llvm.AddOp(r, b.const_i(1, i64))).res)
-            return [b.add(llvm.SelectOp(b.icmp(SLT, first, end), first, b.const_i(-1, i64))).res]
+            first, nonempty = b.row_start(r)
+            return [b.add(llvm.SelectOp(nonempty, first, b.const_i(-1, i64))).res]
 
         at, = e.if_else(readable, position, lambda b: [b.const_i(-1, i64)], [i64])
         word, = e.if_else(e.icmp(SGE, at, e.const_i(0, i64)),

@@ -81,8 +81,8 @@ builtin.module {
 // CHECK-NEXT:   %[[AT0:.*]] = llvm.getelementptr inbounds %[[RS]][%[[IL]]] : (!llvm.ptr, i64) -> !llvm.ptr, i64
 // CHECK-NEXT:   %[[START:.*]] = llvm.load %[[AT0]] : !llvm.ptr -> i64
 // CHECK:        %[[END_AT:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i64
+// CHECK-NEXT:   %[[NONEMPTY:.*]] = llvm.icmp "slt" %[[START]], %[[END_AT]] : i64
 // CHECK:        %[[HANDLE:.*]] = llvm.or %{{.*}}, %{{.*}} : i64
-// CHECK-NEXT:   %[[NONEMPTY:.*]] = llvm.icmp "sgt" %[[END_AT]], %[[START]] : i64
 // CHECK-NEXT:   %[[NIL0:.*]] = llvm.mlir.constant(-1) : i64
 // CHECK-NEXT:   %[[INROW:.*]] = llvm.select %[[NONEMPTY]], %[[HANDLE]], %[[NIL0]] : i1, i64
 // CHECK-NEXT:   llvm.br ^[[JOIN:bb[0-9]+]](%[[INROW]] : i64)
