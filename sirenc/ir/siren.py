@@ -162,6 +162,7 @@ def holds(t: Attribute, leaf) -> bool:
         return holds(t.element, leaf)
     return False
 
+
 def dist_type(family: str) -> DistType:
     return DistType(StringAttr(family))
 
