@@ -38,6 +38,7 @@ from sirenc.driver import DEFAULT_METHOD
 from sirenc.model_info import ModelInfo
 from sirenc.runtime.abi import abi_version
 
+BACKENDS = ("native", "jax")
 RESAMPLERS = {"systematic": 0, "multinomial": 1, "stratified": 2, "residual": 3}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
@@ -76,7 +77,7 @@ class CompiledModelError(SirenRuntimeError):
 
 def compile(source: str | os.PathLike, method: str = DEFAULT_METHOD, check: bool = True,
             output: str | os.PathLike | None = None, analysis_budget: int | None = None,
-            tier: int = 2) -> "Model":
+            tier: int = 2, backend: str = "native", float32: bool = False) -> "Model":
     """Compile a Siren program (a path or the program text).
 
     Without ``output`` the model is JIT-compiled into this process; with
@@ -86,6 +87,10 @@ def compile(source: str | os.PathLike, method: str = DEFAULT_METHOD, check: bool
     ``tier=1`` keeps a symbolic method on the general symbolic runtime even where the
     compiler could resolve the symbolic state into numbers (tier 2, the default;
     ``model.info["tier"]`` says which one a model runs).
+
+    ``backend="jax"`` gives a ``sirenc.backend.jax_model.JaxModel`` instead: the same program
+    vectorised over particles by JAX (a GPU when JAX has one), with the same ``filter``
+    interface; ``float32=True`` computes in single precision there.
     """
     from sirenc.driver import compile_to_llvm_dialect
 
@@ -101,6 +106,15 @@ def compile(source: str | os.PathLike, method: str = DEFAULT_METHOD, check: bool
         check_output(output)      # a directory, a device or a link is refused before compiling
     if tier not in (1, 2):
         raise SirenUsageError(f"tier must be 1 or 2, not {tier!r}")
+    if backend not in BACKENDS:
+        raise SirenUsageError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+    if backend == "jax":
+        if output is not None:
+            raise SirenUsageError("the JAX back end writes no model.so: leave out output")
+        from sirenc.driver import jax_model
+        return jax_model(source, method, check, analysis_budget=analysis_budget, tier=tier, float32=bool(float32))
+    if float32:
+        raise SirenUsageError("float32 is an option of the JAX back end (backend='jax')")
     module, info = compile_to_llvm_dialect(source, method, check, analysis_budget=analysis_budget, tier=tier)
     model = from_llvm_dialect(module, info, output=output)
     if model.path is None:   # what pickling a JIT model needs to make it again

@@ -120,6 +120,10 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-cache", action="store_true",
                    help="compile afresh (JIT) instead of loading the compiled program from the "
                    "compile cache ($SIRENC_CACHE_DIR, else $XDG_CACHE_HOME/sirenc or ~/.cache/sirenc)")
+    p.add_argument("--backend", choices=("native", "jax"), default="native",
+                   help="native (default): the compiled C filter; jax: the same program vectorised over "
+                   "particles by JAX (on a GPU when JAX has one; pip install 'sirenc[jax]')")
+    p.add_argument("--float32", action="store_true", help="jax: compute in single precision")
     return p
 
 
@@ -269,6 +273,12 @@ def cmd_compile(args) -> int:
     print_warnings(c, args.warnings)
     if stage == "ast":
         print(driver.ast_text(product))
+    elif stage == "jax":
+        text = product.text()
+        if args.output:
+            write_atomically(args.output, (text + "\n").encode())
+        else:
+            print(text)
     elif stage in ("obj", "so"):
         data = product if isinstance(product, bytes) else open(product, "rb").read()
         if args.output:
@@ -442,11 +452,17 @@ def cmd_run(args) -> int:
         require_matplotlib()
         check_output(args.plot)
     c = _open(args, check=not args.no_check)
-    model, facts = compiled_for_run(c, data, use_cache=not args.no_cache)
+    if args.backend == "jax":
+        model, facts = jax_for_run(c, args, data, memory_limit, mh)
+    else:
+        if args.float32:
+            raise SirenUsageError("--float32 is an option of the JAX back end (--backend jax)")
+        model, facts = compiled_for_run(c, data, use_cache=not args.no_cache)
     analysis_time = facts.analysis_time
     print_warnings(c, args.warnings, facts.warnings)
-    options = dict(resampler=args.resampler, ess_threshold=args.ess_threshold, threads=args.threads,
-                   memory_limit=memory_limit)
+    options = dict(resampler=args.resampler, ess_threshold=args.ess_threshold)
+    if args.backend == "native":
+        options.update(threads=args.threads, memory_limit=memory_limit)
     if mh:
         options = dict(handler="mh", memory_limit=memory_limit, **mh)
     if args.plot:
@@ -531,6 +547,24 @@ def compiled_for_run(c, data: str | None, use_cache: bool = True):
             print(f"sirenc: warning: the compile cache is not usable, compiling without it: {e.message} "
                   "(set SIRENC_CACHE_DIR, or give --no-cache)", file=sys.stderr)
     model = jit_model(c, data)
+    return model, compile_cache.CachedFacts(dict(c.plan.plan) if c.plan is not None else None,
+                                            c.plan.seconds if c.check else None, program_warnings(c))
+
+
+def jax_for_run(c, args, data: str | None, memory_limit, mh):
+    """``(JaxModel, CachedFacts)`` for ``sirenc run --backend jax``."""
+    from sirenc import compile_cache, driver
+
+    if mh or args.threads != 1 or memory_limit is not None or args.plot:
+        raise SirenUsageError("--handler mh, --threads, --memory-limit and --plot are options of the native "
+                              "back end, not of --backend jax")
+    c.float32, c.snapshots = args.float32, False
+    model = driver.run_until(c, "jax")
+    if data is not None:
+        if not model.info["data_file"]:
+            raise SirenUsageError("--data replaces the file the program reads with File.read, "
+                                  "and this program reads no file")
+        model.info["data_file"] = os.path.abspath(data)
     return model, compile_cache.CachedFacts(dict(c.plan.plan) if c.plan is not None else None,
                                             c.plan.seconds if c.check else None, program_warnings(c))
 

@@ -45,6 +45,7 @@ class Compilation:
     # transforms a module takes its input's place instead of a copy: faster to compile.
     snapshots: bool = True
     tier: int = 2                  # 1: the general symbolic runtime even where tier 2 applies
+    float32: bool = False          # the JAX back end computes in single precision
     plan: object | None = None     # the plan-analysis result, once run
     specialization: object | None = None   # what specialize-conjugacy did (symbolic methods, tier 2)
     products: dict[str, object] = field(default_factory=dict)
@@ -196,6 +197,12 @@ def _obj(c: Compilation, module):
     return object_bytes(module, model_info(c, module))
 
 
+def _jax(c: Compilation, module):
+    from sirenc.backend.jax_model import JaxModel
+
+    return JaxModel(module, jax_info(c, module), float32=c.float32)
+
+
 def _so(c: Compilation, obj: bytes):
     from sirenc.backend.link import link_shared
 
@@ -232,6 +239,9 @@ STAGES: dict[str, Stage] = {
     "llvm": Stage(_llvm, "llvm-dialect"),
     "obj": Stage(_obj, "llvm-dialect"),
     "so": Stage(_so, "obj"),
+    # The second back end: the `smc` program traced into JAX functions (--emit=jax prints the jaxpr
+    # of one step).
+    "jax": Stage(_jax, "smc"),
 }
 ORDER = list(STAGES)
 
@@ -414,6 +424,27 @@ def model_info(c: Compilation, module):
         never_draws=never_draws(op.sym_name.data for op in module.ops
                                 if isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith("sirenrt_")),
     )
+
+
+def jax_info(c: Compilation, module) -> dict:
+    """What the JAX back end reports about a model (``JaxModel.info``), as ``ModelInfo`` for the native one."""
+    from sirenc.ir import smc
+
+    particle = next(op for op in module.walk() if isinstance(op, smc.ParticleOp))
+    data_file = particle.model.data_file.data
+    return dict(name=c.name, method=c.method, plan=plan_text(c), result_type=particle.model.result.data,
+                data_file=data_file, files=[data_file] if data_file else [],
+                tier=2 if specialized(c) else 1,
+                static_runtime_plan="".join(f"{name}: {enc}\n" for name, enc in c.specialization.runtime_plan.items())
+                if specialized(c) else "")
+
+
+def jax_model(source, method: str = "pf", check: bool = True, max_rvs: int = 4,
+              analysis_budget: int | None = None, tier: int = 2, float32: bool = False):
+    """Source file or text -> ``JaxModel`` (the JAX back end)."""
+    c = open_source(source, method, check=check, max_rvs=max_rvs, analysis_budget=analysis_budget,
+                    snapshots=False, tier=tier, float32=float32)
+    return run_until(c, "jax")
 
 
 def compile_to_llvm_dialect(source, method: str = "pf", check: bool = True, max_rvs: int = 4,

@@ -1,0 +1,478 @@
+"""Models and filters of the JAX back end, with the native back end's Python interface.
+
+    model = sirenc.compile("walk.si", backend="jax")        # float32=True for single precision
+    f = model.filter(particles=10**6, seed=0)                # devices=jax.devices() shards the particles
+    f.run()                                                  # the whole data set: one lax.scan
+    print(f.estimate(), f.log_evidence, f.ess)
+    g = model.filter(particles=1000)
+    for row in sensor: g.step(row); print(g.estimate())      # streaming: one jitted step per row
+
+The population is a set of arrays over particles; the steps of the stream run under
+``lax.scan`` (``run``) or as one jitted step each (``step``). Random numbers come from JAX's
+counter-based keys (threefry): one key per population, split at every draw, each draw one
+number per particle. So the answers differ from the native filter's (another generator),
+agree with them in distribution, and do not depend on how the particles are split across
+devices. Run-time errors (invalid distribution parameters, the head of an empty list, all
+particles with zero weight) are recorded where they happen and raised, with their source
+location, when the call returns.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+
+from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
+
+
+def _jax():
+    import jax
+    return jax
+
+
+def _x64():
+    """The scope in which our functions are traced and run: 64-bit types enabled, for this
+    thread only (the host program's JAX settings stay as they are)."""
+    jax = _jax()
+    if hasattr(jax, "enable_x64"):
+        return jax.enable_x64(True)
+    from jax.experimental import enable_x64
+    return enable_x64()
+
+
+@dataclass(frozen=True)
+class Config:
+    n: int
+    resampler: str
+    threshold: float
+    sharding: Callable[[int], Any] | None = None
+
+
+class JaxModel:
+    """A compiled program for the JAX back end (``sirenc.compile(..., backend="jax")``)."""
+
+    def __init__(self, module: Any, info: dict, float32: bool = False):
+        from sirenc.backend.jax_program import Program
+
+        jax = _jax()
+        with _x64():
+            self.program = Program(module, jax.numpy.float32 if float32 else jax.numpy.float64)
+        self.info = dict(info, backend="jax", dtype="float32" if float32 else "float64",
+                         streamable=self.program.streamed)
+        self._compiled: dict = {}
+
+    def filter(self, particles: int | None = None, seed: int = 0, resampler: str = "systematic",
+               ess_threshold: float = 0.0, devices: Any = None) -> "JaxFilter":
+        """A population of ``particles`` particles (default 1000). ``devices``: a list of JAX
+        devices to shard the particles over (their number must divide ``particles``); default
+        the first device."""
+        from sirenc.api import RESAMPLERS, check_seed
+
+        particles = 1000 if particles is None else particles
+        if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or not 1 <= particles < 2**31:
+            raise SirenUsageError(f"particles must be an integer in [1, 2**31) on the JAX back end, not {particles!r}")
+        check_seed(seed)
+        if not isinstance(resampler, str) or resampler not in RESAMPLERS:
+            raise SirenUsageError(f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
+        if isinstance(ess_threshold, bool) or not isinstance(ess_threshold, (int, float, np.integer, np.floating)) \
+                or not 0.0 <= float(ess_threshold) <= 1.0:
+            raise SirenUsageError(f"ess_threshold must be a number in [0, 1], not {ess_threshold!r}")
+        config = Config(int(particles), resampler, float(ess_threshold), _sharding(devices, int(particles)))
+        return JaxFilter(self, config, int(seed))
+
+    def text(self) -> str:
+        """``--emit=jax``: the jaxpr of one step of the stream (of the whole program when it
+        reads none), traced for 4 particles."""
+        jax = _jax()
+        program = self.program
+        config = Config(4, "systematic", 0.0)
+        with _x64():
+            key = jax.random.key(0)
+            if not program.streamed:
+                return "// the whole program, 4 particles\n" + str(jax.make_jaxpr(lambda k: program.init(config, k))(key))
+            carry, _ = jax.eval_shape(lambda k: program.init(config, k), key)
+            row = jax.ShapeDtypeStruct((1,), program.fdtype)
+            jaxpr = jax.make_jaxpr(lambda c, r: program.step(config, c, r, 1))(carry, row)
+            return "// one step of the stream (a row of 1 value), 4 particles\n" + str(jaxpr)
+
+    def jitted(self, name: str, config: Config, fn: Callable, static: tuple = ()) -> Callable:
+        """One jitted function per (name, population configuration, static shapes)."""
+        key = (name, config, static)
+        if key not in self._compiled:
+            self._compiled[key] = _jax().jit(fn)
+        return self._compiled[key]
+
+    def __repr__(self) -> str:
+        return f"<sirenc.JaxModel {self.info['name']!r} method={self.info['method']} {self.info['dtype']}>"
+
+
+def _sharding(devices: Any, n: int):
+    if devices is None:
+        return None
+    jax = _jax()
+    devices = list(devices)
+    if not devices:
+        raise SirenUsageError("devices must name at least one JAX device")
+    if n % len(devices):
+        raise SirenUsageError(f"{n} particles cannot be split evenly over {len(devices)} devices")
+    from jax.sharding import Mesh, NamedSharding, PartitionSpec
+    mesh = Mesh(np.array(devices), ("particles",))
+
+    def sharding(ndim: int):
+        return NamedSharding(mesh, PartitionSpec("particles", *([None] * (ndim - 1))))
+    return sharding
+
+
+class JaxFilter:
+    """One particle population of a ``JaxModel``."""
+
+    def __init__(self, model: JaxModel, config: Config, seed: int):
+        self.model, self.config, self.seed = model, config, seed
+        self.n_particles = config.n
+        self._carry = None       # the state entering the next step (streamed programs)
+        self._steps = 0          # rows given to step() so far
+        self._capacity = 0       # steps the carry's lists have room for
+        self._template = None
+        self._final = None       # (results, population state) once the program has finished
+        self._history: list = []
+
+    # -- running --------------------------------------------------------------------------------
+
+    def run(self, rows: Any = None, progress: Any = None, progress_interval: float = 0.1) -> "JaxFilter":
+        """Run the whole program over ``rows`` (n_rows x n_cols), or the program's data file.
+        The run is one call into JAX: ``progress`` (as ``Filter.run``'s) is told once, at its end."""
+        from sirenc.progress import reporter_for
+
+        reporter = reporter_for(progress)
+        self._run(rows)
+        if reporter is not None:
+            reporter.report(self._rows, self._rows, self.n_particles, True, self.ess, self.log_evidence)
+            reporter.close()
+            reporter.reraise()
+        return self
+
+    def _run(self, rows: Any) -> "JaxFilter":
+        program = self.model.program
+        self._rows = 0
+        with _x64():
+            self._history = []
+            if not program.streamed:
+                self._final, hist = self._call_whole()
+                self._history.append(hist)
+                return self._checked(self._final[1])
+            table, lengths = self._table(rows)
+            self._steps, self._rows = 0, len(table)
+            results, state, hists = self._scan(table, lengths)
+            self._final = (results, state)
+            self._carry = None
+            self._history.extend(hists)
+            return self._checked(state)
+
+    def step(self, row: Any) -> "JaxFilter":
+        """Feed one row of the observation stream and advance every particle."""
+        from sirenc.api import _as_float64
+
+        program = self.model.program
+        if not program.streamed:
+            raise SirenUsageError("this program does not fold over a data stream: use run()")
+        arr = _as_float64(row, 1, "row")
+        with _x64():
+            if self._carry is None or self._final is not None and self._carry is None:
+                self._start()
+            if self._steps >= self._capacity:
+                self._grow(max(64, 2 * self._capacity), len(arr))
+            jax = _jax()
+            config, template = self.config, self._template
+            width = len(arr)
+
+            def one(carry, r):
+                new, hist = program.step(config, carry, r, width)
+                return program.conform(config, new, template), hist
+            fn = self.model.jitted("step", config, one, (self._capacity, width))
+            self._carry, hist = fn(self._carry, jax.numpy.asarray(arr[::-1].copy()))
+            self._steps += 1
+            self._final = None
+            self._history.append(hist)
+            return self._checked(self._carry["pop"])
+
+    def _start(self) -> None:
+        program, config = self.model.program, self.config
+        jax = _jax()
+        init = self.model.jitted("init", config, lambda key: program.init(config, key))
+        self._carry, hist = init(jax.random.key(self.seed))
+        self._history = [hist]
+        self._steps, self._capacity, self._template = 0, 0, None
+        self._checked(self._carry["pop"])
+
+    def _grow(self, capacity: int, width: int) -> None:
+        program, config = self.model.program, self.config
+        self._template = program.template(config, self._carry_in_steps(), capacity - self._steps, width)
+        self._carry = program.conform(config, self._carry, self._template)
+        self._capacity = capacity
+
+    def _carry_in_steps(self):
+        return self._carry
+
+    def _call_whole(self):
+        program, config = self.model.program, self.config
+        jax = _jax()
+        fn = self.model.jitted("whole", config, lambda key: program.init(config, key))
+        results, state, hist = fn(jax.random.key(self.seed))
+        return (results, state), hist
+
+    def _scan(self, table: np.ndarray, lengths: np.ndarray | None):
+        program, config = self.model.program, self.config
+        jax = _jax()
+        jnp = jax.numpy
+        steps, width = table.shape
+        row_len = width if lengths is None else None
+        init = self.model.jitted("init", config, lambda key: program.init(config, key))
+        key = jax.random.key(self.seed)
+        carry0, hist0 = init(key)
+        self._checked(carry0["pop"])
+        template = program.template(config, carry0, steps, row_len if row_len is not None else jnp.int32(0))
+
+        def whole(carry, rows, lens):
+            carry = program.conform(config, carry, template)
+
+            def body(c, x):
+                r, n = x
+                new, hist = program.step(config, c, r, row_len if row_len is not None else n)
+                return program.conform(config, new, template), hist
+            carry, hists = jax.lax.scan(body, carry, (rows, lens))
+            results, state, hist_end = program.finish(config, carry)
+            return results, state, hists, hist_end
+        fn = self.model.jitted("scan", config, whole, (steps, width, lengths is None))
+        lens = jnp.asarray(lengths if lengths is not None else np.zeros(steps, np.int32), jnp.int32)
+        results, state, hists, hist_end = fn(carry0, jnp.asarray(table), lens)
+        return results, state, [hist0, _flatten_steps(hists), hist_end]
+
+    def _table(self, rows: Any):
+        """The data as rows reversed (a list's head is its last column) and padded, and the row
+        lengths (None when every row has the same length)."""
+        from sirenc.api import _as_float64, _check_table, _no_rows
+        from sirenc.data import read_rows
+
+        if rows is None:
+            path = self.model.info.get("data_file") or ""
+            if not path:
+                raise SirenUsageError("this program reads no data file: give run() its rows")
+            ragged = read_rows(path)
+        else:
+            _check_table(rows)
+            arr = _as_float64(rows, 2, "rows") if not _no_rows(rows) else np.empty((0, 0))
+            ragged = list(arr)
+        width = max((len(r) for r in ragged), default=0)
+        table = np.zeros((len(ragged), width), dtype=np.float64)
+        lengths = np.array([len(r) for r in ragged], dtype=np.int32)
+        for i, r in enumerate(ragged):
+            table[i, :len(r)] = r[::-1]
+        same = len(set(lengths.tolist())) <= 1
+        return table, None if same else lengths
+
+    # -- errors ----------------------------------------------------------------------------------
+
+    def _checked(self, state) -> "JaxFilter":
+        site = int(state["err_site"])
+        if site:
+            raise self._error(site - 1, int(state["err_kind"]), float(state["err_value"]))
+        return self
+
+    def _error(self, site: int, kind: int, value: float) -> SirenRuntimeError:
+        from sirenc.backend.jax_families import CHECKS
+        from sirenc.backend.jax_population import CAPACITY, EMPTY_HEAD, EMPTY_TAIL, ZERO_WEIGHT
+
+        span = self.model.program.sites.spans[site]
+        if kind == EMPTY_HEAD:
+            message = "List.hd of an empty list"
+        elif kind == EMPTY_TAIL:
+            message = "List.tl of an empty list"
+        elif kind == ZERO_WEIGHT:
+            message = "all particles have zero weight"
+        elif kind == CAPACITY:
+            message = ("this loop builds a list longer than the JAX back end provided room for (the longest "
+                       "list the loop does not build); use the native back end (--backend native)")
+        else:
+            message = self._check_message(span, kind, value, CHECKS)
+        self._final = None
+        return SirenRuntimeError(message, span)
+
+    def _check_message(self, span, kind: int, value: float, checks) -> str:
+        for op in self.model.program.particle.walk():
+            if self.model.program.sites.spans[self.model.program.sites.of(op)] is span and hasattr(op, "family"):
+                return checks[op.family.data][kind][1].format(f"{value:g}")
+        return "invalid distribution parameters"
+
+    # -- answers ---------------------------------------------------------------------------------
+
+    def _finished(self):
+        """(results, population state): after run(), or the program finished from the current step."""
+        if self._final is not None:
+            return self._final
+        if self._carry is None:
+            raise SirenUsageError("the filter has not run: call run() or step() first")
+        program, config = self.model.program, self.config
+        with _x64():
+            fn = self.model.jitted("finish", config, lambda c: program.finish(config, c)[:2],
+                                   (self._capacity,))
+            results, state = fn(self._carry)
+        self._checked(state)
+        return results, state
+
+    def _weights(self, logw: np.ndarray) -> np.ndarray:
+        mx = np.max(logw)
+        if mx == -np.inf:
+            return np.full(len(logw), 1.0 / len(logw))
+        w = np.exp(logw - mx)
+        return w / w.sum()
+
+    def particles(self, flat: bool = False):
+        """Every particle's result and its normalised weight, as ``Filter.particles``."""
+        from sirenc.api import unflatten
+
+        results, state = self._finished()
+        desc = self.model.info["result_type"]
+        values, offsets = _flatten(desc, [_host(r) for r in results], self.n_particles)
+        weights = self._weights(np.asarray(state["logw"], dtype=np.float64))
+        if flat:
+            return (values, offsets), weights
+        return [unflatten(desc, values[offsets[i]:offsets[i + 1]]) for i in range(self.n_particles)], weights
+
+    def estimate(self) -> Any:
+        """Posterior mean of the program's result, shaped like the result type."""
+        from sirenc.api import unflatten
+        from sirenc.summary import summarize
+
+        (flat, offsets), weights = self.particles(flat=True)
+        desc = self.model.info["result_type"]
+        if not desc.strip("PfbS"):   # scalars only: one weighted mean per column
+            width = offsets[1] - offsets[0] if self.n_particles else 0
+            means = flat.reshape(self.n_particles, width).T @ weights if width else np.empty(0)
+            return unflatten(desc, np.asarray(means, dtype=np.float64))
+        summary = summarize(desc, flat, offsets, weights, ())
+        return _means(summary)
+
+    def summary(self, quantiles: Any = (0.05, 0.5, 0.95)) -> Any:
+        from sirenc.summary import summarize
+
+        levels = tuple(float(q) for q in np.atleast_1d(np.asarray(quantiles, dtype=np.float64)))
+        if not all(0.0 <= q <= 1.0 for q in levels):
+            raise SirenUsageError(f"quantile levels must lie in [0, 1], not {quantiles!r}")
+        (flat, offsets), weights = self.particles(flat=True)
+        return summarize(self.model.info["result_type"], flat, offsets, weights, levels)
+
+    def _state(self):
+        if self._final is not None:
+            return self._final[1]
+        if self._carry is not None:
+            return self._carry["pop"]
+        raise SirenUsageError("the filter has not run: call run() or step() first")
+
+    @property
+    def log_evidence(self) -> float:
+        state = self._state()
+        logw = np.asarray(state["logw"], dtype=np.float64)
+        mx = np.max(logw)
+        if not np.isfinite(mx):
+            return float(state["logz"]) + float(mx)
+        return float(state["logz"]) + float(mx + np.log(np.mean(np.exp(logw - mx))))
+
+    @property
+    def ess(self) -> float:
+        logw = np.asarray(self._state()["logw"], dtype=np.float64)
+        mx = np.max(logw)
+        if mx == -np.inf:
+            return 0.0
+        w = np.exp(logw - mx)
+        return float(w.sum() ** 2 / (w * w).sum())
+
+    def history(self, frame: bool = False) -> Any:
+        """One entry per resample(): ``ess``, ``resampled`` and ``log_evidence``, as ``Filter.history``."""
+        parts = [tuple(np.asarray(x) for x in h) for h in self._history]
+        ess = np.concatenate([p[0] for p in parts]) if parts else np.empty(0)
+        out = {"ess": ess.astype(np.float64),
+               "resampled": np.concatenate([p[1] for p in parts]).astype(bool) if parts else np.empty(0, bool),
+               "log_evidence": np.concatenate([p[2] for p in parts]).astype(np.float64) if parts else np.empty(0)}
+        if frame:
+            import pandas as pd
+            return pd.DataFrame(out)
+        return out
+
+    def runtime_plan(self) -> dict[str, str]:
+        text = self.model.info.get("static_runtime_plan", "")
+        return dict(line.split(": ", 1) for line in text.splitlines() if line)
+
+
+def _flatten_steps(hists):
+    """Per-step history arrays (steps x barriers per step) in order, one entry per barrier."""
+    return tuple(np.asarray(h).reshape(-1) for h in hists)
+
+
+def _host(value):
+    from sirenc.backend.jax_values import JList
+
+    if isinstance(value, JList):
+        return ([np.asarray(c) for c in value.cols], np.asarray(value.length))
+    return np.asarray(value)
+
+
+def _flatten(desc: str, results: list, n: int):
+    """The C ABI's per-particle preorder flattening of the results (a list: its length, then
+    its elements head first)."""
+    from sirenc.descriptors import SCALARS, skip
+
+    per_particle: list[list[float]] = [[] for _ in range(n)]
+    values = iter(results)
+
+    def walk(pos: int) -> int:
+        tag = desc[pos]
+        if tag in SCALARS:
+            column = next(values).astype(np.float64)
+            for i in range(n):
+                per_particle[i].append(column[i])
+            return pos + 1
+        if tag == "u":
+            return pos + 1
+        if tag == "P":
+            return walk(walk(pos + 1))
+        if tag == "L":
+            cols, length = next(values)
+            for i in range(n):
+                k = int(np.broadcast_to(length, (n,))[i])
+                per_particle[i].append(float(k))
+                elements = [np.broadcast_to(c, (n, c.shape[-1]))[i, k - 1::-1] if k else c[..., :0].reshape(-1)
+                            for c in cols]
+                for j in range(k):
+                    per_particle[i].extend(float(e[j]) for e in elements)
+            return skip(desc, pos + 1)
+        raise SirenUsageError(f"bad result type descriptor {desc!r}")
+    walk(0)
+    offsets = np.zeros(n + 1, dtype=np.int64)
+    offsets[1:] = np.cumsum([len(p) for p in per_particle])
+    flat = np.array([x for p in per_particle for x in p], dtype=np.float64)
+    return flat, offsets
+
+
+def _means(summary: Any) -> Any:
+    from sirenc.summary import Summary
+
+    if isinstance(summary, Summary):
+        return summary.mean
+    if summary is None:
+        return None
+    if isinstance(summary, tuple):
+        return tuple(_means(s) for s in summary)
+    items = [_means(s) for s in summary]
+    if all(isinstance(x, float) for x in items):
+        return np.asarray(items, dtype=np.float64)
+    return items
+
+
+def compile_jax(source: str | os.PathLike, method: str, check: bool = True, analysis_budget: int | None = None,
+                tier: int = 2, float32: bool = False) -> JaxModel:
+    """``sirenc.compile(..., backend="jax")``: the pipeline up to the `smc` stage, then a JaxModel."""
+    from sirenc.driver import jax_model
+    return jax_model(source, method, check=check, analysis_budget=analysis_budget, tier=tier, float32=float32)
