@@ -285,7 +285,9 @@ class JaxFilter:
         from sirenc.backend.jax_families import CHECKS
         from sirenc.backend.jax_population import CAPACITY, EMPTY_HEAD, EMPTY_TAIL, ZERO_WEIGHT
 
-        span = self.model.program.sites.spans[site]
+        from sirenc.ir.locations import span_of
+
+        op = self.model.program.sites.ops[site]
         if kind == EMPTY_HEAD:
             message = "List.hd of an empty list"
         elif kind == EMPTY_TAIL:
@@ -296,15 +298,9 @@ class JaxFilter:
             message = ("this loop builds a list longer than the JAX back end provided room for (the longest "
                        "list the loop does not build); use the native back end (--backend native)")
         else:
-            message = self._check_message(span, kind, value, CHECKS)
+            message = CHECKS[op.family.data][kind][1].format(f"{value:g}")
         self._final = None
-        return SirenRuntimeError(message, span)
-
-    def _check_message(self, span, kind: int, value: float, checks) -> str:
-        for op in self.model.program.particle.walk():
-            if self.model.program.sites.spans[self.model.program.sites.of(op)] is span and hasattr(op, "family"):
-                return checks[op.family.data][kind][1].format(f"{value:g}")
-        return "invalid distribution parameters"
+        return SirenRuntimeError(message, span_of(op))
 
     # -- answers ---------------------------------------------------------------------------------
 
@@ -421,18 +417,18 @@ def _host(value):
 
 def _flatten(desc: str, results: list, n: int):
     """The C ABI's per-particle preorder flattening of the results (a list: its length, then
-    its elements head first)."""
+    its elements head first), for all particles at once: each piece is an (n, width) block with
+    a mask of the entries a particle has, and a particle's values are its masked row."""
     from sirenc.descriptors import SCALARS, skip
 
-    per_particle: list[list[float]] = [[] for _ in range(n)]
+    blocks, masks = [], []
     values = iter(results)
 
     def walk(pos: int) -> int:
         tag = desc[pos]
         if tag in SCALARS:
-            column = next(values).astype(np.float64)
-            for i in range(n):
-                per_particle[i].append(column[i])
+            blocks.append(np.broadcast_to(next(values), (n,)).astype(np.float64)[:, None])
+            masks.append(np.ones((n, 1), dtype=bool))
             return pos + 1
         if tag == "u":
             return pos + 1
@@ -440,20 +436,24 @@ def _flatten(desc: str, results: list, n: int):
             return walk(walk(pos + 1))
         if tag == "L":
             cols, length = next(values)
-            for i in range(n):
-                k = int(np.broadcast_to(length, (n,))[i])
-                per_particle[i].append(float(k))
-                elements = [np.broadcast_to(c, (n, c.shape[-1]))[i, k - 1::-1] if k else c[..., :0].reshape(-1)
-                            for c in cols]
-                for j in range(k):
-                    per_particle[i].extend(float(e[j]) for e in elements)
+            length = np.broadcast_to(length, (n,)).astype(np.int64)
+            blocks.append(length.astype(np.float64)[:, None])
+            masks.append(np.ones((n, 1), dtype=bool))
+            cap = cols[0].shape[-1]
+            j = np.arange(cap)
+            at = np.clip(length[:, None] - 1 - j, 0, max(cap - 1, 0))          # element j, head first
+            elements = np.stack([np.take_along_axis(np.broadcast_to(c, (n, cap)), at, axis=1) for c in cols], axis=2)
+            blocks.append(elements.reshape(n, cap * len(cols)).astype(np.float64))
+            masks.append(np.repeat(j[None, :] < length[:, None], len(cols), axis=1))
             return skip(desc, pos + 1)
         raise SirenUsageError(f"bad result type descriptor {desc!r}")
     walk(0)
+    if not blocks:
+        return np.empty(0), np.zeros(n + 1, dtype=np.int64)
+    block, mask = np.concatenate(blocks, axis=1), np.concatenate(masks, axis=1)
     offsets = np.zeros(n + 1, dtype=np.int64)
-    offsets[1:] = np.cumsum([len(p) for p in per_particle])
-    flat = np.array([x for p in per_particle for x in p], dtype=np.float64)
-    return flat, offsets
+    offsets[1:] = np.cumsum(mask.sum(axis=1))
+    return block[mask], offsets
 
 
 def _means(summary: Any) -> Any:

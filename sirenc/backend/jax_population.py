@@ -34,6 +34,7 @@ class Population:
         self.err_kind = jnp.int32(0)
         self.err_value = jnp.zeros((), fdtype)
         self.logz = jnp.zeros((), fdtype)  # log evidence of the resamplings so far
+        self.zero_site = jnp.int32(-1)     # the last observation that gave some particle zero weight
         self.frame: dict = {}
         self.masks: list = []              # per-particle conditions of the enclosing branches
         self.held: dict[int, object] = {}  # per-particle values kept across a barrier
@@ -41,7 +42,7 @@ class Population:
 
     # -- moving across jit/scan/loop boundaries -------------------------------------------------
 
-    STATE = ("logw", "key", "err_site", "err_kind", "err_value", "logz")
+    STATE = ("logw", "key", "err_site", "err_kind", "err_value", "logz", "zero_site")
 
     def state(self) -> dict:
         return {k: getattr(self, k) for k in self.STATE}
@@ -61,10 +62,12 @@ class Population:
         self.key, sub = jax.random.split(self.key)
         return sub
 
-    def weigh(self, logp) -> None:
+    def weigh(self, logp, site: int) -> None:
         logp = jnp.where(jnp.isnan(logp), -jnp.inf, logp)   # as the runtime: a NaN density is zero
         if self.mask is not None:
             logp = jnp.where(self.mask, logp, 0.0)
+        # where all weights end up zero, the error names the last observation that zeroed one
+        self.zero_site = jnp.where(jnp.any(logp == -jnp.inf), jnp.int32(site), self.zero_site)
         self.logw = self.logw + logp
 
     def fail(self, site: int, kind: int, bad, value=0.0) -> None:
@@ -77,7 +80,7 @@ class Population:
         hit = jnp.any(bad)
         first = (self.err_site == 0) & hit
         value = jnp.broadcast_to(jnp.asarray(V.weak(value), self.fdtype), (self.n,))[jnp.argmax(bad)]
-        self.err_site = jnp.where(first, jnp.int32(site + 1), self.err_site)
+        self.err_site = jnp.where(first, jnp.asarray(site, jnp.int32) + 1, self.err_site)
         self.err_kind = jnp.where(first, jnp.int32(kind), self.err_kind)
         self.err_value = jnp.where(first, value, self.err_value)
 
@@ -94,7 +97,7 @@ class Population:
         """Every particle reached a resample(): normalise, record, resample when due."""
         n, logw = self.n, self.logw
         mx = jnp.max(logw)
-        self.fail(site, ZERO_WEIGHT, mx == -jnp.inf)
+        self.fail(jnp.where(self.zero_site >= 0, self.zero_site, site), ZERO_WEIGHT, mx == -jnp.inf)
         safe = jnp.where(jnp.isfinite(mx), mx, 0.0)
         w = jnp.exp(logw - safe)
         total = jnp.sum(w)
@@ -133,7 +136,9 @@ def resample_indices(scheme: str, key, w, n: int):
         rest = (n - jnp.sum(copies)).astype(jnp.int32)
         left = n * w - copies
         left_cum = jnp.cumsum(left)
-        points = _sorted_uniforms(key, n, w.dtype) * left_cum[-1]
+        # the first `rest` of n independent uniforms: independent draws (the first of n *sorted*
+        # ones would be the smallest)
+        points = jax.random.uniform(key, (n,), w.dtype) * left_cum[-1]
         picked = jnp.minimum(jnp.searchsorted(left_cum, points, side="right"), n - 1)
         extra = jnp.zeros(n, jnp.int32).at[picked].add((jnp.arange(n) < rest).astype(jnp.int32))
         counts = copies.astype(jnp.int32) + extra

@@ -97,9 +97,7 @@ class Program:
         return {"args": args, "frame": {k: pop.frame[k] for k in carry["frame"]}, "pop": pop.state()}, _history(pop)
 
     def finish(self, config, carry):
-        # the carry's lists had room for the steps to come; none come now
-        carry = jax.tree_util.tree_map(lambda v: V.JList(v.cols, v.length, 0) if isinstance(v, V.JList) else v,
-                                       carry, is_leaf=lambda x: isinstance(x, V.JList))
+        carry = without_room(carry)   # the carry's lists had room for the steps to come; none come now
         pop = self.population(config, carry["pop"], carry["frame"])
         ev = Evaluator(pop, self.sites)
         loop = self.loop
@@ -127,6 +125,7 @@ class Program:
 
         def after(c):
             return jax.eval_shape(lambda c, r: self.step(config, c, r, length)[0], c, row)
+        carry = without_room(carry)   # a step's conses then show as growth
         template = _join(carry, after(carry), steps, config.n)
         for _ in range(8):
             wider = _widen(template, after(self.conform(config, carry, template)))
@@ -140,6 +139,12 @@ class Program:
         out = jax.tree_util.tree_map(lambda v, t: _conform(v, t, config.n), carry, template,
                                      is_leaf=lambda x: isinstance(x, V.JList))
         return _constrain(out, config)
+
+
+def without_room(tree):
+    """`tree` with every list's room taken away."""
+    return jax.tree_util.tree_map(lambda v: V.JList(v.cols, v.length, 0) if isinstance(v, V.JList) else v,
+                                  tree, is_leaf=lambda x: isinstance(x, V.JList))
 
 
 def _while_type():

@@ -45,14 +45,14 @@ class Sites:
     """Source locations of the ops that can fail at run time, numbered once per model."""
 
     def __init__(self):
-        self.spans: list = []
+        self.ops: list[Operation] = []
         self._index: dict[int, int] = {}
 
     def of(self, op: Operation) -> int:
         key = id(op)
         if key not in self._index:
-            self._index[key] = len(self.spans)
-            self.spans.append(span_of(op))
+            self._index[key] = len(self.ops)
+            self.ops.append(op)
         return self._index[key]
 
 
@@ -209,7 +209,7 @@ class Evaluator:
         if isinstance(op, smc.ObserveOp):
             name, params = op.family.data, self.params(op, [val(p) for p in op.params])
             self.check(op, name, params)
-            pop.weigh(F.logpdf(name, params, V.weak(val(op.value))))
+            pop.weigh(F.logpdf(name, params, V.weak(val(op.value))), self.sites.of(op))
             return []
         if isinstance(op, smc.FrameStoreOp):
             self.store((op.slot.value.data, str(op.value.type)), val(op.value))

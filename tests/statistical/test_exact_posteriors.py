@@ -1,4 +1,5 @@
-"""Compiled `-m pf` filters against exact posteriors (Kalman, Beta-Bernoulli, Gamma-Poisson).
+"""Compiled `-m pf` filters against exact posteriors (Kalman, Beta-Bernoulli, Gamma-Poisson),
+on both back ends (native and JAX).
 
 Tolerances come from the Monte Carlo error: each model runs with R = 12
 independent seeds, and the spread of the R estimates gives the standard error of
@@ -38,6 +39,7 @@ from markers import needs_runtime
 pytestmark = needs_runtime
 SEEDS = range(12)
 SLACK = 1.25
+BACKENDS = ["native", "jax"]
 
 
 def spread_check(estimates, exact, se_exact, log_evidence=False):
@@ -76,21 +78,23 @@ def walk_data():
     return np.array(ys).reshape(-1, 1)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("resampler", ["systematic", "multinomial", "stratified", "residual"])
-def test_random_walk_matches_kalman(walk_data, resampler):
-    check_random_walk(walk_data, resampler=resampler)
+def test_random_walk_matches_kalman(walk_data, resampler, backend):
+    check_random_walk(walk_data, backend, resampler=resampler)
 
 
-def test_random_walk_with_ess_threshold(walk_data):
-    check_random_walk(walk_data, ess_threshold=0.5)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_random_walk_with_ess_threshold(walk_data, backend):
+    check_random_walk(walk_data, backend, ess_threshold=0.5)
 
 
-def check_random_walk(walk_data, **options):
+def check_random_walk(walk_data, backend, **options):
     n = 10_000
     ys = walk_data[:, 0]
     exact_mean, _, exact_ll, _ = kalman(ys, q=1.0, r=0.5)
     var_mean, var_logz = bootstrap_variances(ys, q=1.0, r=0.5)
-    model = sirenc.compile(WALK, method="pf")
+    model = sirenc.compile(WALK, method="pf", backend=backend)
     means, evidences = [], []
     for seed in SEEDS:
         f = model.filter(particles=n, seed=seed, **options)
@@ -132,9 +136,9 @@ def gamma_poisson_exact(a, b, data):
     return mean, log_z, second * spread2, second - 1.0
 
 
-def check_conjugate(source, exact, n=20_000):
+def check_conjugate(source, exact, backend, n=20_000):
     mean, log_z, var_mean, var_logz = exact
-    model = sirenc.compile(source, method="pf")
+    model = sirenc.compile(source, method="pf", backend=backend)
     estimates, evidences = [], []
     for seed in SEEDS:
         f = model.filter(particles=n, seed=seed)
@@ -146,8 +150,9 @@ def check_conjugate(source, exact, n=20_000):
     spread_check(evidences, log_z, math.sqrt(var_logz / n), log_evidence=True)
 
 
-def test_beta_bernoulli():
-    check_conjugate(COIN, beta_bernoulli_exact(2.0, 3.0, [1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 0]))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_beta_bernoulli(backend):
+    check_conjugate(COIN, beta_bernoulli_exact(2.0, 3.0, [1, 1, 0, 1, 1, 1, 0, 1, 1, 1, 1, 0]), backend)
 
 
 POISSON = """
@@ -157,12 +162,14 @@ fold(count, [4., 7., 5., 6., 9., 3., 5.], rate)
 """
 
 
-def test_gamma_poisson():
-    check_conjugate(POISSON, gamma_poisson_exact(3.0, 0.5, [4, 7, 5, 6, 9, 3, 5]))
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_gamma_poisson(backend):
+    check_conjugate(POISSON, gamma_poisson_exact(3.0, 0.5, [4, 7, 5, 6, 9, 3, 5]), backend)
 
 
-def test_seeds_reproduce_and_differ():
-    model = sirenc.compile(POISSON, method="pf")
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_seeds_reproduce_and_differ(backend):
+    model = sirenc.compile(POISSON, method="pf", backend=backend)
     runs = []
     for seed in (1, 1, 2):
         f = model.filter(particles=1000, seed=seed)
