@@ -45,7 +45,7 @@ from markers import needs_runtime, needs_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
-USER_DOCS = ("language.md", "tutorial.md", "api.md", "tier2.md")
+USER_DOCS = ("language.md", "tutorial.md", "api.md", "tier2.md", "jax.md")
 RUNNABLE = ("siren", "siren-error", "python", "sh", "c")
 KNOWN = (*RUNNABLE, "csv", "text")
 METHODS = ("pf", "ssi", "ds", "bp")
