@@ -20,8 +20,9 @@ location, when the call returns.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 
@@ -65,7 +66,7 @@ class JaxModel:
         self._compiled: dict = {}
 
     def filter(self, particles: int | None = None, seed: int = 0, resampler: str = "systematic",
-               ess_threshold: float = 0.0, devices: Any = None) -> "JaxFilter":
+               ess_threshold: float = 0.0, devices: Any = None) -> JaxFilter:
         """A population of ``particles`` particles (default 1000). ``devices``: a list of JAX
         devices to shard the particles over (their number must divide ``particles``); default
         the first device."""
@@ -112,7 +113,6 @@ class JaxModel:
 def _sharding(devices: Any, n: int):
     if devices is None:
         return None
-    jax = _jax()
     devices = list(devices)
     if not devices:
         raise SirenUsageError("devices must name at least one JAX device")
@@ -141,7 +141,7 @@ class JaxFilter:
 
     # -- running --------------------------------------------------------------------------------
 
-    def run(self, rows: Any = None, progress: Any = None, progress_interval: float = 0.1) -> "JaxFilter":
+    def run(self, rows: Any = None, progress: Any = None, progress_interval: float = 0.1) -> JaxFilter:
         """Run the whole program over ``rows`` (n_rows x n_cols), or the program's data file.
         The run is one call into JAX: ``progress`` (as ``Filter.run``'s) is told once, at its end."""
         from sirenc.progress import reporter_for
@@ -154,7 +154,7 @@ class JaxFilter:
             reporter.reraise()
         return self
 
-    def _run(self, rows: Any) -> "JaxFilter":
+    def _run(self, rows: Any) -> JaxFilter:
         program = self.model.program
         self._rows = 0
         with _x64():
@@ -171,7 +171,7 @@ class JaxFilter:
             self._history.extend(hists)
             return self._checked(state)
 
-    def step(self, row: Any) -> "JaxFilter":
+    def step(self, row: Any) -> JaxFilter:
         """Feed one row of the observation stream and advance every particle."""
         from sirenc.api import _as_float64
 
@@ -275,7 +275,7 @@ class JaxFilter:
 
     # -- errors ----------------------------------------------------------------------------------
 
-    def _checked(self, state) -> "JaxFilter":
+    def _checked(self, state) -> JaxFilter:
         site = int(state["err_site"])
         if site:
             raise self._error(site - 1, int(state["err_kind"]), float(state["err_value"]))
@@ -283,8 +283,12 @@ class JaxFilter:
 
     def _error(self, site: int, kind: int, value: float) -> SirenRuntimeError:
         from sirenc.backend.jax_families import CHECKS
-        from sirenc.backend.jax_population import CAPACITY, EMPTY_HEAD, EMPTY_TAIL, ZERO_WEIGHT
-
+        from sirenc.backend.jax_population import (
+            CAPACITY,
+            EMPTY_HEAD,
+            EMPTY_TAIL,
+            ZERO_WEIGHT,
+        )
         from sirenc.ir.locations import span_of
 
         op = self.model.program.sites.ops[site]
@@ -346,8 +350,7 @@ class JaxFilter:
         desc = self.model.info["result_type"]
         if not desc.strip("PfbS"):   # scalars only: one weighted mean per column
             width = offsets[1] - offsets[0] if self.n_particles else 0
-            means = flat.reshape(self.n_particles, width).T @ weights if width else np.empty(0)
-            return unflatten(desc, np.asarray(means, dtype=np.float64))
+            return unflatten(desc, _weighted_means(flat.reshape(self.n_particles, width), weights))
         summary = summarize(desc, flat, offsets, weights, ())
         return _means(summary)
 
@@ -400,6 +403,22 @@ class JaxFilter:
     def runtime_plan(self) -> dict[str, str]:
         text = self.model.info.get("static_runtime_plan", "")
         return dict(line.split(": ", 1) for line in text.splitlines() if line)
+
+
+def _weighted_means(x: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Each column's weighted mean as the native estimate computes it: zero weights skipped, and
+    the sum taken relative to the first live value, so that a column of equal values gives that
+    value exactly (a sum of plain products where a value is infinite)."""
+    live = w > 0
+    x, w = x[live], w[live]
+    if not len(w):
+        return np.zeros(x.shape[1])
+    base = x[0]
+    total = w.sum()
+    with np.errstate(invalid="ignore"):
+        relative = base + (w[:, None] * (x - base)).sum(axis=0) / total
+    plain = (w[:, None] * x).sum(axis=0) / total
+    return np.where(np.isinf(x).any(axis=0), plain, relative)
 
 
 def _flatten_steps(hists):

@@ -47,7 +47,7 @@ class Population:
     def state(self) -> dict:
         return {k: getattr(self, k) for k in self.STATE}
 
-    def load(self, state: dict) -> "Population":
+    def load(self, state: dict) -> Population:
         for k in self.STATE:
             setattr(self, k, state[k])
         return self

@@ -21,6 +21,7 @@ from __future__ import annotations
 import jax
 import jax.numpy as jnp
 import numpy as np
+from xdsl.dialects import scf
 
 from sirenc.backend import jax_values as V
 from sirenc.backend.jax_population import Population
@@ -40,7 +41,7 @@ class Program:
     def _scan(self) -> None:
         """Find the stream loop; refuse what the evaluator could only refuse later, while running."""
         for k, op in enumerate(self.ops):
-            if isinstance(op, _while_type()) and any(isinstance(o, smc.NextRowOp) for o in op.before_region.block.ops):
+            if isinstance(op, scf.WhileOp) and any(isinstance(o, smc.NextRowOp) for o in op.before_region.block.ops):
                 self.loop_at = k
                 break
         for op in self.particle.walk():
@@ -145,11 +146,6 @@ def without_room(tree):
     """`tree` with every list's room taken away."""
     return jax.tree_util.tree_map(lambda v: V.JList(v.cols, v.length, 0) if isinstance(v, V.JList) else v,
                                   tree, is_leaf=lambda x: isinstance(x, V.JList))
-
-
-def _while_type():
-    from xdsl.dialects import scf
-    return scf.WhileOp
 
 
 def _history(pop: Population):

@@ -29,7 +29,7 @@ from sirenc.diagnostics import SirenError
 from sirenc.ir import smc
 from sirenc.ir.locations import span_of
 
-UNROLL_LIMIT = 4096   # iterations of a loop with a condition known while tracing
+UNROLL_LIMIT = 256    # iterations of a loop with a condition known while tracing
 
 
 class JaxBackendError(SirenError):
@@ -56,38 +56,43 @@ class Sites:
         return self._index[key]
 
 
+def _nan(a):
+    return np.isnan(a) if V.is_static(a) else jnp.isnan(a)
+
+
+def _ordered(a, b):
+    return ~_nan(a) & ~_nan(b)
+
+
+# arith.cmpf's predicates by number: o* are false where an operand is NaN, u* true
 _FCMP = {
-    0: lambda a, b: False & (a == a),
+    0: lambda a, b: _nan(a) & ~_nan(a),
     1: lambda a, b: a == b,
     2: lambda a, b: a > b,
     3: lambda a, b: a >= b,
     4: lambda a, b: a < b,
     5: lambda a, b: a <= b,
-    6: lambda a, b: (a != b) & (a == a) & (b == b),
-    7: lambda a, b: (a == a) & (b == b),
-    8: lambda a, b: (a == b) | (a != a) | (b != b),
+    6: lambda a, b: (a != b) & _ordered(a, b),
+    7: _ordered,
+    8: lambda a, b: (a == b) | ~_ordered(a, b),
     9: lambda a, b: ~(a <= b),
     10: lambda a, b: ~(a < b),
     11: lambda a, b: ~(a >= b),
     12: lambda a, b: ~(a > b),
     13: lambda a, b: ~(a == b),
-    14: lambda a, b: (a != a) | (b != b),
-    15: lambda a, b: True | (a == a),
+    14: lambda a, b: ~_ordered(a, b),
+    15: lambda a, b: _nan(a) | ~_nan(a),
 }
 _ICMP = {0: lambda a, b: a == b, 1: lambda a, b: a != b, 2: lambda a, b: a < b, 3: lambda a, b: a <= b,
          4: lambda a, b: a > b, 5: lambda a, b: a >= b, 6: lambda a, b: a < b, 7: lambda a, b: a <= b,
          8: lambda a, b: a > b, 9: lambda a, b: a >= b}
 
 
-def _not_bool(a, b):
-    return a ^ b
-
-
 _BINARY = {
     arith.AddfOp: lambda a, b: a + b, arith.SubfOp: lambda a, b: a - b,
     arith.MulfOp: lambda a, b: a * b, arith.DivfOp: lambda a, b: a / b,
     arith.AddiOp: lambda a, b: a + b, arith.AndIOp: lambda a, b: a & b,
-    arith.OrIOp: lambda a, b: a | b, arith.XOrIOp: _not_bool,
+    arith.OrIOp: lambda a, b: a | b, arith.XOrIOp: lambda a, b: a ^ b,
 }
 
 
@@ -179,7 +184,7 @@ class Evaluator:
     # -- plain ops ----------------------------------------------------------------------------
 
     def simple(self, op: Operation, env: dict) -> list:
-        val = lambda v: self.value(env, v)  # noqa: E731
+        val = lambda v: self.value(env, v)
         pop = self.pop
         if isinstance(op, arith.ConstantOp):
             return [self.constant(op)]

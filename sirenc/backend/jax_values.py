@@ -105,7 +105,7 @@ class JList:
         cols, length = children
         return cls(tuple(cols), static if static is not None else length, room)
 
-    def padded(self, cap: int) -> "JList":
+    def padded(self, cap: int) -> JList:
         """The same list in `cap` columns (cap >= self.cap)."""
         extra = cap - self.cap
         if extra <= 0:
@@ -113,13 +113,13 @@ class JList:
         cols = tuple(jnp.pad(c, [(0, 0)] * (c.ndim - 1) + [(0, extra)]) for c in self.cols)
         return JList(cols, self.length, self.room + extra)
 
-    def resized(self, cap: int) -> "JList":
+    def resized(self, cap: int) -> JList:
         """The list in exactly `cap` columns; the caller knows its length fits."""
         if cap >= self.cap:
             return self.padded(cap)
         return JList(tuple(c[..., :cap] for c in self.cols), self.length, 0)
 
-    def dynamic(self) -> "JList":
+    def dynamic(self) -> JList:
         """The list with an array length (what a loop carries)."""
         if not is_static(self.length):
             return self

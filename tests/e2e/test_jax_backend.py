@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from markers import needs_runtime
 
 import sirenc
-from markers import needs_runtime
 from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
 
 pytestmark = needs_runtime
@@ -131,7 +131,7 @@ def test_particles_sharded_over_four_host_devices_give_the_same_answers():
         flat = lambda e: np.concatenate([np.atleast_1d(np.asarray(x, float)) for x in e]).tolist()
         print(json.dumps([shards, flat(a.estimate()), a.log_evidence, flat(b.estimate()), b.log_evidence]))
     """)
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
+    out = subprocess.run([sys.executable, "-c", code], check=False, capture_output=True, text=True, timeout=600,
                          env={**os.environ, "JAX_PLATFORMS": "cpu"})
     assert out.returncode == 0, out.stderr
     shards, est_a, logz_a, est_b, logz_b = json.loads(out.stdout.splitlines()[-1])
@@ -197,7 +197,7 @@ def test_options_of_the_other_back_end_are_refused():
 
 
 def sirenc_cli(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "sirenc", *args], capture_output=True, text=True, cwd=cwd,
+    return subprocess.run([sys.executable, "-m", "sirenc", *args], check=False, capture_output=True, text=True, cwd=cwd,
                           timeout=600)
 
 

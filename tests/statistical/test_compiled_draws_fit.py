@@ -22,6 +22,9 @@ probability 3e-19 (400 numpy simulations: 400 rejections, the largest p 1e-21);
 stays true when the bins or N change. The weakest cases are the Student t ones
 (noncentrality 148 for a 5% larger squared scale) and uniform_int with one value
 5% likelier than the others (noncentrality 68, power 0.9998).
+
+The JAX back end's draws are tested the same way, as N particles that draw once each (its loops
+run in step over particles, so a population is how it draws many numbers at once).
 """
 
 from __future__ import annotations
@@ -43,8 +46,14 @@ PIT_EDGES = np.concatenate([[0.0, 1e-3, 1e-2], np.linspace(0.05, 0.95, 19), [0.9
 MIN_EXPECTED = 20.0
 
 
-def compiled_draws(body: str, seed: int, n: int = N) -> np.ndarray:
-    """The n values of the Siren expression ``body`` (``i`` is the draw's index 0..n-1)."""
+def compiled_draws(body: str, seed: int, n: int = N, backend: str = "native") -> np.ndarray:
+    """The n values of the Siren expression ``body`` (``i`` is the draw's index 0..n-1 natively,
+    0 on the JAX back end)."""
+    if backend == "jax":
+        model = sirenc.compile(f"val draw = fun i -> {body} in draw(0.)", method="pf", backend="jax")
+        (x, _), _ = model.filter(particles=n, seed=seed).run().particles(flat=True)
+        assert x.shape == (n,)
+        return x
     source = f"""
 val draw = fun i -> {body} in
 List.map(draw, List.range(0., {float(n)!r}))
@@ -129,9 +138,10 @@ DISCRETE = [
 ]
 
 
+@pytest.mark.parametrize("backend", ["native", "jax"])
 @pytest.mark.parametrize("body, dist, seed", [c[1:] for c in CONTINUOUS], ids=[c[0] for c in CONTINUOUS])
-def test_continuous_draws_fit(body, dist, seed):
-    x = compiled_draws(body, seed)
+def test_continuous_draws_fit(body, dist, seed, backend):
+    x = compiled_draws(body, seed, backend=backend)
     lo, hi = dist.support()
     assert np.all((lo <= x) & (x <= hi) & np.isfinite(x)), "a draw outside the support"
     assert_fits(*pit_chi_square(dist.cdf(x)))
@@ -147,9 +157,10 @@ def test_gaussian_with_a_mean_and_variance_computed_at_run_time():
     assert_fits(*pit_chi_square(stats.norm.cdf(z)))
 
 
+@pytest.mark.parametrize("backend", ["native", "jax"])
 @pytest.mark.parametrize("body, dist, seed", [c[1:] for c in DISCRETE], ids=[c[0] for c in DISCRETE])
-def test_discrete_draws_fit(body, dist, seed):
-    assert_fits(*value_chi_square(compiled_draws(body, seed), dist))
+def test_discrete_draws_fit(body, dist, seed, backend):
+    assert_fits(*value_chi_square(compiled_draws(body, seed, backend=backend), dist))
 
 
 def test_delta_draws_are_the_point():

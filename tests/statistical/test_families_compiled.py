@@ -5,7 +5,8 @@ Observations are checked exactly: a program that only observes has a log
 evidence equal to the log density, which scipy computes independently. The
 posterior mean of a draw is checked against the family's mean with a Monte Carlo
 tolerance (4 standard errors of the sample mean of N independent particles); the
-draws' whole distribution is checked in test_compiled_draws_fit.py.
+draws' whole distribution is checked in test_compiled_draws_fit.py. Every test runs on both back
+ends (native and JAX).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import sirenc
 from markers import needs_runtime
 
 pytestmark = needs_runtime
+BACKENDS = ["native", "jax"]
 
 # (surface call, observed value, scipy log density, mean, variance)
 CASES = [
@@ -38,47 +40,52 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("call, x, logpdf, mean, var", CASES, ids=[c[0].split("(")[0] for c in CASES])
-def test_observe_scores_the_density(call, x, logpdf, mean, var):
-    model = sirenc.compile(f"let () = observe({call}, {x!r}) in 0.", method="pf")
+def test_observe_scores_the_density(call, x, logpdf, mean, var, backend):
+    model = sirenc.compile(f"let () = observe({call}, {x!r}) in 0.", method="pf", backend=backend)
     f = model.filter(particles=4, seed=0)
     f.run()
     assert math.isclose(f.log_evidence, logpdf, rel_tol=1e-9, abs_tol=1e-12)
 
 
-def test_observe_bernoulli_of_a_bool():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_observe_bernoulli_of_a_bool(backend):
     model = sirenc.compile("let () = observe(bernoulli(0.3), true) in let () = observe(bernoulli(0.3), false) in 0.",
-                           method="pf")
+                           method="pf", backend=backend)
     f = model.filter(particles=4, seed=0)
     f.run()
     assert math.isclose(f.log_evidence, math.log(0.3) + math.log(0.7), rel_tol=1e-12)
 
 
+@pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("call, x, logpdf, mean, var", CASES, ids=[c[0].split("(")[0] for c in CASES])
-def test_draws_have_the_family_mean(call, x, logpdf, mean, var):
+def test_draws_have_the_family_mean(call, x, logpdf, mean, var, backend):
     n = 40_000
-    model = sirenc.compile(f"let v <- {call} in v", method="pf")
+    model = sirenc.compile(f"let v <- {call} in v", method="pf", backend=backend)
     f = model.filter(particles=n, seed=3)
     f.run()
     assert abs(f.estimate() - mean) <= 4 * math.sqrt(var / n) + 1e-12
 
 
-def test_bernoulli_draws_are_bools():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_bernoulli_draws_are_bools(backend):
     n = 40_000
-    model = sirenc.compile("let b <- bernoulli(0.3) in if b then 1. else 0.", method="pf")
+    model = sirenc.compile("let b <- bernoulli(0.3) in if b then 1. else 0.", method="pf", backend=backend)
     f = model.filter(particles=n, seed=5)
     f.run()
     assert abs(f.estimate() - 0.3) <= 4 * math.sqrt(0.21 / n)
 
 
-def test_out_of_support_scores_minus_infinity_not_an_error():
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_out_of_support_scores_minus_infinity_not_an_error(backend):
     # One impossible observation among possible ones: that particle gets weight 0.
     source = """
     let x <- uniform_int(0., 1.) in
     let () = observe(poisson(1.), if x = 0. then -1. else 2.) in x
     """
     n = 2000
-    f = sirenc.compile(source, method="pf").filter(particles=n, seed=1)
+    f = sirenc.compile(source, method="pf", backend=backend).filter(particles=n, seed=1)
     f.run()
     assert f.estimate() == 1.0
     # The evidence is (k / n) * P(poisson(1) = 2) with k ~ Binomial(n, 1/2) surviving particles.
