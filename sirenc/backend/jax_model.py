@@ -19,7 +19,9 @@ location, when the call returns.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import pickle
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -44,6 +46,12 @@ def _x64():
     return enable_x64()
 
 
+@dataclass
+class KeyData:
+    """A JAX key's raw data in a checkpoint (key arrays themselves are not NumPy arrays)."""
+    data: np.ndarray
+
+
 @dataclass(frozen=True)
 class Config:
     n: int
@@ -63,14 +71,25 @@ class JaxModel:
             self.program = Program(module, jax.numpy.float32 if float32 else jax.numpy.float64)
         self.info = dict(info, backend="jax", dtype="float32" if float32 else "float64",
                          streamable=self.program.streamed)
+        # what a checkpoint names to be restored only into the model it came from
+        self.fingerprint = hashlib.sha1(f"{module}{self.info['dtype']}".encode()).hexdigest()
         self._compiled: dict = {}
 
     def filter(self, particles: int | None = None, seed: int = 0, resampler: str = "systematic",
-               ess_threshold: float = 0.0, devices: Any = None) -> JaxFilter:
+               ess_threshold: float = 0.0, devices: Any = None, threads: int = 1, memory_limit: Any = None,
+               handler: str = "smc", **mh: Any) -> JaxFilter:
         """A population of ``particles`` particles (default 1000). ``devices``: a list of JAX
         devices to shard the particles over (their number must divide ``particles``); default
-        the first device."""
+        the first device. ``threads``, ``memory_limit`` and ``handler="mh"`` are the native back
+        end's options: refused here with a message (not a TypeError)."""
         from sirenc.api import RESAMPLERS, check_seed
+
+        unknown = sorted(set(mh) - {"samples", "warmup", "thinning"})
+        if unknown:
+            raise SirenUsageError(f"unknown filter option {unknown[0]!r}")
+        if threads != 1 or memory_limit is not None or handler != "smc" or any(v is not None for v in mh.values()):
+            raise SirenUsageError("threads, memory_limit and the MH handler are options of the native back end; "
+                                  "the JAX back end takes particles, seed, resampler, ess_threshold and devices")
 
         particles = 1000 if particles is None else particles
         if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or not 1 <= particles < 2**31:
@@ -257,7 +276,7 @@ class JaxFilter:
         from sirenc.data import read_rows
 
         if rows is None:
-            path = self.model.info.get("data_file") or ""
+            path = getattr(self, "_data_file", None) or self.model.info.get("data_file") or ""
             if not path:
                 raise SirenUsageError("this program reads no data file: give run() its rows")
             ragged = read_rows(path)
@@ -272,6 +291,79 @@ class JaxFilter:
             table[i, :len(r)] = r[::-1]
         same = len(set(lengths.tolist())) <= 1
         return table, None if same else lengths
+
+    def use_file(self, file: int | str | os.PathLike, path: str | os.PathLike) -> JaxFilter:
+        """Read the program's data from ``path`` instead (``Filter.use_file``; the JAX back end
+        reads one file, the stream of the main fold: file 0)."""
+        files = self.model.info["files"]
+        if not files:
+            raise SirenUsageError("the program reads no data file")
+        if not (file == 0 or (isinstance(file, (str, os.PathLike)) and
+                              os.path.basename(os.fspath(file)) == os.path.basename(files[0]))):
+            raise SirenUsageError(f"the program reads one data file, {files[0]!r} (file 0); there is no file {file!r}")
+        if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
+            raise SirenUsageError(f"use_file needs a path (str or os.PathLike), not {type(path).__name__}")
+        self._data_file = os.path.abspath(path)
+        return self
+
+    # -- checkpoints -----------------------------------------------------------------------------
+
+    def to_bytes(self) -> bytes:
+        """The filter as bytes for ``JaxFilter.load``: options, every particle's state and the
+        population's key, so that the loaded filter goes on as this one would, bit for bit."""
+        jax = _jax()
+
+        def host(tree):
+            return jax.tree_util.tree_map(
+                lambda x: KeyData(np.asarray(jax.random.key_data(x)))
+                if hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
+                else (None if x is None else np.asarray(x)),
+                tree, is_leaf=lambda x: x is None)
+        with _x64():
+            state = {"fingerprint": self.model.fingerprint, "seed": self.seed, "n": self.config.n,
+                     "resampler": self.config.resampler, "threshold": self.config.threshold,
+                     "steps": self._steps, "rows": getattr(self, "_rows", 0),
+                     "carry": host(self._carry), "final": host(self._final), "history": host(self._history)}
+        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+
+    def save(self, path: str | os.PathLike) -> None:
+        from sirenc.backend.link import write_atomically
+
+        write_atomically(path, self.to_bytes())
+
+    @classmethod
+    def load(cls, model: JaxModel, checkpoint: bytes | str | os.PathLike, devices: Any = None) -> JaxFilter:
+        """The filter saved in ``checkpoint`` (bytes, or a file written by ``save``) for ``model``."""
+        if not isinstance(model, JaxModel):
+            raise SirenUsageError(f"JaxFilter.load needs the JaxModel the filter was saved from, not "
+                                  f"{type(model).__name__}")
+        if isinstance(checkpoint, (str, os.PathLike)):
+            try:
+                with open(checkpoint, "rb") as fh:
+                    checkpoint = fh.read()
+            except OSError as e:
+                raise SirenUsageError(f"cannot read checkpoint {os.fspath(checkpoint)}: {e.strerror}") from None
+        try:
+            state = pickle.loads(bytes(checkpoint))
+            ok = isinstance(state, dict) and state.get("fingerprint") == model.fingerprint
+        except Exception:   # noqa: BLE001 - any undecodable input is the same usage error
+            ok = False
+        if not ok:
+            raise SirenUsageError("this checkpoint was not saved from a filter of this model (JAX back end)")
+        jax = _jax()
+
+        def device(tree):
+            return jax.tree_util.tree_map(
+                lambda x: jax.random.wrap_key_data(x.data) if isinstance(x, KeyData)
+                else (jax.numpy.asarray(x) if isinstance(x, np.ndarray) else x),
+                tree, is_leaf=lambda x: isinstance(x, KeyData))
+        f = model.filter(particles=state["n"], seed=state["seed"], resampler=state["resampler"],
+                         ess_threshold=state["threshold"], devices=devices)
+        with _x64():
+            f._carry, f._final = device(state["carry"]), device(state["final"])
+            f._history = device(state["history"])
+        f._steps, f._rows = state["steps"], state["rows"]
+        return f
 
     # -- errors ----------------------------------------------------------------------------------
 

@@ -109,6 +109,37 @@ def test_steps_give_the_answers_of_a_whole_run(name):
     assert len(stream.history()["ess"]) == len(rows)
 
 
+def test_a_checkpoint_goes_on_as_the_saved_filter_would(tmp_path):
+    from sirenc.backend.jax_model import JaxFilter
+    from sirenc.data import read_csv
+
+    model = sirenc.compile(REPO / "benchmarks" / "models" / "noise" / "model.si", "pf", backend="jax")
+    rows = read_csv(REPO / "benchmarks" / "models" / "noise" / "data.csv")
+    kept = model.filter(particles=200, seed=2)
+    for row in rows[:40]:
+        kept.step(row)
+    kept.save(tmp_path / "f.ckpt")
+    loaded = JaxFilter.load(model, tmp_path / "f.ckpt")
+    for row in rows[40:]:
+        kept.step(row)
+        loaded.step(row)
+    assert np.array_equal(flat(kept.estimate()), flat(loaded.estimate()))
+    assert kept.log_evidence == loaded.log_evidence
+    other = sirenc.compile(REPO / "benchmarks" / "models" / "walk" / "model.si", "pf", backend="jax")
+    with pytest.raises(SirenUsageError, match="not saved from a filter of this model"):
+        JaxFilter.load(other, tmp_path / "f.ckpt")
+
+
+def test_use_file_reads_other_data(tmp_path):
+    path = REPO / "benchmarks" / "models" / "walk" / "model.si"
+    (tmp_path / "d.csv").write_text("y\n1.0\n2.0\n")
+    model = sirenc.compile(path, "pf", backend="jax")
+    f = model.filter(particles=100, seed=0).use_file(0, tmp_path / "d.csv").run()
+    assert len(f.history()["ess"]) == 2
+    with pytest.raises(SirenUsageError, match="no file 3"):
+        f.use_file(3, tmp_path / "d.csv")
+
+
 def test_step_needs_a_streamed_program():
     model = sirenc.compile("let x <- gaussian(0., 1.) in x", backend="jax")
     with pytest.raises(SirenUsageError, match="use run"):
@@ -185,6 +216,11 @@ def test_tier1_symbolic_programs_are_refused_with_a_location():
 
 
 def test_options_of_the_other_back_end_are_refused():
+    model = sirenc.compile("1.", backend="jax")
+    with pytest.raises(SirenUsageError, match="options of the native back end"):
+        model.filter(threads=2)
+    with pytest.raises(SirenUsageError, match="unknown filter option"):
+        model.filter(bogus=1)
     with pytest.raises(SirenUsageError, match="float32"):
         sirenc.compile("1.", float32=True)
     with pytest.raises(SirenUsageError, match="model.so"):
