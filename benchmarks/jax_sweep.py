@@ -6,19 +6,20 @@
 Each benchmark model (benchmarks/models/<name>, on its own data file) is compiled with `-m pf`
 for both back ends. Per model and N the table gives
 
-* jax: ns per particle-step of ``JaxFilter.run()``, best of --repeat runs after the first;
-  a particle-step is one particle through one data row, so N x rows of data.csv per run;
-* compile: the first run's time minus the best (tracing and XLA compilation), in seconds;
-  later filters of the same model and N reuse the compiled function, so the runs after the
-  first time the filter alone;
+* jax: ns per particle-step of ``JaxFilter.run()``, best of --repeat runs after a first one;
+  a particle-step is one particle through one data row, so a run is N x rows of data.csv;
+* compile: the first run's time minus the best, in seconds (tracing and XLA compilation: the
+  model keeps the compiled function for the same N, so the later runs time the filter alone);
 * native: the native filter (`sirenc.compile(path, "pf")`) on one thread, ns per particle-step,
-  best of --repeat (one run where N x rows > 10^8: seconds each, little noise); "-" above --native-max particles (one core at N = 10^7 takes seconds per
-  run), or with --extrapolate the value at the largest N measured, marked "*": the native
-  filter's cost per particle-step is about flat in N once the population outgrows the caches;
+  best of --repeat (one run where N x rows > 10^8: seconds each, little noise). "-" above
+  --native-max particles, or with --extrapolate the value at the largest N measured, marked
+  "*": the native filter's cost per particle-step is about flat in N once the population
+  outgrows the caches;
 * native/jax: how many times faster the JAX filter is.
 
 A model the JAX back end does not accept is listed as "refused" with the first line of the
-reason. benchmarks/gpu.sh runs this on a GPU machine.
+reason (any other error of a model as "error").
+benchmarks/gpu.sh runs this on a GPU machine.
 """
 
 from __future__ import annotations
@@ -50,6 +51,13 @@ def time_runs(model, n: int, repeat: int, **options) -> tuple[float, list[float]
     return first, later
 
 
+def failure(e) -> str:
+    """A table row's text for a model that did not run: refused by the JAX back end, or an error."""
+    from sirenc.backend.jax_trace import JaxBackendError
+
+    return f"{'refused' if isinstance(e, JaxBackendError) else 'error'}: {e.message.splitlines()[0]}"
+
+
 def header() -> str:
     import jax
     import jaxlib
@@ -74,21 +82,22 @@ def sweep(particles: list[int], models: list[str], repeat: int, float32: bool = 
     print(cols)
     print("-" * len(cols))
     extrapolated = False
+    repeat = max(repeat, 1)
     for name in models:
         path = str(MODELS / name / "model.si")
         steps = data_rows(name)
         try:
             jax_model = sirenc.compile(path, method="pf", backend="jax", float32=float32)
         except SirenError as e:
-            print(f"{name:<13} refused: {e.message.splitlines()[0]}", flush=True)
+            print(f"{name:<13} {failure(e)}", flush=True)
             continue
         native = sirenc.compile(path, method="pf") if min(particles) <= native_max else None
         native_ns = None      # the largest N's, for --extrapolate
-        for n in particles:
+        for n in sorted(particles):      # --extrapolate carries the largest N measured
             try:
                 first, later = time_runs(jax_model, n, repeat)
-            except SirenError as e:      # refusals of what only tracing meets
-                print(f"{name:<13} refused: {e.message.splitlines()[0]}", flush=True)
+            except SirenError as e:      # refusals of what only tracing meets, run-time errors
+                print(f"{name:<13} {failure(e)}", flush=True)
                 break
             jax_ns = min(later) * 1e9 / (n * steps)
             compile_s = first - min(later)
@@ -96,7 +105,7 @@ def sweep(particles: list[int], models: list[str], repeat: int, float32: bool = 
             if n <= native_max:
                 # No JIT: the first run counts. One run when a run takes seconds (N x rows > 10^8).
                 first, later = time_runs(native, n, repeat - 1 if n * steps <= 10**8 else 0, threads=1)
-                native_ns = min(first, *later) * 1e9 / (n * steps)
+                native_ns = min([first, *later]) * 1e9 / (n * steps)
                 cell, ratio = f"{native_ns:>9.2f}", f"{native_ns / jax_ns:>10.2f}"
             elif extrapolate and native_ns is not None:
                 extrapolated = True
