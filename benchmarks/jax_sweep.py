@@ -59,10 +59,11 @@ def failure(e) -> str:
 
 
 def header() -> str:
+    from importlib.metadata import version
+
     import jax
     import jaxlib
     import numpy
-    from importlib.metadata import version
 
     return (f"JAX device: {jax.devices()[0]} ({jax.devices()[0].device_kind}, {len(jax.devices())} device(s)); "
             f"jax {jax.__version__}, jaxlib {jaxlib.__version__}, numpy {numpy.__version__}, "
