@@ -2,6 +2,7 @@
 
     python benchmarks/run.py [--steps 100] [--particles 1000,10000,100000] [--repeat 5]
     python benchmarks/run.py --suite [--particles ...] [--models noise,slds]
+    python benchmarks/run.py --backend jax [--particles ...] [--models walk,slds] [--repeat 3] [--float32]
 
 Prints ns per particle-step (best of --repeat runs) for the random-walk model
 (benchmarks/models/walk) compiled with `-m pf`, and for two hand-written C
@@ -29,6 +30,9 @@ data) under `-m pf` and under every `-m ssi`, `-m ds` and `-m bp` plan the plan
 analysis accepts (benchmarks/plans.py), on tier 2 where it applies (and then on tier 1
 too). The load average is printed: other jobs on the machine
 slow the large N most.
+
+`--backend jax` times the JAX back end against the native filter on one thread, with the JIT
+compile time apart (benchmarks/jax_sweep.py; benchmarks/gpu.sh runs it on a GPU machine).
 """
 
 from __future__ import annotations
@@ -138,11 +142,24 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--steps", type=int, default=100)
     p.add_argument("--particles", default="1000,10000,100000")
-    p.add_argument("--repeat", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=None, help="runs per timing, best kept (5; 3 with --backend jax)")
     p.add_argument("--suite", action="store_true", help="time the eleven benchmark models instead")
-    p.add_argument("--models", default="", help="with --suite: a comma-separated subset")
+    p.add_argument("--models", default="", help="with --suite or --backend jax: a comma-separated subset")
+    p.add_argument("--backend", choices=("native", "jax"), default="native",
+                   help="jax: the JAX back end next to the native filter (benchmarks/jax_sweep.py)")
+    p.add_argument("--float32", action="store_true", help="with --backend jax: single precision")
+    p.add_argument("--native-max", type=int, default=10**6,
+                   help="with --backend jax: no native runs above this many particles")
+    p.add_argument("--extrapolate", action="store_true",
+                   help="with --backend jax: above --native-max, the native's cost at the largest N run")
     args = p.parse_args()
     particles = [int(x) for x in args.particles.split(",")]
+    if args.backend == "jax":
+        from jax_sweep import sweep
+        sweep(particles, args.models.split(",") if args.models else ["walk"], args.repeat or 3, args.float32,
+              args.native_max, args.extrapolate)
+        return
+    args.repeat = args.repeat or 5
     if args.suite:
         from plans import BENCHMARKS
         suite(particles, args.models.split(",") if args.models else list(BENCHMARKS), args.repeat)
