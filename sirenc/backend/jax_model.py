@@ -199,7 +199,7 @@ class JaxFilter:
             raise SirenUsageError("this program does not fold over a data stream: use run()")
         arr = _as_float64(row, 1, "row")
         with _x64():
-            if self._carry is None or self._final is not None and self._carry is None:
+            if self._carry is None:   # a fresh stream (after run() too, which leaves no carry)
                 self._start()
             if self._steps >= self._capacity:
                 self._grow(max(64, 2 * self._capacity), len(arr))
