@@ -36,6 +36,7 @@ class Population:
         self.logz = jnp.zeros((), fdtype)  # log evidence of the resamplings so far
         self.zero_site = jnp.int32(-1)     # the last observation that gave some particle zero weight
         self.frame: dict = {}
+        self.cells = None                  # jax_cells.Cells: the arenas of the lists a stream loop carries
         self.masks: list = []              # per-particle conditions of the enclosing branches
         self.held: dict[int, object] = {}  # per-particle values kept across a barrier
         self.history: list = []            # (ess, resampled, log evidence) per barrier

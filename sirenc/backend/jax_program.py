@@ -10,10 +10,10 @@ the next row (``smc.next_row``): the main fold over the data. It splits the prog
   ``smc.finish``: the particles' results.
 
 A *carry* is ``{"args": the fold's iteration values, "frame": the frame slots, "pop": the
-population's arrays}``. Its shapes must not change from one step to the next, so ``template``
-fixes them: a value any step makes per-particle is per-particle from the start, and a list
-that grows by g cells per step gets the capacity of all the steps to come, with ``room`` g so
-that a step's conses write in place. A program without a stream runs whole in ``init``.
+population's arrays, "arenas": the cells of its lists}``. Its shapes must not change from one
+step to the next, so ``template`` fixes them: a value any step makes per-particle is
+per-particle from the start, and a list becomes an arena list (jax_cells) whose arena has the
+blocks of all the steps to come. A program without a stream runs whole in ``init``.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ import numpy as np
 from xdsl.dialects import scf
 
 from sirenc.backend import jax_values as V
-from sirenc.backend.jax_population import Population
+from sirenc.backend.jax_cells import Cells, empty_arena, key_of, resized_arena
+from sirenc.backend.jax_population import CAPACITY, Population
 from sirenc.backend.jax_trace import Evaluator, Sites, drive, element_dtypes, refuse
 from sirenc.ir import smc
 
@@ -87,6 +88,7 @@ class Program:
 
     def step(self, config, carry, row, row_len):
         pop = self.population(config, carry["pop"], carry["frame"])
+        pop.cells = Cells(carry.get("arenas", {}), config.n)
         ev = Evaluator(pop, self.sites)
         loop = self.loop
         ev.rows = (np.bool_(True), V.JList((row,), row_len, 0))
@@ -95,10 +97,18 @@ class Program:
         if not (V.is_static(values[0]) and values[0]):
             raise refuse(loop, "a fold over the data that may stop before the data ends")
         args = drive(ev.region(loop.after_region, {}, values[1:]), pop)
-        return {"args": args, "frame": {k: pop.frame[k] for k in carry["frame"]}, "pop": pop.state()}, _history(pop)
+        pop.fail(self.sites.of(loop), CAPACITY, pop.cells.full)
+        self.allocated = pop.cells.allocated   # read by template(): the blocks one step allocates
+        out = {"args": args, "frame": {k: pop.frame[k] for k in carry["frame"]}, "pop": pop.state()}
+        if "arenas" in carry:
+            out["arenas"] = pop.cells.arenas
+        return out, _history(pop)
 
     def finish(self, config, carry):
-        carry = without_room(carry)   # the carry's lists had room for the steps to come; none come now
+        cells = Cells(carry.get("arenas", {}), config.n)
+        carry = jax.tree_util.tree_map(lambda v: cells.to_jlist(v) if isinstance(v, V.AList) else v,
+                                       {k: carry[k] for k in ("args", "frame", "pop")},
+                                       is_leaf=lambda x: isinstance(x, V.AList | V.JList))
         pop = self.population(config, carry["pop"], carry["frame"])
         ev = Evaluator(pop, self.sites)
         loop = self.loop
@@ -119,33 +129,57 @@ class Program:
     def template(self, config, carry, steps: int, row_width):
         """The carry's shapes for `steps` steps (see the module's docstring). A value may become
         per-particle only in a later step (it depends on one that became so in this one): the
-        template grows until a step leaves it as it is."""
+        template grows until a step leaves it as it is. Lists become arena lists, and each arena
+        gets the blocks of the lists converted now and of `steps` steps' allocations."""
         width = row_width if isinstance(row_width, int) else 1
         row = jax.ShapeDtypeStruct((width,), self.fdtype)
         length = row_width if isinstance(row_width, int) else jnp.int32(1)
 
         def after(c):
             return jax.eval_shape(lambda c, r: self.step(config, c, r, length)[0], c, row)
-        carry = without_room(carry)   # a step's conses then show as growth
-        template = _join(carry, after(carry), steps, config.n)
+        template = _join({k: carry[k] for k in ("args", "frame", "pop")}, after(carry), steps, config.n)
+        arenas = {k: int(a.top) for k, a in carry.get("arenas", {}).items()}
+        for lst in _lists(carry):
+            if isinstance(lst, V.JList):
+                key = key_of(c.dtype for c in lst.cols)
+                arenas[key] = arenas.get(key, 0) + lst.cap
+        template["arenas"] = {k: b + 1 for k, b in arenas.items()}
         for _ in range(8):
-            wider = _widen(template, after(self.conform(config, carry, template)))
-            if wider is template:
+            conformed = jax.eval_shape(lambda c, t=template: self.conform(config, c, t), carry)
+            self.allocated = {}
+            stepped = after(conformed)
+            per_step = dict(self.allocated)
+            jax.eval_shape(lambda c, t=template, k=per_step: self.conform(config, c, t, count=k), stepped)
+            blocks = {k: arenas.get(k, 0) + per_step.get(k, 0) * steps + 1 for k in {*arenas, *per_step}}
+            values = {k: template[k] for k in ("args", "frame", "pop")}
+            wider = _widen(values, {k: stepped[k] for k in values})
+            if wider is values and blocks == template["arenas"]:
                 return template
-            template = wider
+            template = dict(wider, arenas=blocks)
         return template
 
-    def conform(self, config, carry, template, pop_fail=True):
-        """`carry` in `template`'s shapes."""
-        out = jax.tree_util.tree_map(lambda v, t: _conform(v, t, config.n), carry, template,
-                                     is_leaf=lambda x: isinstance(x, V.JList))
+    def conform(self, config, carry, template, count: dict | None = None):
+        """`carry` in `template`'s shapes: its lists as arena lists in arenas of the template's
+        sizes. ``count``: add the blocks this allocates (converting column lists) to it."""
+        n = config.n
+        arenas = carry.get("arenas", {})
+        cells = Cells({k: resized_arena(arenas[k], b, n) if k in arenas else empty_arena(k, b, n)
+                       for k, b in template["arenas"].items()}, n)
+
+        def one(v, t):
+            if isinstance(t, ArenaShape):
+                lst = cells.from_jlist(v) if isinstance(v, V.JList) else v
+                return V.AList(jnp.broadcast_to(lst.ptr, (n,)).astype(jnp.int32),
+                               jnp.broadcast_to(lst.length, (n,)).astype(jnp.int32), lst.key)
+            return _conform(v, t, n)
+        out = jax.tree_util.tree_map(one, {k: carry[k] for k in ("args", "frame", "pop")},
+                                     {k: template[k] for k in ("args", "frame", "pop")},
+                                     is_leaf=lambda x: isinstance(x, V.JList | V.AList))
+        if count is not None:
+            for k, b in cells.allocated.items():
+                count[k] = count.get(k, 0) + b
+        out["arenas"] = cells.arenas
         return _constrain(out, config)
-
-
-def without_room(tree):
-    """`tree` with every list's room taken away."""
-    return jax.tree_util.tree_map(lambda v: V.JList(v.cols, v.length, 0) if isinstance(v, V.JList) else v,
-                                  tree, is_leaf=lambda x: isinstance(x, V.JList))
 
 
 def _history(pop: Population):
@@ -175,14 +209,8 @@ def _join(before, after, steps: int, n: int):
         return {k: _join(before[k], after[k], steps, n) for k in before}
     if isinstance(before, list | tuple):
         return [_join(a, b, steps, n) for a, b in zip(before, after)]
-    if isinstance(before, V.JList):
-        grow = max(after.cap - before.cap, 0)
-        per = any(len(c.shape) == 2 for c in (*before.cols, *after.cols))
-        cols = tuple(Shape(c.dtype, per) for c in before.cols)
-        length = before.length if V.is_static(before.length) and V.is_static(after.length) \
-            and before.length == after.length else Shape(jnp.int32, any(
-                not V.is_static(x) and len(x.shape) == 1 for x in (before.length, after.length)))
-        return ListShape(cols, length, before.cap + grow * steps, grow)
+    if isinstance(before, V.JList | V.AList):
+        return ArenaShape()
     d0, p0 = _shape_of(before)
     d1, p1 = _shape_of(after)
     return Shape(d0 if not V.is_static(before) else d1, p0 or p1)
@@ -197,36 +225,22 @@ def _widen(template, after):
     if isinstance(template, list):
         out = [_widen(t, a) for t, a in zip(template, after)]
         return template if all(o is t for o, t in zip(out, template)) else out
-    if isinstance(template, ListShape):
-        cols = tuple(_widen(t, a) for t, a in zip(template.cols, after.cols))
-        length = template.length
-        if not isinstance(length, Shape) and not (V.is_static(after.length) and after.length == length):
-            length = Shape(jnp.int32, not V.is_static(after.length) and len(after.length.shape) == 1)
-        elif isinstance(length, Shape):
-            length = _widen(length, after.length)
-        if all(c is t for c, t in zip(cols, template.cols)) and length is template.length:
-            return template
-        return ListShape(cols, length, template.cap, template.room)
+    if isinstance(template, ArenaShape):
+        return template
     per = not V.is_static(after) and len(after.shape) >= 1
     return Shape(template.dtype, True) if per and not template.per_particle else template
 
 
-class ListShape:
-    def __init__(self, cols, length, cap: int, room: int):
-        self.cols, self.length, self.cap, self.room = cols, length, cap, room
+class ArenaShape:
+    """A template leaf: a list carried as an arena list (per particle, always)."""
+
+
+def _lists(tree) -> list:
+    return [x for x in jax.tree_util.tree_leaves(tree, is_leaf=lambda x: isinstance(x, V.JList | V.AList))
+            if isinstance(x, V.JList | V.AList)]
 
 
 def _conform(v, t, n: int):
-    if isinstance(t, ListShape):
-        v = v.resized(t.cap)
-        cols = tuple(jnp.broadcast_to(c, (n, t.cap)).astype(s.dtype) if s.per_particle else c.astype(s.dtype)
-                     for c, s in zip(v.cols, t.cols))
-        if isinstance(t.length, Shape):
-            length = jnp.asarray(V.weak(v.length) if V.is_static(v.length) else v.length).astype(jnp.int32)
-            length = jnp.broadcast_to(length, (n,)) if t.length.per_particle else length
-        else:
-            length = t.length
-        return V.JList(cols, length, t.room)
     a = jnp.asarray(V.weak(v)) if V.is_static(v) else v
     if jax.dtypes.issubdtype(a.dtype, jax.dtypes.prng_key):
         return a

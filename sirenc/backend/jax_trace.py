@@ -134,6 +134,7 @@ class Evaluator:
         self.pop = pop
         self.sites = sites
         self.rows = None   # the stream loop's (more, row) while its before-region runs
+        self.loops = 0     # lax.while_loops being traced: no arena allocation inside one
 
     # -- values ---------------------------------------------------------------------------------
 
@@ -196,7 +197,7 @@ class Evaluator:
         if isinstance(op, arith.CmpiOp):
             return [V.lift(_ICMP[op.predicate.value.data], _ICMP[op.predicate.value.data], val(op.lhs), val(op.rhs))]
         if isinstance(op, arith.SelectOp):
-            return [V.select(_static_bool(val(op.cond)), val(op.lhs), val(op.rhs))]
+            return [self.select(_static_bool(val(op.cond)), val(op.lhs), val(op.rhs))]
         if isinstance(op, arith.NegfOp):
             return [V.lift(lambda a: -a, lambda a: -a, val(op.operand))]
         if isinstance(op, math.SqrtOp):
@@ -236,20 +237,23 @@ class Evaluator:
         if isinstance(op, smc.IsNilOp):
             return [V.lift(lambda n: n == 0, lambda n: n == 0, val(op.list).length)]
         if isinstance(op, smc.ConsOp):
-            return [V.cons([val(h) for h in op.head], val(op.tail))]
+            head, lst = [val(h) for h in op.head], val(op.tail)
+            if isinstance(lst, V.AList) and not self.loops:
+                return [pop.cells.cons(head, lst)]
+            return [V.cons(head, self.columns(lst))]
         if isinstance(op, smc.HeadOp):
             lst = val(op.list)
             pop.fail(self.sites.of(op), EMPTY_HEAD, V.lift(lambda n: n == 0, lambda n: n == 0, lst.length))
-            return V.head(lst)
+            return pop.cells.head(lst) if isinstance(lst, V.AList) else V.head(lst)
         if isinstance(op, smc.TailOp):
             lst = val(op.list)
             pop.fail(self.sites.of(op), EMPTY_TAIL, V.lift(lambda n: n == 0, lambda n: n == 0, lst.length))
-            return [V.tail(lst)]
+            return [pop.cells.tail(lst) if isinstance(lst, V.AList) else V.tail(lst)]
         if isinstance(op, smc.LengthOp):
             length = val(op.list).length
             return [np.float64(length) if V.is_static(length) else jnp.asarray(length).astype(pop.fdtype)]
         if isinstance(op, smc.ReverseOp):
-            return [V.reverse(val(op.list))]
+            return [V.reverse(self.columns(val(op.list)))]
         if isinstance(op, smc.RangeOp):
             lo, hi = val(op.lo), val(op.hi)
             if not (V.is_static(lo) and V.is_static(hi)) or not (np.isfinite(lo) and np.isfinite(hi)) \
@@ -278,6 +282,7 @@ class Evaluator:
             probs = params[2]
             if len(probs.cols) != 1:
                 raise refuse(op, "categorical probabilities that are not a list of floats")
+            probs = self.columns(probs)
             params = [params[0], params[1], F.categorical_probs(probs.cols[0], probs.length, probs.cap)]
         return [V.weak(p) if V.is_static(p) else p for p in params]
 
@@ -290,8 +295,22 @@ class Evaluator:
     def store(self, key, v) -> None:
         frame, mask = self.pop.frame, self.pop.mask
         if mask is not None and key in frame:
-            v = V.select(mask, v, frame[key])
+            v = self.select(mask, v, frame[key])
         frame[key] = v
+
+    def columns(self, v):
+        """A list as columns (an arena list's cells gathered): what operations other than
+        cons, head and tail take."""
+        return self.pop.cells.to_jlist(v) if isinstance(v, V.AList) else v
+
+    def select(self, cond, a, b):
+        """V.select, with a column list and an arena list made one kind first."""
+        if isinstance(a, V.AList) != isinstance(b, V.AList) and isinstance(a, V.JList | V.AList):
+            if self.loops:
+                a, b = self.columns(a), self.columns(b)
+            else:
+                a, b = (self.pop.cells.from_jlist(x) if isinstance(x, V.JList) else x for x in (a, b))
+        return V.select(cond, a, b)
 
     # -- scf.if -------------------------------------------------------------------------------------
 
@@ -328,7 +347,7 @@ class Evaluator:
         cond = pop.held[keys[0]]
         for k in keys:
             del pop.held[k]
-        return [V.select(cond, a, b) for a, b in zip(done[0], done[1])]
+        return [self.select(cond, a, b) for a, b in zip(done[0], done[1])]
 
     # -- scf.while ------------------------------------------------------------------------------
 
@@ -356,10 +375,18 @@ class Evaluator:
             if isinstance(inner, smc.FrameStoreOp | smc.FrameLoadOp | smc.ResampleOp | smc.NextRowOp):
                 raise refuse(inner, "a suspension inside a loop whose length is known only when it runs")
         n = pop.n
+        args = [self.columns(a) for a in args]
         carry0 = [_list_like(a.dynamic(), a, n) if isinstance(a, V.JList) else V.per_particle(a, n) for a in args]
         active0 = jnp.ones((n,), jnp.bool_) if pop.mask is None else jnp.broadcast_to(pop.mask, (n,))
 
         def iterate(args, active, pstate):
+            self.loops += 1
+            try:
+                return step(args, active, pstate)
+            finally:
+                self.loops -= 1
+
+        def step(args, active, pstate):
             pop.load(pstate)
             cond, cargs = self.before(op, env, args)
             act = active & cond
@@ -386,7 +413,7 @@ class Evaluator:
             out = []
             for a, b in zip(new, args):
                 if isinstance(b, V.JList):
-                    a = V.per_particle(a, n)
+                    a = V.per_particle(self.columns(a), n)
                     pop.fail(site, CAPACITY, act & (a.length > b.cap))
                     out.append(_list_like(V.select(act, a.resized(b.cap), b), b, n))
                 else:

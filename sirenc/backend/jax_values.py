@@ -44,6 +44,8 @@ def lift(np_fn, jnp_fn, *args):
 
 def per_particle(v, n: int):
     """v as an array of shape (n,) (lists: columns (n, cap), length (n,))."""
+    if isinstance(v, AList):
+        return AList(jnp.broadcast_to(v.ptr, (n,)), jnp.broadcast_to(v.length, (n,)), v.key)
     if isinstance(v, JList):
         cols = tuple(jnp.broadcast_to(c, (n, c.shape[-1])) for c in v.cols)
         return JList(cols, jnp.broadcast_to(jnp.asarray(v.length, jnp.int32), (n,)), v.room)
@@ -54,6 +56,8 @@ def select(cond, a, b):
     """Per particle, a where cond holds, else b."""
     if is_static(cond):
         return a if cond else b
+    if isinstance(a, AList):
+        return AList(jnp.where(cond, a.ptr, b.ptr), jnp.where(cond, a.length, b.length), a.key)
     if isinstance(a, JList):
         cap = max(a.cap, b.cap)
         a, b = a.padded(cap), b.padded(cap)
@@ -68,7 +72,10 @@ def select(cond, a, b):
 
 
 def gather(v, index):
-    """v's particles in the order `index` (resampling): per-particle arrays only."""
+    """v's particles in the order `index` (resampling): per-particle arrays only (an arena list's
+    cells stay where they are: only its head and length move)."""
+    if isinstance(v, AList):
+        return AList(v.ptr[index], v.length[index], v.key)
     if isinstance(v, JList):
         cols = tuple(c[index] if c.ndim == 2 else c for c in v.cols)
         length = v.length[index] if not is_static(v.length) and jnp.ndim(v.length) == 1 else v.length
@@ -124,6 +131,23 @@ class JList:
         if not is_static(self.length):
             return self
         return JList(self.cols, jnp.asarray(self.length, jnp.int32), self.room)
+
+
+@jax.tree_util.register_pytree_node_class
+@dataclass
+class AList:
+    """A list whose cells live in an arena (jax_cells): per particle its head cell and length."""
+
+    ptr: object      # int32 (n,): the head cell (-1: none)
+    length: object   # int32 (n,)
+    key: tuple       # the arena
+
+    def tree_flatten(self):
+        return (self.ptr, self.length), self.key
+
+    @classmethod
+    def tree_unflatten(cls, key, children):
+        return cls(children[0], children[1], key)
 
 
 def column(col, index):
