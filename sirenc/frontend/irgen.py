@@ -16,7 +16,7 @@ from sirenc import distributions
 from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
-from sirenc.ir.locations import loc_of
+from sirenc.ir.build import Attributes
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
@@ -40,8 +40,9 @@ def ir_type(t: T.Type) -> Attribute:
 
 
 class _FunctionBuilder:
-    def __init__(self, instance: T.Instance):
+    def __init__(self, instance: T.Instance, attrs: Attributes):
         self.instance = instance
+        self.attrs = attrs
 
     # -- helpers ---------------------------------------------------------------
 
@@ -52,7 +53,7 @@ class _FunctionBuilder:
         if span is None and node is not None:
             span = node.span
         if span is not None:
-            op.location = loc_of(span)
+            op.location = self.attrs.loc(span)
         block.add_op(op)
         return op.results[0] if op.results else None
 
@@ -133,7 +134,10 @@ class _FunctionBuilder:
 
 
     def _Const(self, block, e: ast.Const, env):
-        return self.emit(block, siren.ConstOp(e.value), e)
+        value = e.value
+        if type(value) is float:
+            value = self.attrs.float(value)
+        return self.emit(block, siren.ConstOp(value), e)
 
     def _Var(self, block, e: ast.Var, env):
         return env[e.name]
@@ -288,16 +292,17 @@ class _FunctionBuilder:
         self.bind(block, inst.func.params, block.args[0], env, [])
         result = self.expr(block, inst.func.body, env)
         ret = func.ReturnOp(result)
-        ret.location = loc_of(inst.func.body.span)
+        ret.location = self.attrs.loc(inst.func.body.span)
         block.add_op(ret)
         f = func.FuncOp(inst.name, ([param], [result.type]), Region(block), visibility="private")
-        f.location = loc_of(inst.func.name_span)
+        f.location = self.attrs.loc(inst.func.name_span)
         return f
 
 
 def irgen(typed: T.TypedProgram) -> ModuleOp:
-    ops = [_FunctionBuilder(inst).build() for inst in typed.functions.values()]
-    main_builder = _FunctionBuilder(typed.main)
+    attrs = Attributes()
+    ops = [_FunctionBuilder(inst, attrs).build() for inst in typed.functions.values()]
+    main_builder = _FunctionBuilder(typed.main, attrs)
     main_builder._main_expr = typed.program.main
     ops.append(main_builder.build())
     module = ModuleOp(ops)

@@ -46,13 +46,15 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern,
+    PatternRewriter, PatternRewriteWalker, RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
 
 from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
+from sirenc.ir.build import new_op
 from sirenc.ir.locations import span_of
+from sirenc.passes.by_op_type import ByOpType
 from sirenc.passes.errors import LoweringError, where
 
 
@@ -249,7 +251,7 @@ class _Builder:
         return op
 
     def const_f(self, v: float) -> SSAValue:
-        return self.add(arith.ConstantOp(FloatAttr(v, f64))).result
+        return self.add(new_op(arith.ConstantOp, (), [f64], {"value": FloatAttr(v, f64)})).result
 
     def const_i(self, v: int, t: IntegerType = i64) -> SSAValue:
         return self.add(arith.ConstantOp(IntegerAttr(v, t))).result
@@ -449,7 +451,7 @@ class _Const(_Lowering):
     def lower(self, op: siren.ConstOp, b):
         attr = op.value
         if isinstance(attr, FloatAttr):
-            return [b.add(arith.ConstantOp(attr)).result]
+            return [b.add(new_op(arith.ConstantOp, (), [attr.type], {"value": attr})).result]
         if isinstance(attr, IntegerAttr):
             return [b.const_i(attr.value.data, i1)]
         return []  # unit, or a string (remembered for File.read)
@@ -466,7 +468,7 @@ def _float_binop(op_type, arith_op, kind: str):
             (x,), (y,) = b.get(op.lhs), b.get(op.rhs)
             if isinstance(op.result.type, siren.SymType):
                 return [b.add(smc.SymBinOp(kind, x, y)).result]
-            return [b.add(arith_op(x, y)).result]
+            return [b.add(new_op(arith_op, [x, y], [x.type])).result]
 
     _Binop.__name__ = f"_{op_type.__name__}"
     return _Binop
@@ -483,7 +485,7 @@ class _Neg(_Lowering):
         (x,) = b.get(op.operand)
         if isinstance(op.result.type, siren.SymType):
             return [b.add(smc.SymNegOp(x)).result]
-        return [b.add(arith.NegfOp(x)).result]
+        return [b.add(new_op(arith.NegfOp, [x], [x.type])).result]
 
 
 @lowers(siren.BoolToFloatOp)
@@ -814,7 +816,7 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
         facts.skipped = {source, read}
     fold_constant_lists(main)
     walker = PatternRewriteWalker(
-        GreedyRewritePatternApplier([p(facts) for p in _PATTERNS], dce_enabled=False),
+        ByOpType((p.op_type, p(facts)) for p in _PATTERNS),
         walk_regions_first=True, apply_recursively=False,
     )
     walker.rewrite_module(module)
