@@ -54,7 +54,7 @@ from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
 from sirenc.ir.build import new_op
 from sirenc.ir.locations import span_of
-from sirenc.passes.by_op_type import ByOpType
+from sirenc.passes.rewriting import ByOpType, replace_result
 from sirenc.passes.errors import LoweringError, where
 
 
@@ -418,7 +418,7 @@ class _Lowering(RewritePattern):
             rewriter.erase(op)
         elif len(out) == 1 and out[0].type == op.results[0].type:
             value = out[0]
-            rewriter.replace(op, [], [value])
+            replace_result(rewriter, op, value)
         else:
             cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
             value = cast.outputs[0]

@@ -88,7 +88,7 @@ from sirenc.ir import sirenrt, smc
 from sirenc.ir.build import new_op
 from sirenc.ir.locations import loc_of, span_of
 from sirenc.model_info import RESUME_SYMBOL
-from sirenc.passes.by_op_type import ByOpType
+from sirenc.passes.rewriting import ByOpType, replace_result
 from sirenc.passes.errors import LoweringError, where
 from sirenc.passes.smc_control_flow import STRUCTURAL, ControlFlowGraph, point_of
 from sirenc.runtime.abi import defines
@@ -767,7 +767,7 @@ class _OneToOne(RewritePattern):
         if type(op) is self.source:
             new = self.build(op)
             new.location = op.location
-            rewriter.replace(op, new)
+            replace_result(rewriter, op, new.results[0], new)
 
 
 # arith.cmpf's predicates by number; llvm.icmp numbers its predicates as arith.cmpi does.
