@@ -8,8 +8,10 @@ main expression becomes ``func.func @main``. Patterns become ``siren.fst`` /
 
 from __future__ import annotations
 
+import operator
+
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, f64, i1
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, f64, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from sirenc import distributions
@@ -21,6 +23,10 @@ from sirenc.ir.build import Attributes
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
 _OPERATOR_BINOPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "eq": "="}
+# The operators whose float constants irgen folds (`/` by zero would raise in Python).
+_FOLDS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+# Expressions whose value irgen makes for them alone (no variable's binding).
+_OWN_VALUE = (ast.Const, ast.Neg, ast.BinOp)
 
 
 def ir_type(t: T.Type) -> Attribute:
@@ -168,6 +174,11 @@ class _FunctionBuilder:
     def _BinOp(self, block, e: ast.BinOp, env):
         lhs = self.expr(block, e.left, env)
         rhs = self.expr(block, e.right, env)
+        fold = _FOLDS.get(e.op)
+        if fold is not None:
+            folded = self.fold(block, fold, [(lhs, e.left), (rhs, e.right)], e)
+            if folded is not None:
+                return folded
         return self.binop(block, e.op, lhs, rhs, e)
 
     def binop(self, block, op: str, lhs, rhs, node):
@@ -176,7 +187,33 @@ class _FunctionBuilder:
         return self.emit(block, _BINOPS[op](lhs, rhs), node)
 
     def _Neg(self, block, e: ast.Neg, env):
-        return self.emit(block, siren.NegOp(self.expr(block, e.operand, env)), e)
+        operand = self.expr(block, e.operand, env)
+        folded = self.fold(block, operator.neg, [(operand, e.operand)], e)
+        if folded is not None:
+            return folded
+        return self.emit(block, siren.NegOp(operand), e)
+
+    def fold(self, block: Block, compute, operands: list[tuple[SSAValue, ast.Expr]], node) -> SSAValue | None:
+        """The constant `compute` makes of operands that are float constants of their own, in place
+        of their ops; None when one is not. A chain such as `- - - 1.` or `1. + 2. + 3.` is then one
+        constant, not an op per operator through every stage (issue 11). Python's float `+`, `-`,
+        `*` and negation are the IEEE operations the compiled code performs (or LLVM folds), so
+        the value is the same, except for the sign of a NaN: a NaN is left to the compiled code."""
+        values = []
+        for value, source in operands:
+            owner = value.owner
+            # A Var's constant is the binding's, which other uses share; these are made here.
+            if type(source) not in _OWN_VALUE or not isinstance(owner, siren.ConstOp) \
+                    or not isinstance(owner.value, FloatAttr):
+                return None
+            values.append(owner.value.value.data)
+        result = compute(*values)
+        if result != result:
+            return None
+        for value, _ in operands:
+            value.owner.detach()
+            value.owner.erase()
+        return self.emit(block, siren.ConstOp(self.attrs.float(result)), node)
 
     def _Call(self, block, e: ast.Call, env):
         kind = e.kind

@@ -15,7 +15,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import UNKNOWN_LOC, FileLineColLoc, FloatAttr, IntAttr, StringAttr, f64
+from xdsl.dialects.builtin import UNKNOWN_LOC, FileLineColLoc, FloatAttr, FloatData, IntAttr, StringAttr, f64
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue, SSAValues, Use
 from xdsl.irdl import AttrSizedSegments, IRDLOperation, OptionalDef, VariadicDef
 
@@ -90,7 +90,11 @@ class Attributes:
         key = struct.pack("<d", value)
         attr = self._floats.get(key)
         if attr is None:
-            attr = self._floats[key] = FloatAttr(value, f64)
+            # FloatAttr(value, f64) without its rounding to the type (a Python float is an f64
+            # already) and verification.
+            data = FloatData.__new__(FloatData)
+            object.__setattr__(data, "data", value)
+            attr = self._floats[key] = _attr(FloatAttr, value=data, type=f64)
         return attr
 
     def loc(self, span: Span) -> FileLineColLoc:
