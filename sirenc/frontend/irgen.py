@@ -11,14 +11,14 @@ from __future__ import annotations
 import operator
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, f64, i1
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f64, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from sirenc import distributions
 from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
-from sirenc.ir.build import Attributes
+from sirenc.ir.build import Attributes, new_op
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
@@ -27,6 +27,7 @@ _OPERATOR_BINOPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "
 _FOLDS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
 # Expressions whose value irgen makes for them alone (no variable's binding).
 _OWN_VALUE = (ast.Const, ast.Neg, ast.BinOp)
+_PRIVATE = StringAttr("private")
 
 
 def ir_type(t: T.Type) -> Attribute:
@@ -106,7 +107,7 @@ class _FunctionBuilder:
                 env[name] = old
 
     def call(self, block: Block, callee: str, arg: SSAValue, result: Attribute, node) -> SSAValue:
-        return self.emit(block, func.CallOp(callee, [arg], [result]), node)
+        return self.emit(block, new_op(func.CallOp, [arg], [result], {"callee": self.attrs.symbol(callee)}), node)
 
     # -- expressions -----------------------------------------------------------
 
@@ -320,18 +321,18 @@ class _FunctionBuilder:
             block = Block()
             env: dict = {}
             main = self.expr(block, self._main_expr, env)
-            ret = func.ReturnOp(main)
-            block.add_op(ret)
-            return func.FuncOp("main", ([], [main.type]), Region(block))
+            block.add_op(new_op(func.ReturnOp, [main], []))
+            return func.FuncOp("main", self.attrs.function_type((), (main.type,)), Region(block))
         param = ir_type(inst.param)
         block = Block(arg_types=(param,))
         env: dict = {}
         self.bind(block, inst.func.params, block.args[0], env, [])
         result = self.expr(block, inst.func.body, env)
-        ret = func.ReturnOp(result)
+        ret = new_op(func.ReturnOp, [result], [])
         ret.location = self.attrs.loc(inst.func.body.span)
         block.add_op(ret)
-        f = func.FuncOp(inst.name, ([param], [result.type]), Region(block), visibility="private")
+        f = func.FuncOp(inst.name, self.attrs.function_type((param,), (result.type,)), Region(block),
+                        visibility=_PRIVATE)
         f.location = self.attrs.loc(inst.func.name_span)
         return f
 

@@ -15,7 +15,9 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping, Sequence
 
-from xdsl.dialects.builtin import UNKNOWN_LOC, FileLineColLoc, FloatAttr, FloatData, IntAttr, StringAttr, f64
+from xdsl.dialects.builtin import (
+    UNKNOWN_LOC, ArrayAttr, FileLineColLoc, FloatAttr, FloatData, FunctionType, IntAttr, StringAttr, SymbolRefAttr, f64,
+)
 from xdsl.ir import Attribute, Operation, OpResult, SSAValue, SSAValues, Use
 from xdsl.irdl import AttrSizedSegments, IRDLOperation, OptionalDef, VariadicDef
 
@@ -24,13 +26,17 @@ from sirenc.diagnostics import Span
 # Per op class: the properties its definition fills in when a constructor leaves them out.
 _DEFAULTS: dict[type, tuple[tuple[str, Attribute], ...]] = {}
 _NO_PROPERTIES: Mapping[str, Attribute] = {}
+_NO_REFERENCES = ArrayAttr([])
 
 
 def _defaults(cls: type[IRDLOperation]) -> tuple[tuple[str, Attribute], ...]:
     op_def = cls.get_irdl_definition()
-    if any(isinstance(d, VariadicDef) for _, d in (*op_def.operands, *op_def.results)) \
+    # At most one variadic (or optional) operand and one result: the flat lists then say which
+    # value is which, as IRDLOperation.__init__ flattens them.
+    if sum(isinstance(d, VariadicDef) for _, d in op_def.operands) > 1 \
+            or sum(isinstance(d, VariadicDef) for _, d in op_def.results) > 1 \
             or op_def.regions or op_def.successors or any(isinstance(o, AttrSizedSegments) for o in op_def.options):
-        raise TypeError(f"new_op builds ops of single operands and results only, not {op_def.name}")
+        raise TypeError(f"new_op cannot build {op_def.name}: several variadics, regions or successors")
     defaults = tuple((name, d.default_value) for name, d in op_def.properties.items()
                      if not isinstance(d, OptionalDef) and d.default_value is not None)
     _DEFAULTS[cls] = defaults
@@ -39,15 +45,15 @@ def _defaults(cls: type[IRDLOperation]) -> tuple[tuple[str, Attribute], ...]:
 
 def new_op(cls: type[IRDLOperation], operands: Sequence[SSAValue], result_types: Sequence[Attribute],
            properties: Mapping[str, Attribute] = _NO_PROPERTIES) -> IRDLOperation:
-    """``cls.build(operands=..., result_types=..., properties=...)`` for an op whose operands and
-    results are all single."""
+    """``cls.build(operands=..., result_types=..., properties=...)`` for an op without regions or
+    successors and with at most one variadic operand and result, whose values come flat."""
     return init_op(cls.__new__(cls), operands, result_types, properties)
 
 
 def init_op(op: IRDLOperation, operands: Sequence[SSAValue], result_types: Sequence[Attribute],
             properties: Mapping[str, Attribute] = _NO_PROPERTIES) -> IRDLOperation:
     """What ``IRDLOperation.__init__(op, operands=..., result_types=..., properties=...)`` makes
-    of single operands and results, for an op's own ``__init__``."""
+    of flat operands and results (as for `new_op`), for an op's own ``__init__``."""
     defaults = _DEFAULTS.get(type(op))
     if defaults is None:
         defaults = _defaults(type(op))
@@ -77,14 +83,16 @@ def _attr(cls, **params) -> Attribute:
 
 class Attributes:
     """The attributes one compilation makes many equal copies of, made once each: float
-    constants (by their bits, so 0. and -0. stay apart and a NaN finds itself) and source
-    locations."""
+    constants (by their bits, so 0. and -0. stay apart and a NaN finds itself), source
+    locations, symbol references and function types."""
 
     def __init__(self) -> None:
         self._floats: dict[bytes, FloatAttr] = {}
         self._files: dict[str, StringAttr] = {}
         self._ints: dict[int, IntAttr] = {}
         self._locs: dict[tuple[str, int, int], FileLineColLoc] = {}
+        self._symbols: dict[str, SymbolRefAttr] = {}
+        self._function_types: dict[tuple, FunctionType] = {}
 
     def float(self, value: float) -> FloatAttr:
         key = struct.pack("<d", value)
@@ -107,6 +115,22 @@ class Attributes:
             loc = self._locs[key] = _attr(FileLineColLoc, filename=file, line=self._int(span.line),
                                           column=self._int(span.col))
         return loc
+
+    def symbol(self, name: str) -> SymbolRefAttr:
+        """SymbolRefAttr(name)."""
+        symbol = self._symbols.get(name)
+        if symbol is None:
+            symbol = self._symbols[name] = _attr(SymbolRefAttr, root_reference=StringAttr(name),
+                                                 nested_references=_NO_REFERENCES)
+        return symbol
+
+    def function_type(self, inputs: tuple[Attribute, ...], outputs: tuple[Attribute, ...]) -> FunctionType:
+        """FunctionType.from_lists(inputs, outputs)."""
+        key = (inputs, outputs)
+        ftype = self._function_types.get(key)
+        if ftype is None:
+            ftype = self._function_types[key] = FunctionType.from_lists(inputs, outputs)
+        return ftype
 
     def _int(self, value: int) -> IntAttr:
         attr = self._ints.get(value)
