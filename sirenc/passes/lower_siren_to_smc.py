@@ -129,12 +129,13 @@ def _same_path(a: Operation, b: Operation) -> bool:
 
 
 def fold_constant_lists(main: func.FuncOp) -> None:
-    """Each list literal whose elements are constants (floats, bools, tuples of them) becomes
-    one ``smc.const_list`` of their words, behind a cast the patterns unpack, instead of an
-    op per element and a cons per element all the way to machine code: a literal of 10^5
-    constants then compiles in seconds (issue 11). A literal is a chain of `siren.cons` at
+    """Each list literal whose elements are constants (floats, bools, units, tuples of them; a
+    bool standing for a number) becomes one ``smc.const_list`` of their words, behind a cast the
+    patterns unpack, instead of an op per element and a cons per element all the way to machine
+    code: a literal of 10^5 constants then compiles in seconds (issue 11). A literal is a chain of `siren.cons` at
     one location ending in `siren.nil`; a cons written elsewhere (``x :: [1., 2.]``) and a
-    non-constant element keep their cons, so they fold only the constant rest."""
+    non-constant element keep their cons, so they fold only the constant rest. A literal of
+    units only (no words to count its elements by) keeps its conses."""
     for op in list(main.walk()):
         if isinstance(op, siren.ConsOp) and not _inner_constant_cons(op):
             _fold_literal(op)
@@ -160,18 +161,35 @@ def _cons_before(op: siren.ConsOp) -> siren.ConsOp | None:
 
 def _element_words(value: SSAValue) -> list[int] | None:
     """The 64-bit words `smc.cons` would store for a constant element (a double's bits, a
-    bool 0/1), or None when it is not a constant of floats and bools."""
+    bool 0/1, nothing for a unit), or None when it is not a constant of floats, bools and units.
+    A bool standing for a number (`[1., true]`) is the number the lowering's select makes of it."""
     owner = value.owner
     if isinstance(owner, siren.PairOp):
         first, second = _element_words(owner.first), _element_words(owner.second)
         return None if first is None or second is None else first + second
+    if isinstance(owner, siren.BoolToFloatOp):
+        inner = _constant(owner.operand)
+        return None if inner is None else [_float_word(1.0 if inner else 0.0)]
+    constant = _constant(value)
+    if constant is None:
+        return [] if isinstance(owner, siren.ConstOp) and value.type == siren.unit else None
+    return [_float_word(constant)] if value.type == f64 else [int(constant)]
+
+
+def _constant(value: SSAValue) -> float | bool | None:
+    """The float or bool a `siren.const` of one holds, else None."""
+    owner = value.owner
     if not isinstance(owner, siren.ConstOp):
         return None
     if isinstance(owner.value, FloatAttr):
-        return [int.from_bytes(struct.pack("<d", owner.value.value.data), "little", signed=True)]
+        return owner.value.value.data
     if value.type == i1:
-        return [int(owner.value.value.data != 0)]
+        return owner.value.value.data != 0
     return None
+
+
+def _float_word(x: float) -> int:
+    return int.from_bytes(struct.pack("<d", x), "little", signed=True)
 
 
 def _fold_literal(top: siren.ConsOp) -> None:
@@ -187,7 +205,7 @@ def _fold_literal(top: siren.ConsOp) -> None:
         chain.append(cur)
         words += head
         cur = cur.tail.owner
-    if not isinstance(cur, siren.NilOp):
+    if not isinstance(cur, siren.NilOp) or not words:   # no words: elements of units only
         return
     const = smc.ConstListOp(handle(top.result.type), words)
     const.location = top.location

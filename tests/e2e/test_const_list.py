@@ -72,3 +72,33 @@ def test_a_literal_past_the_memory_limit_is_located(tmp_path):
     r = subprocess.run([sys.executable, "-m", "sirenc.cli", "run", str(prog), "-p", "10", "-q"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and f"{sum(range(20000))}." in r.stdout, r.stderr[:500]
+
+
+def test_a_literal_mixing_bools_and_numbers_reads_as_its_conses():
+    # The bools stand for 1. and 0. (a warning says so); the constant path stores those numbers.
+    for items in ("1.5, true, false, -2.", f"{computed(1.5)}, true, false, -2."):
+        src = SUM + f"let l = [{items}] in (List.len(l), (fold(plus, l, 0.), List.rev(l)))"
+        n, (total, rev) = run(src)
+        assert (n, total, list(rev)) == (4.0, 0.5, [-2.0, 0.0, 1.0, 1.5]), items
+
+
+def test_a_literal_of_pairs_with_units_reads_as_its_conses():
+    for show in (repr, computed):
+        items = ", ".join(f"(({show(x)}, ()), ())" for x in (1.0, -2.5, 4.0))
+        src = ("val firsts = fun (p, acc) -> let ((x, u), v) = p in x :: acc in\n"
+               f"let l = [{items}] in (List.len(l), fold(firsts, l, []))")
+        n, firsts = run(src)
+        assert n == 3 and list(firsts) == [4.0, -2.5, 1.0], show
+
+
+def test_which_literals_take_the_constant_path():
+    from sirenc import driver
+
+    def const_lists(src):
+        c = driver.open_source(src, "pf", snapshots=False)
+        return sum(op.name == "smc.const_list" for op in driver.run_until(c, "smc").walk())
+
+    assert const_lists("List.len([1., true])") == 1
+    assert const_lists("List.len([(1., ()), (2., ())])") == 1
+    assert const_lists("List.len([(), ()])") == 0   # units only: no words to count them by
+    assert const_lists(f"List.len([true, {computed(1.)}])") == 0   # the computed last element: no constant rest
