@@ -3,10 +3,11 @@
 xDSL's ``IRDLOperation.__init__`` matches every argument against the op's definition (optional,
 variadic, segment sizes) with abstract-class ``isinstance`` checks, and every attribute
 constructor verifies its parameters: about 18 microseconds an op, a third of the compile time of
-a 10^5-line program (issue 11). The ops built here have only single operands and results and no
-regions or successors, so there is nothing to match; `new_op` builds the same op directly (the
-same operands and uses, results, properties with the definition's defaults filled in, unknown
-location), checked against its definition once per class. ``tests/unit/test_build.py`` compares
+a 10^5-line program (issue 11). The ops built here have single operands and results and no
+regions or successors, or one variadic operand or result that takes all the values, so there
+is nothing to match; `new_op` builds the same op directly (the same operands and uses, results,
+properties and attributes with the definition's defaults filled in, unknown location), checked
+against its definition once per class. ``tests/unit/test_build.py`` compares
 each shortcut with the constructor it replaces.
 """
 
@@ -18,18 +19,20 @@ from collections.abc import Mapping, Sequence
 from xdsl.dialects.builtin import (
     UNKNOWN_LOC, ArrayAttr, FileLineColLoc, FloatAttr, FloatData, FunctionType, IntAttr, StringAttr, SymbolRefAttr, f64,
 )
-from xdsl.ir import Attribute, Operation, OpResult, SSAValue, SSAValues, Use
+from xdsl.ir import Attribute, OpResult, SSAValue, SSAValues, Use
 from xdsl.irdl import AttrSizedSegments, IRDLOperation, OptionalDef, VariadicDef
 
 from sirenc.diagnostics import Span
 
-# Per op class: the properties its definition fills in when a constructor leaves them out.
-_DEFAULTS: dict[type, tuple[tuple[str, Attribute], ...]] = {}
+# Per op class: the properties and the attributes its definition fills in when a constructor
+# leaves them out.
+_Defaults = tuple[tuple[tuple[str, Attribute], ...], tuple[tuple[str, Attribute], ...]]
+_DEFAULTS: dict[type, _Defaults] = {}
 _NO_PROPERTIES: Mapping[str, Attribute] = {}
 _NO_REFERENCES = ArrayAttr([])
 
 
-def _defaults(cls: type[IRDLOperation]) -> tuple[tuple[str, Attribute], ...]:
+def _defaults(cls: type[IRDLOperation]) -> _Defaults:
     op_def = cls.get_irdl_definition()
     # At most one variadic (or optional) operand and one result: the flat lists then say which
     # value is which, as IRDLOperation.__init__ flattens them.
@@ -37,8 +40,9 @@ def _defaults(cls: type[IRDLOperation]) -> tuple[tuple[str, Attribute], ...]:
             or sum(isinstance(d, VariadicDef) for _, d in op_def.results) > 1 \
             or op_def.regions or op_def.successors or any(isinstance(o, AttrSizedSegments) for o in op_def.options):
         raise TypeError(f"new_op cannot build {op_def.name}: several variadics, regions or successors")
-    defaults = tuple((name, d.default_value) for name, d in op_def.properties.items()
-                     if not isinstance(d, OptionalDef) and d.default_value is not None)
+    defaults = tuple(tuple((name, d.default_value) for name, d in defs.items()
+                           if not isinstance(d, OptionalDef) and d.default_value is not None)
+                     for defs in (op_def.properties, op_def.attributes))
     _DEFAULTS[cls] = defaults
     return defaults
 
@@ -62,13 +66,14 @@ def init_op(op: IRDLOperation, operands: Sequence[SSAValue], result_types: Seque
     for value, use in zip(operands, uses):
         value.add_use(use)
     props = dict(properties)
-    for name, default in defaults:
+    for name, default in defaults[0]:
         if name not in props:
             props[name] = default
+    attrs = dict(defaults[1])
     op.__dict__.update(
         _operands=operands, _operand_uses=uses,
         results=SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)]),
-        properties=props, attributes={}, location=UNKNOWN_LOC,
+        properties=props, attributes=attrs, location=UNKNOWN_LOC,
         _successors=(), _successor_uses=(), regions=())
     return op
 
@@ -139,4 +144,4 @@ class Attributes:
         return attr
 
 
-__all__ = ["Attributes", "init_op", "new_op", "Operation"]
+__all__ = ["Attributes", "init_op", "new_op"]
