@@ -16,8 +16,10 @@ functions by cumulative and own time.
 The shapes (n is the size):
   let     let x0 = 1. in let x1 = x0 + 1. in ... x{n-1}
   list    fold(add, [1., 2., ..., n.], 0.)
-  neg     - - - ... - 1.  (n minus signs)
-  sum     1. + 1. + ... + 1.  (n terms, left-nested)
+  neg     - - - ... - 1.  (n minus signs; irgen folds the constant chain)
+  sum     1. + 1. + ... + 1.  (n terms, left-nested; folded too)
+  negx    let x = 1. in - - - ... - x  (n minus signs on a variable: an op per sign)
+  sumx    let x = 1. in x + x + ... + x  (n terms, left-nested: an op per '+')
   val     val f0 = fun x -> x + 1. in val f1 = fun x -> f0(x) + 1. in ... f{n-1}(1.)
 """
 
@@ -41,6 +43,10 @@ def program(shape: str, n: int) -> str:
         return "- " * n + "1."
     if shape == "sum":
         return " + ".join(["1."] * n)
+    if shape == "negx":
+        return "let x = 1. in " + "- " * n + "x"
+    if shape == "sumx":
+        return "let x = 1. in " + " + ".join(["x"] * n)
     if shape == "val":
         return "\n".join(["val f0 = fun x -> x + 1. in",
                           *(f"val f{i} = fun x -> f{i - 1}(x) + 1. in" for i in range(1, n)),
@@ -48,7 +54,7 @@ def program(shape: str, n: int) -> str:
     raise ValueError(f"unknown shape {shape!r}")
 
 
-SHAPES = ("let", "list", "neg", "sum", "val")
+SHAPES = ("let", "list", "neg", "sum", "negx", "sumx", "val")
 FRONT = ("ast", "siren", "plan", "symbolic", "smc", "llvm-dialect")
 BACK = ("to-llvmlite", "parse", "opt", "jit")
 

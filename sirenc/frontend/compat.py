@@ -15,6 +15,8 @@ compound, which the original may group to the right, get their own warning.
 
 from __future__ import annotations
 
+from functools import cached_property
+
 from sirenc.diagnostics import SirenError, Span
 from sirenc.frontend import ast
 from sirenc.frontend.lexer import Token
@@ -103,34 +105,34 @@ def _shape(node: ast.Expr) -> tuple[tuple, list[ast.Expr]]:
     Chains of `+`/`-` (and of `*`/`/`) are flattened into signed terms, so that
     regrouping them, as the original does (`a + b - c` = `a + (b - c)`), is no difference.
     """
-    if isinstance(node, ast.BinOp) and node.op in ("+", "-", "*", "/"):
+    shape = _SHAPES.get(type(node))
+    return shape(node) if shape is not None else ((type(node).__name__,), [])
+
+
+def _binop_shape(node: ast.BinOp) -> tuple[tuple, list[ast.Expr]]:
+    if node.op in ("+", "-", "*", "/"):
         ops = ("+", "-") if node.op in ("+", "-") else ("*", "/")
         terms: list[tuple[int, ast.Expr]] = []
         _flatten(node, 1, ops, terms)
         return (ops, tuple(s for s, _ in terms)), [t for _, t in terms]
-    if isinstance(node, ast.BinOp):
-        return ("cmp", node.op), [node.left, node.right]
-    if isinstance(node, ast.Call):
-        return ("call", node.module, node.name, len(node.args)), list(node.args)
-    if isinstance(node, ast.If):
-        return ("if",), [node.cond, node.then, node.else_]
-    if isinstance(node, ast.Let):
-        return ("let",), [node.value, node.body]
-    if isinstance(node, ast.Assume):
-        return ("assume", node.name), [node.dist, node.body]
-    if isinstance(node, (ast.Tuple, ast.ListLit)):
-        return (type(node).__name__, len(node.items)), list(node.items)
-    if isinstance(node, ast.Fold):
-        return ("fold", node.func), [node.lst, node.init]
-    if isinstance(node, ast.Observe):
-        return ("observe",), [node.dist, node.value]
-    if isinstance(node, ast.Neg):
-        return ("neg",), [node.operand]
-    if isinstance(node, ast.Const):
-        return ("const", node.value), []
-    if isinstance(node, ast.Var):
-        return ("var", node.name), []
-    return (type(node).__name__,), []
+    return ("cmp", node.op), [node.left, node.right]
+
+
+# By the node's class (no node class has subclasses); asked for every node of both readings.
+_SHAPES = {
+    ast.BinOp: _binop_shape,
+    ast.Call: lambda node: (("call", node.module, node.name, len(node.args)), list(node.args)),
+    ast.If: lambda node: (("if",), [node.cond, node.then, node.else_]),
+    ast.Let: lambda node: (("let",), [node.value, node.body]),
+    ast.Assume: lambda node: (("assume", node.name), [node.dist, node.body]),
+    ast.Tuple: lambda node: (("Tuple", len(node.items)), list(node.items)),
+    ast.ListLit: lambda node: (("ListLit", len(node.items)), list(node.items)),
+    ast.Fold: lambda node: (("fold", node.func), [node.lst, node.init]),
+    ast.Observe: lambda node: (("observe",), [node.dist, node.value]),
+    ast.Neg: lambda node: (("neg",), [node.operand]),
+    ast.Const: lambda node: (("const", node.value), []),
+    ast.Var: lambda node: (("var", node.name), []),
+}
 
 
 def _flatten(node: ast.Expr, sign: int, ops: tuple[str, str], out: list) -> None:
@@ -236,8 +238,15 @@ class _Source:
 
     def __init__(self, tokens: list[Token]) -> None:
         self.tokens = tokens
-        self.starts = {(t.span.line, t.span.col): i for i, t in enumerate(tokens)}
-        self.ends = {(t.span.end_line, t.span.end_col): i for i, t in enumerate(tokens)}
+
+    # Built on first use: most programs need no text back.
+    @cached_property
+    def starts(self) -> dict[tuple[int, int], int]:
+        return {(t.span.line, t.span.col): i for i, t in enumerate(self.tokens)}
+
+    @cached_property
+    def ends(self) -> dict[tuple[int, int], int]:
+        return {(t.span.end_line, t.span.end_col): i for i, t in enumerate(self.tokens)}
 
     def text(self, span: Span) -> str:
         first = self.starts.get((span.line, span.col))

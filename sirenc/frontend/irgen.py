@@ -8,19 +8,26 @@ main expression becomes ``func.func @main``. Patterns become ``siren.fst`` /
 
 from __future__ import annotations
 
+import operator
+
 from xdsl.dialects import func
-from xdsl.dialects.builtin import ModuleOp, f64, i1
+from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f64, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from sirenc import distributions
 from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
-from sirenc.ir.locations import loc_of
+from sirenc.ir.build import Attributes, new_op
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
 _OPERATOR_BINOPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "eq": "="}
+# The operators whose float constants irgen folds (`/` by zero would raise in Python).
+_FOLDS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
+# Expressions whose value irgen makes for them alone (no variable's binding).
+_OWN_VALUE = (ast.Const, ast.Neg, ast.BinOp)
+_PRIVATE = StringAttr("private")
 
 
 def ir_type(t: T.Type) -> Attribute:
@@ -40,8 +47,9 @@ def ir_type(t: T.Type) -> Attribute:
 
 
 class _FunctionBuilder:
-    def __init__(self, instance: T.Instance):
+    def __init__(self, instance: T.Instance, attrs: Attributes):
         self.instance = instance
+        self.attrs = attrs
 
     # -- helpers ---------------------------------------------------------------
 
@@ -52,7 +60,7 @@ class _FunctionBuilder:
         if span is None and node is not None:
             span = node.span
         if span is not None:
-            op.location = loc_of(span)
+            op.location = self.attrs.loc(span)
         block.add_op(op)
         return op.results[0] if op.results else None
 
@@ -99,7 +107,7 @@ class _FunctionBuilder:
                 env[name] = old
 
     def call(self, block: Block, callee: str, arg: SSAValue, result: Attribute, node) -> SSAValue:
-        return self.emit(block, func.CallOp(callee, [arg], [result]), node)
+        return self.emit(block, new_op(func.CallOp, [arg], [result], {"callee": self.attrs.symbol(callee)}), node)
 
     # -- expressions -----------------------------------------------------------
 
@@ -133,7 +141,10 @@ class _FunctionBuilder:
 
 
     def _Const(self, block, e: ast.Const, env):
-        return self.emit(block, siren.ConstOp(e.value), e)
+        value = e.value
+        if type(value) is float:
+            value = self.attrs.float(value)
+        return self.emit(block, siren.ConstOp(value), e)
 
     def _Var(self, block, e: ast.Var, env):
         return env[e.name]
@@ -164,6 +175,11 @@ class _FunctionBuilder:
     def _BinOp(self, block, e: ast.BinOp, env):
         lhs = self.expr(block, e.left, env)
         rhs = self.expr(block, e.right, env)
+        fold = _FOLDS.get(e.op)
+        if fold is not None:
+            folded = self.fold(block, fold, [(lhs, e.left), (rhs, e.right)], e)
+            if folded is not None:
+                return folded
         return self.binop(block, e.op, lhs, rhs, e)
 
     def binop(self, block, op: str, lhs, rhs, node):
@@ -172,7 +188,33 @@ class _FunctionBuilder:
         return self.emit(block, _BINOPS[op](lhs, rhs), node)
 
     def _Neg(self, block, e: ast.Neg, env):
-        return self.emit(block, siren.NegOp(self.expr(block, e.operand, env)), e)
+        operand = self.expr(block, e.operand, env)
+        folded = self.fold(block, operator.neg, [(operand, e.operand)], e)
+        if folded is not None:
+            return folded
+        return self.emit(block, siren.NegOp(operand), e)
+
+    def fold(self, block: Block, compute, operands: list[tuple[SSAValue, ast.Expr]], node) -> SSAValue | None:
+        """The constant `compute` makes of operands that are float constants of their own, in place
+        of their ops; None when one is not. A chain such as `- - - 1.` or `1. + 2. + 3.` is then one
+        constant, not an op per operator through every stage (issue 11). Python's float `+`, `-`,
+        `*` and negation are the IEEE operations the compiled code performs (or LLVM folds), so
+        the value is the same, except for the sign of a NaN: a NaN is left to the compiled code."""
+        values = []
+        for value, source in operands:
+            owner = value.owner
+            # A Var's constant is the binding's, which other uses share; these are made here.
+            if type(source) not in _OWN_VALUE or not isinstance(owner, siren.ConstOp) \
+                    or not isinstance(owner.value, FloatAttr):
+                return None
+            values.append(owner.value.value.data)
+        result = compute(*values)
+        if result != result:
+            return None
+        for value, _ in operands:
+            value.owner.detach()
+            value.owner.erase()
+        return self.emit(block, siren.ConstOp(self.attrs.float(result)), node)
 
     def _Call(self, block, e: ast.Call, env):
         kind = e.kind
@@ -279,25 +321,26 @@ class _FunctionBuilder:
             block = Block()
             env: dict = {}
             main = self.expr(block, self._main_expr, env)
-            ret = func.ReturnOp(main)
-            block.add_op(ret)
-            return func.FuncOp("main", ([], [main.type]), Region(block))
+            block.add_op(new_op(func.ReturnOp, [main], []))
+            return func.FuncOp("main", self.attrs.function_type((), (main.type,)), Region(block))
         param = ir_type(inst.param)
         block = Block(arg_types=(param,))
         env: dict = {}
         self.bind(block, inst.func.params, block.args[0], env, [])
         result = self.expr(block, inst.func.body, env)
-        ret = func.ReturnOp(result)
-        ret.location = loc_of(inst.func.body.span)
+        ret = new_op(func.ReturnOp, [result], [])
+        ret.location = self.attrs.loc(inst.func.body.span)
         block.add_op(ret)
-        f = func.FuncOp(inst.name, ([param], [result.type]), Region(block), visibility="private")
-        f.location = loc_of(inst.func.name_span)
+        f = func.FuncOp(inst.name, self.attrs.function_type((param,), (result.type,)), Region(block),
+                        visibility=_PRIVATE)
+        f.location = self.attrs.loc(inst.func.name_span)
         return f
 
 
 def irgen(typed: T.TypedProgram) -> ModuleOp:
-    ops = [_FunctionBuilder(inst).build() for inst in typed.functions.values()]
-    main_builder = _FunctionBuilder(typed.main)
+    attrs = Attributes()
+    ops = [_FunctionBuilder(inst, attrs).build() for inst in typed.functions.values()]
+    main_builder = _FunctionBuilder(typed.main, attrs)
     main_builder._main_expr = typed.program.main
     ops.append(main_builder.build())
     module = ModuleOp(ops)

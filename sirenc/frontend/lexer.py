@@ -19,12 +19,15 @@ KEYWORDS = frozenset(
     "val fun let in if then else fold observe resample sample symbolic true false nil".split()
 )
 PUNCTUATION = ("::", "->", "<-", "(", ")", "[", "]", ",", "=", "+", "-", "*", "/", "<", ".")
+# By first character, longest first as in PUNCTUATION.
+_PUNCTUATION_BY_START = {c: tuple(p for p in PUNCTUATION if p[0] == c) for c in {p[0] for p in PUNCTUATION}}
 
 _NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
 _SPACE = re.compile(r"[ \t\r\n]+")
 _DIGITS = frozenset("0123456789")
+_new = object.__new__
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
 
 # Characters that are not Siren, with what the writer probably meant.
@@ -61,78 +64,75 @@ class Token:
         return f"'{self.text}'"
 
 
-class _Cursor:
-    """Tracks line and column while the lexer moves through the text."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.pos = 0
-        self.line = 1
-        self.col = 1
-
-    def advance(self, n: int) -> None:
-        chunk = self.text[self.pos:self.pos + n]
-        newlines = chunk.count("\n")
-        if newlines:
-            self.line += newlines
-            self.col = n - chunk.rfind("\n")
-        else:
-            self.col += n
-        self.pos += n
-
-
 def tokenize(text: str, path: str) -> list[Token]:
     """Split ``text`` into tokens; comments and whitespace are dropped."""
-    cur = _Cursor(text)
     tokens: list[Token] = []
+    # Where the lexer is: `pos`, on line `line`, which starts at `line_start` (columns count
+    # characters from 1). Only whitespace and comments span lines, and they make no token, so a
+    # token's span is on one line.
+    pos, line, line_start, end = 0, 1, 0, len(text)
 
     def span_of(n: int) -> Span:
-        chunk = text[cur.pos:cur.pos + n]
+        chunk = text[pos:pos + n]
         newlines = chunk.count("\n")
         if newlines:
-            return Span(path, cur.line, cur.col, cur.line + newlines, n - chunk.rfind("\n"))
-        return Span(path, cur.line, cur.col, cur.line, cur.col + n)
+            return Span(path, line, pos - line_start + 1, line + newlines, n - chunk.rfind("\n"))
+        return Span(path, line, pos - line_start + 1, line, pos - line_start + 1 + n)
 
-    def add(kind: str, n: int) -> None:
-        tokens.append(Token(kind, text[cur.pos:cur.pos + n], span_of(n), cur.pos))
-        cur.advance(n)
+    def add(kind: str, n: int) -> int:
+        # Token(kind, text, Span(path, line, col, line, col + n), pos), each filled in directly:
+        # the frozen dataclasses' constructors set one field at a time through
+        # object.__setattr__, half the cost of lexing a big program.
+        col = pos - line_start + 1
+        span = _new(Span)
+        span.__dict__.update(file=path, line=line, col=col, end_line=line, end_col=col + n)
+        token = _new(Token)
+        token.__dict__.update(kind=kind, text=text[pos:pos + n], span=span, pos=pos)
+        tokens.append(token)
+        return pos + n
 
-    while cur.pos < len(text):
-        ch = text[cur.pos]
-        if ch in " \t\r\n":
-            cur.advance(_SPACE.match(text, cur.pos).end() - cur.pos)
-        elif ch == "#":
-            end = text.find("\n", cur.pos)
-            cur.advance((len(text) if end < 0 else end) - cur.pos)
-        elif text.startswith("(*", cur.pos):
-            if text.startswith("(**)", cur.pos):
-                raise SirenSyntaxError(
-                    "'(**)' is not a comment: a block comment needs at least one character "
-                    "between '(*' and '*)'", span_of(4))
-            end = text.find("*)", cur.pos + 3)
-            if end < 0:
-                raise SirenSyntaxError("unterminated comment: this '(*' has no closing '*)'",
-                                       span_of(2))
-            cur.advance(end + 2 - cur.pos)
-        elif text.startswith("*)", cur.pos):
+    while pos < end:
+        ch = text[pos]
+        if ch in " \t\r\n" or ch == "#" or text.startswith("(*", pos):
+            if ch == "#":
+                stop = text.find("\n", pos)
+                stop = end if stop < 0 else stop
+            elif ch == "(":
+                if text.startswith("(**)", pos):
+                    raise SirenSyntaxError(
+                        "'(**)' is not a comment: a block comment needs at least one character "
+                        "between '(*' and '*)'", span_of(4))
+                stop = text.find("*)", pos + 3)
+                if stop < 0:
+                    raise SirenSyntaxError("unterminated comment: this '(*' has no closing '*)'",
+                                           span_of(2))
+                stop += 2
+            else:
+                stop = _SPACE.match(text, pos).end()
+            last_newline = text.rfind("\n", pos, stop)
+            if last_newline >= 0:
+                line += text.count("\n", pos, stop)
+                line_start = last_newline + 1
+            pos = stop
+        elif text.startswith("*)", pos):
             raise SirenSyntaxError("'*)' outside a comment (block comments do not nest)",
                                    span_of(2))
-        elif ch in _DIGITS or (ch == "." and text[cur.pos + 1:cur.pos + 2] in _DIGITS):
-            add("number", _NUMBER.match(text, cur.pos).end() - cur.pos)
+        elif ch in _DIGITS or (ch == "." and text[pos + 1:pos + 2] in _DIGITS):
+            pos = add("number", _NUMBER.match(text, pos).end() - pos)
         elif ch in _NAME_START:
-            n = _NAME.match(text, cur.pos).end() - cur.pos
-            word = text[cur.pos:cur.pos + n]
-            add(word if word in KEYWORDS else "name", n)
+            n = _NAME.match(text, pos).end() - pos
+            word = text[pos:pos + n]
+            pos = add(word if word in KEYWORDS else "name", n)
         elif ch == '"':
-            m = _STRING.match(text, cur.pos)
+            m = _STRING.match(text, pos)
             if m is None:
                 raise SirenSyntaxError("unterminated string: this '\"' has no closing '\"' "
                                        "on the same line", span_of(1))
-            add("string", m.end() - cur.pos)
+            pos = add("string", m.end() - pos)
         else:
-            for punct in PUNCTUATION:
-                if text.startswith(punct, cur.pos):
-                    add(punct, len(punct))
+            for punct in _PUNCTUATION_BY_START.get(ch, ()):
+                if text.startswith(punct, pos):
+                    pos = add(punct, len(punct))
                     break
             else:
                 hint = _HINTS.get(ch)

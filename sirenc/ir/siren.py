@@ -53,6 +53,7 @@ from xdsl.traits import HasParent, IsTerminator, MemoryReadEffect, MemoryWriteEf
 from xdsl.utils.exceptions import VerifyException
 
 from sirenc import distributions
+from sirenc.ir.build import init_op
 
 # ---- types ------------------------------------------------------------------
 
@@ -195,16 +196,19 @@ class ConstOp(IRDLOperation):
     result = result_def()
     traits = traits_def(Pure())
 
-    def __init__(self, value: float | bool | str | None):
+    def __init__(self, value: float | bool | str | FloatAttr | None):
+        # A FloatAttr: a number whose attribute the caller shares among equal constants.
         if value is None:
             attr, typ = UnitAttr(), unit
         elif isinstance(value, bool):
             attr, typ = IntegerAttr(int(value), i1), i1
         elif isinstance(value, str):
             attr, typ = StringAttr(value), string
+        elif isinstance(value, FloatAttr):
+            attr, typ = value, f64
         else:
             attr, typ = FloatAttr(float(value), f64), f64
-        super().__init__(properties={"value": attr}, result_types=[typ])
+        init_op(self, (), [typ], {"value": attr})
 
     def verify_(self) -> None:
         # Numbers are f64 and booleans i1: `1 : i64` or `1.0 : f32` is no Siren value.
@@ -229,7 +233,7 @@ class BinaryFloatOp(IRDLOperation):
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
         symbolic = is_sym(lhs.type) or is_sym(rhs.type)
-        super().__init__(operands=[lhs, rhs], result_types=[sym if symbolic else self.result_type()])
+        init_op(self, [lhs, rhs], [sym if symbolic else self.result_type()])
 
     @classmethod
     def result_type(cls) -> Attribute:
@@ -293,7 +297,7 @@ class NegOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, operand: SSAValue):
-        super().__init__(operands=[operand], result_types=[operand.type])
+        init_op(self, [operand], [operand.type])
 
     def verify_(self) -> None:
         _expect(self.result, self.operand.type, "result of siren.neg")
@@ -313,7 +317,7 @@ class BoolToFloatOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, operand: SSAValue):
-        super().__init__(operands=[operand], result_types=[sym if is_sym(operand.type) else f64])
+        init_op(self, [operand], [sym if is_sym(operand.type) else f64])
 
     def verify_(self) -> None:
         if is_sym(self.operand.type):
@@ -338,7 +342,7 @@ class FloatToBoolOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, operand: SSAValue):
-        super().__init__(operands=[operand], result_types=[sym if is_sym(operand.type) else i1])
+        init_op(self, [operand], [sym if is_sym(operand.type) else i1])
 
     def verify_(self) -> None:
         _expect(self.result, sym if is_sym(self.operand.type) else i1, "result of siren.float_to_bool")
@@ -355,7 +359,7 @@ class EqOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        super().__init__(operands=[lhs, rhs], result_types=[sym if is_sym(lhs.type) else i1])
+        init_op(self, [lhs, rhs], [sym if is_sym(lhs.type) else i1])
 
     def verify_(self) -> None:
         if self.lhs.type != self.rhs.type:
@@ -378,7 +382,7 @@ class PairOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, first: SSAValue, second: SSAValue):
-        super().__init__(operands=[first, second], result_types=[PairType(first.type, second.type)])
+        init_op(self, [first, second], [PairType(first.type, second.type)])
 
     def verify_(self) -> None:
         t = self.result.type
@@ -395,7 +399,7 @@ class ProjectionOp(IRDLOperation):
     def __init__(self, pair: SSAValue):
         t = pair.type
         assert isinstance(t, PairType)
-        super().__init__(operands=[pair], result_types=[self.component(t)])
+        init_op(self, [pair], [self.component(t)])
 
     @staticmethod
     def component(t: PairType) -> Attribute:
@@ -448,7 +452,7 @@ class NilOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, list_type: ListType):
-        super().__init__(result_types=[list_type])
+        init_op(self, (), [list_type])
 
 
 @irdl_op_definition
@@ -462,7 +466,7 @@ class ConsOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, head: SSAValue, tail: SSAValue):
-        super().__init__(operands=[head, tail], result_types=[tail.type])
+        init_op(self, [head, tail], [tail.type])
 
     def verify_(self) -> None:
         t = _list_of(self.tail, "cons tail")
@@ -480,7 +484,7 @@ class ListUnaryOp(IRDLOperation):
     def __init__(self, operand: SSAValue):
         t = operand.type
         assert isinstance(t, ListType)
-        super().__init__(operands=[operand], result_types=[self.result_of(t)])
+        init_op(self, [operand], [self.result_of(t)])
 
     @staticmethod
     def result_of(t: ListType) -> Attribute:
@@ -544,7 +548,7 @@ class RangeOp(IRDLOperation):
     result = result_def(ListType)
 
     def __init__(self, lo: SSAValue, hi: SSAValue):
-        super().__init__(operands=[lo, hi], result_types=[ListType(f64)])
+        init_op(self, [lo, hi], [ListType(f64)])
 
 
 @irdl_op_definition
@@ -560,7 +564,7 @@ class FileReadOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, path: SSAValue):
-        super().__init__(operands=[path], result_types=[ListType(ListType(f64))])
+        init_op(self, [path], [ListType(ListType(f64))])
 
 
 # ---- structured control -----------------------------------------------------
@@ -575,7 +579,7 @@ class YieldOp(IRDLOperation):
     traits = lazy_traits_def(lambda: (IsTerminator(), HasParent(IfOp, FoldOp, MapOp)))
 
     def __init__(self, value: SSAValue):
-        super().__init__(operands=[value])
+        init_op(self, [value], ())
 
 
 def _yielded(region: Region) -> SSAValue:
@@ -753,7 +757,7 @@ class ObserveOp(IRDLOperation):
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     def __init__(self, dist: SSAValue, value: SSAValue):
-        super().__init__(operands=[dist, value], result_types=[unit])
+        init_op(self, [dist, value], [unit])
 
 
 @irdl_op_definition
@@ -768,7 +772,7 @@ class ResampleOp(IRDLOperation):
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     def __init__(self):
-        super().__init__(result_types=[unit])
+        init_op(self, (), [unit])
 
 
 # ---- symbolic values (-m ssi|ds|bp) -------------------------------------------
@@ -790,7 +794,7 @@ class ToSymOp(IRDLOperation):
     def __init__(self, operand: SSAValue):
         t = operand.type
         result = symdist_type(t.family.data) if isinstance(t, DistType) else sym
-        super().__init__(operands=[operand], result_types=[result])
+        init_op(self, [operand], [result])
 
     def verify_(self) -> None:
         t = self.operand.type
@@ -818,7 +822,7 @@ class ForceOp(IRDLOperation):
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     def __init__(self, operand: SSAValue, result_type: Attribute):
-        super().__init__(operands=[operand], result_types=[result_type])
+        init_op(self, [operand], [result_type])
 
     def verify_(self) -> None:
         if self.result.type not in (f64, i1):

@@ -9,6 +9,7 @@ is a single resumable function.
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -19,10 +20,11 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 
-def _inline_call(call: func.CallOp, callee: func.FuncOp) -> list[Operation]:
-    """Replace `call` by a copy of `callee`'s body; the ops it inserted (in order)."""
-    body = callee.body.clone()
-    block: Block = body.block
+def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Operation]:
+    """Replace `call` by a copy of `callee`'s body, or by the body itself when this is the
+    `last` call of `callee` left anywhere (nothing reads the body after it); the ops it
+    inserted (in order)."""
+    block: Block = callee.body.block if last else callee.body.clone().block
     for arg, operand in zip(block.args, call.arguments, strict=True):
         arg.replace_all_uses_with(operand)
     ret = block.last_op
@@ -46,11 +48,22 @@ def inline_all(module: ModuleOp) -> None:
     # those are walked, not all of main again (a chain of n functions each calling the one
     # before would otherwise walk main n times as it grows: quadratic). Each call expands in
     # place, so the order in which calls are taken does not change the result.
+    # A callee's body is cloned for each call but the last one left in the module, which takes
+    # the body itself: in a chain of functions each called once, nothing is cloned.
+    # `remaining` counts the calls of each function in main and in every function's body.
     calls = [op for op in main.walk() if isinstance(op, func.CallOp)]
+    remaining = Counter(op.callee.root_reference.data for f in funcs.values() for op in f.walk()
+                        if isinstance(op, func.CallOp))
     while calls:
         call = calls.pop()
-        for op in _inline_call(call, funcs[call.callee.root_reference.data]):
-            calls.extend(inner for inner in op.walk() if isinstance(inner, func.CallOp))
+        name = call.callee.root_reference.data
+        last = remaining[name] == 1
+        remaining[name] -= 1
+        for op in _inline_call(call, funcs[name], last):
+            inner_calls = [inner for inner in op.walk() if isinstance(inner, func.CallOp)]
+            calls.extend(inner_calls)
+            if not last:   # copies: calls the module did not hold before
+                remaining.update(inner.callee.root_reference.data for inner in inner_calls)
     for name, f in funcs.items():
         if name != "main":
             Rewriter.erase_op(f)

@@ -46,13 +46,15 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern,
+    PatternRewriter, PatternRewriteWalker, RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
 
 from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
+from sirenc.ir.build import new_op
 from sirenc.ir.locations import span_of
+from sirenc.passes.rewriting import ByOpType, replace_result
 from sirenc.passes.errors import LoweringError, where
 
 
@@ -127,12 +129,13 @@ def _same_path(a: Operation, b: Operation) -> bool:
 
 
 def fold_constant_lists(main: func.FuncOp) -> None:
-    """Each list literal whose elements are constants (floats, bools, tuples of them) becomes
-    one ``smc.const_list`` of their words, behind a cast the patterns unpack, instead of an
-    op per element and a cons per element all the way to machine code: a literal of 10^5
-    constants then compiles in seconds (issue 11). A literal is a chain of `siren.cons` at
+    """Each list literal whose elements are constants (floats, bools, units, tuples of them; a
+    bool standing for a number) becomes one ``smc.const_list`` of their words, behind a cast the
+    patterns unpack, instead of an op per element and a cons per element all the way to machine
+    code: a literal of 10^5 constants then compiles in seconds (issue 11). A literal is a chain of `siren.cons` at
     one location ending in `siren.nil`; a cons written elsewhere (``x :: [1., 2.]``) and a
-    non-constant element keep their cons, so they fold only the constant rest."""
+    non-constant element keep their cons, so they fold only the constant rest. A literal of
+    units only (no words to count its elements by) keeps its conses."""
     for op in list(main.walk()):
         if isinstance(op, siren.ConsOp) and not _inner_constant_cons(op):
             _fold_literal(op)
@@ -158,18 +161,35 @@ def _cons_before(op: siren.ConsOp) -> siren.ConsOp | None:
 
 def _element_words(value: SSAValue) -> list[int] | None:
     """The 64-bit words `smc.cons` would store for a constant element (a double's bits, a
-    bool 0/1), or None when it is not a constant of floats and bools."""
+    bool 0/1, nothing for a unit), or None when it is not a constant of floats, bools and units.
+    A bool standing for a number (`[1., true]`) is the number the lowering's select makes of it."""
     owner = value.owner
     if isinstance(owner, siren.PairOp):
         first, second = _element_words(owner.first), _element_words(owner.second)
         return None if first is None or second is None else first + second
+    if isinstance(owner, siren.BoolToFloatOp):
+        inner = _constant(owner.operand)
+        return None if inner is None else [_float_word(1.0 if inner else 0.0)]
+    constant = _constant(value)
+    if constant is None:
+        return [] if isinstance(owner, siren.ConstOp) and value.type == siren.unit else None
+    return [_float_word(constant)] if value.type == f64 else [int(constant)]
+
+
+def _constant(value: SSAValue) -> float | bool | None:
+    """The float or bool a `siren.const` of one holds, else None."""
+    owner = value.owner
     if not isinstance(owner, siren.ConstOp):
         return None
     if isinstance(owner.value, FloatAttr):
-        return [int.from_bytes(struct.pack("<d", owner.value.value.data), "little", signed=True)]
+        return owner.value.value.data
     if value.type == i1:
-        return [int(owner.value.value.data != 0)]
+        return owner.value.value.data != 0
     return None
+
+
+def _float_word(x: float) -> int:
+    return int.from_bytes(struct.pack("<d", x), "little", signed=True)
 
 
 def _fold_literal(top: siren.ConsOp) -> None:
@@ -185,7 +205,7 @@ def _fold_literal(top: siren.ConsOp) -> None:
         chain.append(cur)
         words += head
         cur = cur.tail.owner
-    if not isinstance(cur, siren.NilOp):
+    if not isinstance(cur, siren.NilOp) or not words:   # no words: elements of units only
         return
     const = smc.ConstListOp(handle(top.result.type), words)
     const.location = top.location
@@ -249,7 +269,7 @@ class _Builder:
         return op
 
     def const_f(self, v: float) -> SSAValue:
-        return self.add(arith.ConstantOp(FloatAttr(v, f64))).result
+        return self.add(new_op(arith.ConstantOp, (), [f64], {"value": FloatAttr(v, f64)})).result
 
     def const_i(self, v: int, t: IntegerType = i64) -> SSAValue:
         return self.add(arith.ConstantOp(IntegerAttr(v, t))).result
@@ -416,7 +436,7 @@ class _Lowering(RewritePattern):
             rewriter.erase(op)
         elif len(out) == 1 and out[0].type == op.results[0].type:
             value = out[0]
-            rewriter.replace(op, [], [value])
+            replace_result(rewriter, op, value)
         else:
             cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
             value = cast.outputs[0]
@@ -449,7 +469,7 @@ class _Const(_Lowering):
     def lower(self, op: siren.ConstOp, b):
         attr = op.value
         if isinstance(attr, FloatAttr):
-            return [b.add(arith.ConstantOp(attr)).result]
+            return [b.add(new_op(arith.ConstantOp, (), [attr.type], {"value": attr})).result]
         if isinstance(attr, IntegerAttr):
             return [b.const_i(attr.value.data, i1)]
         return []  # unit, or a string (remembered for File.read)
@@ -466,7 +486,7 @@ def _float_binop(op_type, arith_op, kind: str):
             (x,), (y,) = b.get(op.lhs), b.get(op.rhs)
             if isinstance(op.result.type, siren.SymType):
                 return [b.add(smc.SymBinOp(kind, x, y)).result]
-            return [b.add(arith_op(x, y)).result]
+            return [b.add(new_op(arith_op, [x, y], [x.type])).result]
 
     _Binop.__name__ = f"_{op_type.__name__}"
     return _Binop
@@ -483,7 +503,7 @@ class _Neg(_Lowering):
         (x,) = b.get(op.operand)
         if isinstance(op.result.type, siren.SymType):
             return [b.add(smc.SymNegOp(x)).result]
-        return [b.add(arith.NegfOp(x)).result]
+        return [b.add(new_op(arith.NegfOp, [x], [x.type])).result]
 
 
 @lowers(siren.BoolToFloatOp)
@@ -814,7 +834,7 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
         facts.skipped = {source, read}
     fold_constant_lists(main)
     walker = PatternRewriteWalker(
-        GreedyRewritePatternApplier([p(facts) for p in _PATTERNS], dce_enabled=False),
+        ByOpType((p.op_type, p(facts)) for p in _PATTERNS),
         walk_regions_first=True, apply_recursively=False,
     )
     walker.rewrite_module(module)

@@ -66,6 +66,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from math import pi
+from typing import ClassVar
 
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math, scf
@@ -76,7 +77,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import (
-    GreedyRewritePatternApplier, PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern,
+    PatternRewriter, PatternRewriteWalker, RewritePattern,
 )
 from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
@@ -84,8 +85,10 @@ from xdsl.traits import SymbolTable
 from sirenc import distributions
 from sirenc.diagnostics import SirenDataError, Span
 from sirenc.ir import sirenrt, smc
+from sirenc.ir.build import new_op
 from sirenc.ir.locations import loc_of, span_of
 from sirenc.model_info import RESUME_SYMBOL
+from sirenc.passes.rewriting import ByOpType, replace_result
 from sirenc.passes.errors import LoweringError, where
 from sirenc.passes.smc_control_flow import STRUCTURAL, ControlFlowGraph, point_of
 from sirenc.runtime.abi import defines
@@ -381,21 +384,32 @@ class _Emitter:
 
 
 class _Pattern(RewritePattern):
+    op_type: ClassVar[type[Operation]]
+
     def __init__(self, low: _Lowering):
         self.low = low
 
+    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
+        if type(op) is self.op_type:
+            self.rewrite(op, rewriter)
+
+    def rewrite(self, op, rewriter: PatternRewriter) -> None:
+        raise NotImplementedError
+
 
 class _FrameLoad(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.FrameLoadOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.FrameLoadOp
+
+    def rewrite(self, op: smc.FrameLoadOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         ptr = e.frame_word(self.low.slot_offset(op.slot.value.data))
         e.replace(rewriter, [e.add(llvm.LoadOp(ptr, machine(op.result.type))).dereferenced_value])
 
 
 class _FrameStore(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.FrameStoreOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.FrameStoreOp
+
+    def rewrite(self, op: smc.FrameStoreOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         ptr = e.frame_word(self.low.slot_offset(op.slot.value.data))
         e.add(llvm.StoreOp(op.value, ptr))
@@ -405,8 +419,9 @@ class _FrameStore(_Pattern):
 class _Finish(_Pattern):
     """The result's words at byte 8, 16, ..., then FINISHED."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.FinishOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.FinishOp
+
+    def rewrite(self, op: smc.FinishOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         for i, value in enumerate(op.values):
             word = e.to_word(value)
@@ -416,8 +431,9 @@ class _Finish(_Pattern):
 
 
 class _Sample(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.SampleOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.SampleOp
+
+    def rewrite(self, op: smc.SampleOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         family, params = op.family.data, list(op.params)
         site = e.site()
@@ -444,8 +460,9 @@ class _Sample(_Pattern):
 
 
 class _Observe(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.ObserveOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.ObserveOp
+
+    def rewrite(self, op: smc.ObserveOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         family, params = op.family.data, list(op.params)
         site = e.site()
@@ -497,8 +514,9 @@ class _Observe(_Pattern):
 
 
 class _SymConst(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.SymConstOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.SymConstOp
+
+    def rewrite(self, op: smc.SymConstOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         value = op.value
         if value.type == i1:
@@ -525,8 +543,9 @@ _INLINE_COMPARISONS = {"eq": "oeq", "lt": "olt"}
 
 
 class _SymBinOp(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.SymBinOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.SymBinOp
+
+    def rewrite(self, op: smc.SymBinOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         kind = op.kind.data
         if kind not in _INLINE_BINOPS and kind not in _INLINE_COMPARISONS:
@@ -550,8 +569,9 @@ class _SymBinOp(_Pattern):
 
 
 class _SymNeg(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.SymNegOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.SymNegOp
+
+    def rewrite(self, op: smc.SymNegOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         ordered, (a,) = _ordered(e, op.operand)
 
@@ -565,15 +585,17 @@ class _SymNeg(_Pattern):
 
 
 class _SymIte(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.SymIteOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.SymIteOp
+
+    def rewrite(self, op: smc.SymIteOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         e.replace(rewriter, [e.call("sym_ite", op.cond, op.then_value, op.else_value)])
 
 
 class _SymValue(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.SymValueOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.SymValueOp
+
+    def rewrite(self, op: smc.SymValueOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         e.replace(rewriter, [e.call("sym_value", op.operand, e.site())])
 
@@ -586,8 +608,9 @@ def _family_and_params(e: _Emitter, family: str, params) -> list[SSAValue]:
 
 
 class _Assume(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.AssumeOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.AssumeOp
+
+    def rewrite(self, op: smc.AssumeOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         head = _family_and_params(e, op.family.data, op.params)
         var, annotation = e.const_i(op.var.value.data, i32), e.const_i(op.annotation.value.data, i32)
@@ -598,8 +621,9 @@ class _Assume(_Pattern):
 
 
 class _SymObserve(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.SymObserveOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.SymObserveOp
+
+    def rewrite(self, op: smc.SymObserveOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         head = _family_and_params(e, op.family.data, op.params)
         e.call("sym_observe", *head, op.value, e.site())
@@ -607,15 +631,17 @@ class _SymObserve(_Pattern):
 
 
 class _Nil(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.NilOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.NilOp
+
+    def rewrite(self, op: smc.NilOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         e.replace(rewriter, [e.const_i(NIL, i64)])
 
 
 class _IsNil(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.IsNilOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.IsNilOp
+
+    def rewrite(self, op: smc.IsNilOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         nil = e.const_i(NIL, i64)
         e.replace(rewriter, [e.add(llvm.ICmpOp(op.list, nil, IntegerAttr(0, i64))).res])  # eq
@@ -624,8 +650,9 @@ class _IsNil(_Pattern):
 class _Cons(_Pattern):
     """A cell for the element's words in front of the tail, then each word set."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.ConsOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.ConsOp
+
+    def rewrite(self, op: smc.ConsOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         cell = e.call("list_cons_at", op.tail, e.const_i(len(op.head), i32), e.site_if_known())
         for i, value in enumerate(op.head):
@@ -637,8 +664,9 @@ class _ConstList(_Pattern):
     """One runtime call builds the whole list from the words array, cell by cell as the
     conses it replaces would have."""
 
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.ConstListOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.ConstListOp
+
+    def rewrite(self, op: smc.ConstListOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         array = self.low.words_array(op.words)
         words = e.add(llvm.AddressOfOp(array.sym_name.data, PTR)).result
@@ -647,8 +675,9 @@ class _ConstList(_Pattern):
 
 
 class _Head(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.HeadOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.HeadOp
+
+    def rewrite(self, op: smc.HeadOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         site = e.site()
         if [r.type for r in op.values] == [f64]:   # a list of floats: maybe a data row
@@ -686,37 +715,42 @@ class _Head(_Pattern):
 
 
 class _Tail(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.TailOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.TailOp
+
+    def rewrite(self, op: smc.TailOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         e.replace(rewriter, [e.call("list_tl", op.list, e.site())])
 
 
 class _Length(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.LengthOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.LengthOp
+
+    def rewrite(self, op: smc.LengthOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         e.replace(rewriter, [e.call("list_len", op.list)])
 
 
 class _Reverse(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.ReverseOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.ReverseOp
+
+    def rewrite(self, op: smc.ReverseOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         words = len(smc.scalars_of(op.result.type.element.data))
         e.replace(rewriter, [e.call("list_rev_at", op.list, e.const_i(words, i32), e.site_if_known())])
 
 
 class _Range(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.RangeOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.RangeOp
+
+    def rewrite(self, op: smc.RangeOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         e.replace(rewriter, [e.call("list_range", op.lo, op.hi, e.site())])
 
 
 class _ReadFile(_Pattern):
-    @op_type_rewrite_pattern
-    def match_and_rewrite(self, op: smc.ReadFileOp, rewriter: PatternRewriter) -> None:
+    op_type = smc.ReadFileOp
+
+    def rewrite(self, op: smc.ReadFileOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
         file_id = e.const_i(self.low.file_id(op.path.data, op), i32)
         e.replace(rewriter, [e.call("file", file_id, e.site())])
@@ -733,7 +767,7 @@ class _OneToOne(RewritePattern):
         if type(op) is self.source:
             new = self.build(op)
             new.location = op.location
-            rewriter.replace(op, new)
+            replace_result(rewriter, op, new.results[0], new)
 
 
 # arith.cmpf's predicates by number; llvm.icmp numbers its predicates as arith.cmpi does.
@@ -741,12 +775,12 @@ _FCMP = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
          "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
 
 _ONE_TO_ONE = [
-    _OneToOne(arith.ConstantOp, lambda op: llvm.ConstantOp(op.value, op.result.type)),
-    _OneToOne(arith.AddfOp, lambda op: llvm.FAddOp(op.lhs, op.rhs)),
-    _OneToOne(arith.SubfOp, lambda op: llvm.FSubOp(op.lhs, op.rhs)),
-    _OneToOne(arith.MulfOp, lambda op: llvm.FMulOp(op.lhs, op.rhs)),
-    _OneToOne(arith.DivfOp, lambda op: llvm.FDivOp(op.lhs, op.rhs)),
-    _OneToOne(arith.NegfOp, lambda op: llvm.FNegOp(op.operand)),
+    _OneToOne(arith.ConstantOp, lambda op: new_op(llvm.ConstantOp, (), [op.result.type], {"value": op.value})),
+    _OneToOne(arith.AddfOp, lambda op: new_op(llvm.FAddOp, [op.lhs, op.rhs], [op.lhs.type])),
+    _OneToOne(arith.SubfOp, lambda op: new_op(llvm.FSubOp, [op.lhs, op.rhs], [op.lhs.type])),
+    _OneToOne(arith.MulfOp, lambda op: new_op(llvm.FMulOp, [op.lhs, op.rhs], [op.lhs.type])),
+    _OneToOne(arith.DivfOp, lambda op: new_op(llvm.FDivOp, [op.lhs, op.rhs], [op.lhs.type])),
+    _OneToOne(arith.NegfOp, lambda op: new_op(llvm.FNegOp, [op.operand], [op.operand.type])),
     _OneToOne(arith.CmpfOp, lambda op: llvm.FCmpOp(op.lhs, op.rhs, _FCMP[op.predicate.value.data])),
     _OneToOne(arith.CmpiOp, lambda op: llvm.ICmpOp(op.lhs, op.rhs, IntegerAttr(op.predicate.value.data, i64))),
     _OneToOne(arith.SelectOp, lambda op: llvm.SelectOp.create(
@@ -890,8 +924,8 @@ def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
     particle.erase()
 
     # (1) every op in place, in program order (sites and files are numbered as met).
-    patterns = [*(p(low) for p in _SMC_PATTERNS), *_ONE_TO_ONE]
-    walker = PatternRewriteWalker(GreedyRewritePatternApplier(patterns, dce_enabled=False), apply_recursively=False)
+    patterns = [*((p.op_type, p(low)) for p in _SMC_PATTERNS), *((p.source, p) for p in _ONE_TO_ONE)]
+    walker = PatternRewriteWalker(ByOpType(patterns), apply_recursively=False)
     walker.rewrite_region(fn.body)
     _check_step1(fn)
 

@@ -3,7 +3,8 @@
 A literal whose elements are all constants is built by one runtime call from a constant array
 (``smc.const_list``, ``sirenrt_list_from_words``) instead of a cons per element. Its answers are
 those of the cons path: each literal here is compared with the same list written with computed
-elements (``-(-x)``, ``a < b``), which still conses cell by cell, and with the values themselves.
+elements (``if true then x else 0.``, ``a < b``), which still conses cell by cell, and with the
+values themselves.
 """
 
 from __future__ import annotations
@@ -24,8 +25,9 @@ def run(src: str):
 
 
 def computed(x: float) -> str:
-    """`x` as an expression that is not a constant, so its list conses cell by cell."""
-    return f"-(-({x!r}))"
+    """`x` as an expression that is not a constant, so its list conses cell by cell (irgen folds
+    arithmetic on constants, `-(-x)` too)."""
+    return f"(if true then {x!r} else 0.)"
 
 
 @pytest.mark.parametrize("xs", [[1.0], [1.0, 2.0, 3.5], [-0.0, 1e300, -2.5e-300, 7.0], [float(i) for i in range(1000)]])
@@ -70,3 +72,33 @@ def test_a_literal_past_the_memory_limit_is_located(tmp_path):
     r = subprocess.run([sys.executable, "-m", "sirenc.cli", "run", str(prog), "-p", "10", "-q"],
                        capture_output=True, text=True)
     assert r.returncode == 0 and f"{sum(range(20000))}." in r.stdout, r.stderr[:500]
+
+
+def test_a_literal_mixing_bools_and_numbers_reads_as_its_conses():
+    # The bools stand for 1. and 0. (a warning says so); the constant path stores those numbers.
+    for items in ("1.5, true, false, -2.", f"{computed(1.5)}, true, false, -2."):
+        src = SUM + f"let l = [{items}] in (List.len(l), (fold(plus, l, 0.), List.rev(l)))"
+        n, (total, rev) = run(src)
+        assert (n, total, list(rev)) == (4.0, 0.5, [-2.0, 0.0, 1.0, 1.5]), items
+
+
+def test_a_literal_of_pairs_with_units_reads_as_its_conses():
+    for show in (repr, computed):
+        items = ", ".join(f"(({show(x)}, ()), ())" for x in (1.0, -2.5, 4.0))
+        src = ("val firsts = fun (p, acc) -> let ((x, u), v) = p in x :: acc in\n"
+               f"let l = [{items}] in (List.len(l), fold(firsts, l, []))")
+        n, firsts = run(src)
+        assert n == 3 and list(firsts) == [4.0, -2.5, 1.0], show
+
+
+def test_which_literals_take_the_constant_path():
+    from sirenc import driver
+
+    def const_lists(src):
+        c = driver.open_source(src, "pf", snapshots=False)
+        return sum(op.name == "smc.const_list" for op in driver.run_until(c, "smc").walk())
+
+    assert const_lists("List.len([1., true])") == 1
+    assert const_lists("List.len([(1., ()), (2., ())])") == 1
+    assert const_lists("List.len([(), ()])") == 0   # units only: no words to count them by
+    assert const_lists(f"List.len([true, {computed(1.)}])") == 0   # the computed last element: no constant rest

@@ -1,0 +1,147 @@
+"""Cheap construction of the ops and attributes a big program has by the hundred thousand.
+
+xDSL's ``IRDLOperation.__init__`` matches every argument against the op's definition (optional,
+variadic, segment sizes) with abstract-class ``isinstance`` checks, and every attribute
+constructor verifies its parameters: about 18 microseconds an op, a third of the compile time of
+a 10^5-line program (issue 11). The ops built here have single operands and results and no
+regions or successors, or one variadic operand or result that takes all the values, so there
+is nothing to match; `new_op` builds the same op directly (the same operands and uses, results,
+properties and attributes with the definition's defaults filled in, unknown location), checked
+against its definition once per class. ``tests/unit/test_build.py`` compares
+each shortcut with the constructor it replaces.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Mapping, Sequence
+
+from xdsl.dialects.builtin import (
+    UNKNOWN_LOC, ArrayAttr, FileLineColLoc, FloatAttr, FloatData, FunctionType, IntAttr, StringAttr, SymbolRefAttr, f64,
+)
+from xdsl.ir import Attribute, OpResult, SSAValue, SSAValues, Use
+from xdsl.irdl import AttrSizedSegments, IRDLOperation, OptionalDef, VariadicDef
+
+from sirenc.diagnostics import Span
+
+# Per op class: the properties and the attributes its definition fills in when a constructor
+# leaves them out.
+_Defaults = tuple[tuple[tuple[str, Attribute], ...], tuple[tuple[str, Attribute], ...]]
+_DEFAULTS: dict[type, _Defaults] = {}
+_NO_PROPERTIES: Mapping[str, Attribute] = {}
+_NO_REFERENCES = ArrayAttr([])
+
+
+def _defaults(cls: type[IRDLOperation]) -> _Defaults:
+    op_def = cls.get_irdl_definition()
+    # At most one variadic (or optional) operand and one result: the flat lists then say which
+    # value is which, as IRDLOperation.__init__ flattens them.
+    if sum(isinstance(d, VariadicDef) for _, d in op_def.operands) > 1 \
+            or sum(isinstance(d, VariadicDef) for _, d in op_def.results) > 1 \
+            or op_def.regions or op_def.successors or any(isinstance(o, AttrSizedSegments) for o in op_def.options):
+        raise TypeError(f"new_op cannot build {op_def.name}: several variadics, regions or successors")
+    defaults = tuple(tuple((name, d.default_value) for name, d in defs.items()
+                           if not isinstance(d, OptionalDef) and d.default_value is not None)
+                     for defs in (op_def.properties, op_def.attributes))
+    _DEFAULTS[cls] = defaults
+    return defaults
+
+
+def new_op(cls: type[IRDLOperation], operands: Sequence[SSAValue], result_types: Sequence[Attribute],
+           properties: Mapping[str, Attribute] = _NO_PROPERTIES) -> IRDLOperation:
+    """``cls.build(operands=..., result_types=..., properties=...)`` for an op without regions or
+    successors and with at most one variadic operand and result, whose values come flat."""
+    return init_op(cls.__new__(cls), operands, result_types, properties)
+
+
+def init_op(op: IRDLOperation, operands: Sequence[SSAValue], result_types: Sequence[Attribute],
+            properties: Mapping[str, Attribute] = _NO_PROPERTIES) -> IRDLOperation:
+    """What ``IRDLOperation.__init__(op, operands=..., result_types=..., properties=...)`` makes
+    of flat operands and results (as for `new_op`), for an op's own ``__init__``."""
+    defaults = _DEFAULTS.get(type(op))
+    if defaults is None:
+        defaults = _defaults(type(op))
+    operands = SSAValues(operands)
+    uses = tuple([Use(op, i) for i in range(len(operands))])
+    for value, use in zip(operands, uses):
+        value.add_use(use)
+    props = dict(properties)
+    for name, default in defaults[0]:
+        if name not in props:
+            props[name] = default
+    attrs = dict(defaults[1])
+    op.__dict__.update(
+        _operands=operands, _operand_uses=uses,
+        results=SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)]),
+        properties=props, attributes=attrs, location=UNKNOWN_LOC,
+        _successors=(), _successor_uses=(), regions=())
+    return op
+
+
+def _attr(cls, **params) -> Attribute:
+    """A parametrized attribute of parameters known to be valid, without re-verifying them."""
+    attr = cls.__new__(cls)
+    for name, value in params.items():
+        object.__setattr__(attr, name, value)
+    return attr
+
+
+class Attributes:
+    """The attributes one compilation makes many equal copies of, made once each: float
+    constants (by their bits, so 0. and -0. stay apart and a NaN finds itself), source
+    locations, symbol references and function types."""
+
+    def __init__(self) -> None:
+        self._floats: dict[bytes, FloatAttr] = {}
+        self._files: dict[str, StringAttr] = {}
+        self._ints: dict[int, IntAttr] = {}
+        self._locs: dict[tuple[str, int, int], FileLineColLoc] = {}
+        self._symbols: dict[str, SymbolRefAttr] = {}
+        self._function_types: dict[tuple, FunctionType] = {}
+
+    def float(self, value: float) -> FloatAttr:
+        key = struct.pack("<d", value)
+        attr = self._floats.get(key)
+        if attr is None:
+            # FloatAttr(value, f64) without its rounding to the type (a Python float is an f64
+            # already) and verification.
+            data = FloatData.__new__(FloatData)
+            object.__setattr__(data, "data", value)
+            attr = self._floats[key] = _attr(FloatAttr, value=data, type=f64)
+        return attr
+
+    def loc(self, span: Span) -> FileLineColLoc:
+        key = (span.file, span.line, span.col)
+        loc = self._locs.get(key)
+        if loc is None:
+            file = self._files.get(span.file)
+            if file is None:
+                file = self._files[span.file] = StringAttr(span.file)
+            loc = self._locs[key] = _attr(FileLineColLoc, filename=file, line=self._int(span.line),
+                                          column=self._int(span.col))
+        return loc
+
+    def symbol(self, name: str) -> SymbolRefAttr:
+        """SymbolRefAttr(name)."""
+        symbol = self._symbols.get(name)
+        if symbol is None:
+            symbol = self._symbols[name] = _attr(SymbolRefAttr, root_reference=StringAttr(name),
+                                                 nested_references=_NO_REFERENCES)
+        return symbol
+
+    def function_type(self, inputs: tuple[Attribute, ...], outputs: tuple[Attribute, ...]) -> FunctionType:
+        """FunctionType.from_lists(inputs, outputs)."""
+        key = (inputs, outputs)
+        ftype = self._function_types.get(key)
+        if ftype is None:
+            ftype = self._function_types[key] = FunctionType.from_lists(inputs, outputs)
+        return ftype
+
+    def _int(self, value: int) -> IntAttr:
+        attr = self._ints.get(value)
+        if attr is None:
+            attr = self._ints[value] = IntAttr(value)
+        return attr
+
+
+__all__ = ["Attributes", "init_op", "new_op"]
