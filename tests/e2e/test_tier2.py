@@ -29,6 +29,13 @@ WALK = ROOT / "benchmarks" / "models" / "walk" / "model.si"
 
 STEP = "val step = fun (row, {acc}) ->\n  let y = List.hd(row) in\n  let b = List.hd(List.tl(row)) = 1. in\n"
 
+SWITCH = STEP.format(acc="x") + """
+  let s <- bernoulli(0.3) in
+  let x1 <- gaussian(x, 2.) in
+  let x0 <- gaussian(x, 0.1) in
+  let x2 = if s then x1 else x0 in
+  let () = observe(gaussian(x2, 0.5), y) in"""
+
 PROGRAMS = {
     # a random walk whose position starts as the constant 0: two loop shapes
     "walk": STEP.format(acc="x") + """
@@ -74,21 +81,11 @@ in let a <- gaussian(0., 100.) in fold(step, File.read("data.csv"), (a, 0.))""",
   let () = resample() in x1 :: xs
 in List.rev(fold(step, File.read("data.csv"), [0.]))""",
     # a drawn switch between two Gaussian variables (slds): the body forks on the draw
-    "switch": STEP.format(acc="x") + """
-  let s <- bernoulli(0.3) in
-  let x1 <- gaussian(x, 2.) in
-  let x0 <- gaussian(x, 0.1) in
-  let x2 = if s then x1 else x0 in
-  let () = observe(gaussian(x2, 0.5), y) in
+    "switch": SWITCH + """
   let () = resample() in x2
 in fold(step, File.read("data.csv"), 0.)""",
     # ... where one of the two is observed again afterwards, whichever was selected
-    "switch_reused": STEP.format(acc="x") + """
-  let s <- bernoulli(0.3) in
-  let x1 <- gaussian(x, 2.) in
-  let x0 <- gaussian(x, 0.1) in
-  let x2 = if s then x1 else x0 in
-  let () = observe(gaussian(x2, 0.5), y) in
+    "switch_reused": SWITCH + """
   let () = observe(gaussian(x1, 1.), y) in
   let () = resample() in x2
 in fold(step, File.read("data.csv"), 0.)""",
