@@ -18,6 +18,14 @@ are merged by making those constants run-time numbers. With one shape the accumu
 numbers; with several it also carries the shape's index and the body selects its code by it.
 Past `_MAX_SHAPES` shapes, the program stays on tier 1.
 
+Paths: where the structure of a loop body's symbolic values depends on a run-time condition (slds's
+`if s then x1 else x0` with `s` drawn: an `ite` on a run-time constant picks a branch, SPEC 6.3;
+an `if` on a concrete condition runs one branch, 7.5), the body forks on it (`_explore`): it runs
+once per value of the condition, each run the runtime's computation for the particles where the
+condition has that value, and the code after the condition goes into the branches of a
+`siren.if` on it. Each path ends in its own accumulator, whose shape is one of the loop's: paths
+share nothing but the code before their conditions.
+
 Trajectories (`x :: xs` of symbolic values, `SList`): an element that is no longer the head is
 kept as a record of two numbers in a concrete list, and the means are computed at the end by one
 backward pass. The rest of `@main` after a loop with several shapes is compiled once per shape.
@@ -25,8 +33,8 @@ backward pass. The rest of `@main` after a loop with several shapes is compiled 
 Where the runtime draws a variable because of the structure alone (a parent that is not
 conjugate to its child, DS and BP's extra parents), the engine emits the same draw at the same
 point. The program stays on tier 1, unchanged, when what the runtime does would depend on the
-run; `Specialization.reason` says what and where: a symbolic value chosen by a run-time
-condition, a comparison forced at run time between structures, a run-time coefficient, DS's
+run in a way paths cannot follow; `Specialization.reason` says what and where: a symbolic value
+chosen by a run-time condition outside a loop body, a run-time coefficient, DS's
 prune, a trajectory whose elements are not chained Gaussians (`staged_inference` and below).
 A failure of the pass itself also leaves the program on tier 1, reported as an internal error.
 
@@ -48,9 +56,10 @@ from sirenc.ir import siren
 from sirenc.ir.siren import is_sym
 from sirenc.ir.locations import span_of
 from sirenc.passes.staged_inference import Engine
-from sirenc.passes.staged_symbolic import RV, Emitter, Expr, K, Node, NotSpecialisable, Num, R
+from sirenc.passes.staged_symbolic import RV, Emitter, Expr, Fork, K, Node, NotSpecialisable, Num, R, truth_of
 
-_MAX_SHAPES = 4
+_MAX_SHAPES = 16
+_MAX_PATHS = 16
 
 
 @dataclass
@@ -391,7 +400,9 @@ class _Specializer:
                                    op)
         new = op.clone(value_mapper=self.vmap)
         new.location = op.location
-        self.emit.add(new)
+        added = self.emit.add(new)
+        if added is not new:   # replayed (`_explore`): the op built on the first run
+            self.vmap.update(zip(op.results, added.results))
         # A draw in concrete code (a `sample` variable with number parameters), however deep.
         for inner in op.walk():
             if isinstance(inner, siren.AssumeOp) and inner.var.data:
@@ -504,8 +515,22 @@ class _Specializer:
     def _branch(self, op: siren.IfOp) -> None:
         """An if on a concrete condition with symbolic operations inside: a plain `siren.if` when
         neither branch changes a variable that exists before it (it may score, or draw, fresh
-        ones: an observation whose parameters are numbers) and both yield numbers."""
+        ones: an observation whose parameters are numbers) and both yield numbers. Otherwise, in
+        a loop body, the body forks on the condition (`_explore`) and each path runs only the
+        branch it selects, as the runtime does (SPEC 7.5, 3)."""
         cond = self.vmap[op.cond]
+        if self.emit.is_decided(cond):
+            region = op.then_region if self.emit.decide(cond, "") else op.else_region
+            self._bind(op.result, self.run_block(region.block))
+            return
+        try:
+            self._plain_if(op, cond)
+        except NotSpecialisable:
+            if not self.emit.can_fork():
+                raise
+            raise Fork(truth_of(cond)) from None
+
+    def _plain_if(self, op: siren.IfOp, cond: SSAValue) -> None:
         blocks, before = [], self.engine.touched
         saved_epoch, self.engine.epoch = self.engine.epoch, self.engine.born
         for region in (op.then_region, op.else_region):
@@ -649,18 +674,26 @@ class _Specializer:
         self._retire(init)
         conc_types = [c.type for c in entry.concretes]
         variants = [_Variant(entry.key, entry.statics)]
+        changed = False
+
+        def admit(out) -> SSAValue:
+            nonlocal changed
+            changed = self._admit(variants, out, op) or changed
+            return self.emit.const(0.0)
+
         while True:
             for v in list(variants):
                 scratch = Block(arg_types=[elem_type, *conc_types] + [f64] * len(v.slots))
                 args = list(scratch.args)
-                out = self._run_body(op, v, args[0], args[1:1 + len(conc_types)], args[1 + len(conc_types):],
-                                     scratch)
-                changed = self._admit(variants, out, op)
+                # A copy: admitting one path's result may widen v while the others still run on it.
+                self._run_body(op, _Variant(v.key, list(v.statics)), args[0], args[1:1 + len(conc_types)],
+                               args[1 + len(conc_types):], scratch, admit)
                 _discard(scratch)
                 if changed:
                     break
-            else:
+            if not changed:
                 break
+            changed = False
         self.shapes.append(len(variants))
         n_slots = max(len(v.slots) for v in variants)
         tagged = len(variants) > 1
@@ -688,9 +721,10 @@ class _Specializer:
         blocks = []
         for v in variants:
             block = Block() if tagged else body
-            out = self._run_body(op, v, body.args[0], concretes, slots[:len(v.slots)], block)
+            packed = self._run_body(op, v, body.args[0], concretes, slots[:len(v.slots)], block,
+                                    lambda out: encode(shape_of(self.engine, out)))
             self.emit.block = block
-            self.emit.add(siren.YieldOp(encode(shape_of(self.engine, out))))
+            self.emit.add(siren.YieldOp(packed))
             blocks.append(block)
         if tagged:
             self.emit.block = body
@@ -706,15 +740,63 @@ class _Specializer:
         return tag, values
 
     def _run_body(self, op: siren.FoldOp, variant: _Variant, elem: SSAValue, concretes: list[SSAValue],
-                  slots: list[SSAValue], block: Block):
-        saved = self.emit.block
-        self.emit.block = block
+                  slots: list[SSAValue], block: Block, finish) -> SSAValue:
+        """Runs the body on an accumulator of shape `variant` in `block`; `finish` of the new
+        accumulator, emitted at the end of each of the body's paths, and their merge."""
         elem_arg, acc_arg = op.body.block.args
-        self.vmap[elem_arg] = elem
-        self._bind(acc_arg, self._from_slots(variant, slots, concretes))
-        out = self.normalize(self.run_block(op.body.block))
-        self.emit.block = saved
-        return out
+
+        def once():
+            self.vmap[elem_arg] = elem
+            self._bind(acc_arg, self._from_slots(variant, slots, concretes))
+            return self.normalize(self.run_block(op.body.block))
+
+        return self._explore(once, block, finish)
+
+    def _explore(self, once, block: Block, finish) -> SSAValue:
+        """`finish(once())` emitted in `block`, with `once` (a loop body's run from its start)
+        forked on every run-time condition its symbolic structure depends on (`Fork`): a run stops
+        at an undecided condition, and `once` runs again for each of its values, replaying the
+        code before it and continuing in that branch of a `siren.if` on the condition. Each path
+        is the runtime's computation for the particles whose conditions take its values (an `ite`
+        on a constant picks its branch, SPEC 6.3; an `if` on a concrete condition runs the branch
+        it selects, 7.5), and ends in its own accumulator (its shape one of the loop's); the
+        `siren.if`s select per particle."""
+        emit = self.emit
+        saved = (emit.block, emit.script, emit.decided, emit.segment, emit.position)
+        start, shapes, finished = len(block.ops), len(self.shapes), self.engine.finished
+        paths = 0
+
+        def go(script, decided) -> SSAValue:
+            nonlocal paths
+            emit.script, emit.decided, emit.segment, emit.position = script, decided, 0, 0
+            emit.block = script[0][0]
+            del self.shapes[shapes:]   # a run starts afresh: inner loops count once
+            self.engine.finished = finished
+            try:
+                result = finish(once())
+            except Fork as fork:
+                leaf = script[-1][0]
+                done = [*script[:-1], (leaf, list(leaf.ops)[start if leaf is block else 0:])]
+                branches = []
+                for value in (True, False):
+                    branch = Block()
+                    got = go([*done, (branch, [])], {**decided, fork.cond: (value, len(done) - 1)})
+                    emit.script, emit.block = None, branch
+                    emit.add(siren.YieldOp(got))
+                    branches.append(branch)
+                emit.script, emit.block = None, leaf
+                cond = fork.cond if fork.cond.type == i1 else emit.add(siren.FloatToBoolOp(fork.cond)).result
+                return emit.add(siren.IfOp(cond, got.type, *branches)).result
+            paths += 1
+            if paths > _MAX_PATHS:
+                raise NotSpecialisable(f"a loop body's symbolic structure depends on run-time conditions in more "
+                                       f"than {_MAX_PATHS} ways", None)
+            return result
+
+        try:
+            return go([(block, [])], {c: (v, -1) for c, (v, _) in emit.decided.items()})
+        finally:
+            emit.block, emit.script, emit.decided, emit.segment, emit.position = saved
 
     @staticmethod
     def _from_slots(v: _Variant, slots: list[SSAValue], concretes: list[SSAValue]):

@@ -423,10 +423,12 @@ class Engine:
                 c = go(x.args[0])
                 if not isinstance(c, float):
                     t, f = self.b.eval(x.args[1]), self.b.eval(x.args[2])
-                    if not (isinstance(t, K) and isinstance(f, K)):
-                        raise NotSpecialisable("forcing an if on a symbolic condition draws different variables "
-                                               "depending on a run-time value")
-                    v = emit.select(c, t.v, f.v)
+                    if isinstance(t, K) and isinstance(f, K):
+                        v = emit.select(c, t.v, f.v)
+                    else:
+                        v = go(x.args[1] if emit.decide(c, "forcing an if on a symbolic condition draws "
+                                                        "different variables depending on a run-time value")
+                               else x.args[2])
                 else:
                     v = go(x.args[1] if (c != 0.0 or c != c) else x.args[2])
             else:

@@ -36,22 +36,88 @@ class NotSpecialisable(Exception):
         self.op = op
 
 
+class Fork(Exception):
+    """The rest of a loop body depends on `cond`, a number known only at run time, through the
+    structure of its symbolic values (an if between symbolic values of different variables):
+    `specialize_conjugacy` runs the body again once with `cond` true and once false."""
+
+    def __init__(self, cond: SSAValue):
+        super().__init__("fork")
+        self.cond = cond
+
+
+def truth_of(v: SSAValue) -> SSAValue:
+    """The value whose truth `v`'s is, through bool-float conversions (which keep truth)."""
+    while isinstance(v.owner, siren.BoolToFloatOp | siren.FloatToBoolOp):
+        v = v.owner.operand
+    return v
+
+
 # -- numbers: folded when known, emitted when not -------------------------------------------------
 
 
 @dataclass
 class Emitter:
-    """Appends `siren` ops computing numbers to `block`, located at `location`."""
+    """Appends `siren` ops computing numbers to `block`, located at `location`.
+
+    Paths (`specialize_conjugacy._explore`): while a loop body runs once per value of the run-time
+    conditions its structure depends on, `script` holds the body's straight line as segments
+    (block, ops already emitted there), one per decided condition, and `decided` each condition's
+    value and the segment it ends. A run replays the ops of every segment but the last (the same
+    Python runs on the same values, so it builds the same ops: each is checked and the one built
+    before is used), switches to the next segment at a decided condition's first use, and emits
+    fresh ops in the last."""
 
     block: Block | None = None
     location: Attribute | None = None
+    script: list[tuple[Block, list[Operation]]] | None = None
+    decided: dict[SSAValue, tuple[bool, int]] = field(default_factory=dict)
+    segment: int = 0
+    position: int = 0
 
     def add(self, op: Operation) -> Operation:
+        if self.script is not None and self.block is self.script[self.segment][0]:
+            recorded = self.script[self.segment][1]
+            if self.position < len(recorded):
+                old = recorded[self.position]
+                self.position += 1
+                if type(old) is not type(op) or list(old.operands) != list(op.operands) or \
+                        old.attributes != op.attributes or old.properties != op.properties:
+                    raise NotSpecialisable("internal: a loop body built different code on a second run")
+                op.erase(safe_erase=False)
+                return old
+            if self.segment != len(self.script) - 1:
+                raise NotSpecialisable("internal: a loop body's run left a path early")
         if self.location is not None:
             op.location = self.location
         assert self.block is not None
         self.block.add_op(op)
         return op
+
+    def is_decided(self, cond: SSAValue) -> bool:
+        return truth_of(cond) in self.decided
+
+    def decide(self, cond: SSAValue, reason: str) -> bool:
+        """The truth of `cond`, a run-time number or bool, on the path being run: a decided one's
+        (at its first use, the straight line continues in its segment); an undecided one forks the
+        path where that is possible (the straight line of a loop body), else `reason` is raised."""
+        root = truth_of(cond)
+        got = self.decided.get(root)
+        if got is not None:
+            value, ends = got
+            if self.script is not None and ends == self.segment and self.block is self.script[ends][0]:
+                if self.position != len(self.script[ends][1]):
+                    raise NotSpecialisable("internal: a loop body decided a condition at another point")
+                self.segment, self.position = ends + 1, 0
+                self.block = self.script[ends + 1][0]
+            return value
+        if self.can_fork():
+            raise Fork(root)
+        raise NotSpecialisable(reason)
+
+    def can_fork(self) -> bool:
+        """Whether ops go to the end of a loop body's straight line, where a path may fork."""
+        return self.script is not None and self.segment == len(self.script) - 1 and self.block is self.script[-1][0]
 
     def result(self, op: Operation) -> SSAValue:
         return self.add(op).results[0]
@@ -252,8 +318,8 @@ class Builder:
                 return t if (c.v != 0.0 or math.isnan(c.v)) else f
             if isinstance(t, K) and isinstance(f, K):
                 return K(self.emit.select(c.v, t.v, f.v))
-            raise NotSpecialisable("an if on a number known only at run time selects between symbolic "
-                                   "values of different structure")
+            return t if self.emit.decide(c.v, "an if on a number known only at run time selects between "
+                                         "symbolic values of different structure") else f
         return Node("ite", c, t, f)
 
     def eval(self, e: Expr, memo: dict | None = None) -> Expr:
