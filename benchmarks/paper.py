@@ -5,7 +5,7 @@ over the default plans, and the analysis-precision table.
 
     python benchmarks/paper.py --quick       # every model, particles 1, 4, ..., 1024, 3 runs a point (~2 min)
     python benchmarks/paper.py --full        # every model, particles 1, 2, 4, ..., 1024, 100 runs a point
-                                             # (about 20 min on 2 idle cores: at most 40 s of runs per plan, 240 s
+                                             # (~21 min on 2 idle cores, 31 under load: at most 15 s of runs per plan, 60 s
                                              # per default plan; --budget, --default-budget)
     python benchmarks/paper.py --quick --models noise,gtree --particles 1,4 --reps 2 --out /tmp/p
     python benchmarks/paper.py --report-only # redraw the report from results/summary.json
@@ -53,8 +53,8 @@ FULL_PARTICLES = [2 ** k for k in range(11)]          # 1 .. 1024
 QUICK_PARTICLES = [4 ** k for k in range(6)]          # 1, 4, .., 1024
 DEFAULT_OUT = HERE / "paper" / "results"
 MEMORY_LIMIT = "2G"
-FULL_BUDGET = 40.0                                    # seconds of runs per (model, method, plan), --full,
-FULL_DEFAULT_BUDGET = 240.0                           # and per default plan (its runs set the targets)
+FULL_BUDGET = 15.0                                    # seconds of runs per (model, method, plan), --full,
+FULL_DEFAULT_BUDGET = 60.0                            # and per default plan (its runs set the targets)
 QUICK_BUDGET = 2.0                                    # and --quick
 QUICK_MEMORY_LIMIT = "256M"                           # a runaway symbolic state fails sooner
 # The paper's headline numbers (Siren, Section 6): speed-up to reach the target accuracy, accuracy
@@ -549,7 +549,7 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     g = p.add_mutually_exclusive_group()
     g.add_argument("--quick", action="store_true", help="particles 1, 4, .., 1024, 3 runs a point, 2 s of runs a plan (the default)")
-    g.add_argument("--full", action="store_true", help="particles 1, 2, 4, .., 1024, 100 runs a point, budgets 40 s / 240 s")
+    g.add_argument("--full", action="store_true", help="particles 1, 2, 4, .., 1024, 100 runs a point, budgets 15 s / 60 s")
     g.add_argument("--report-only", action="store_true", help="redraw the report from OUT/summary.json")
     p.add_argument("--models", default="", help="comma-separated subset of the benchmark models")
     p.add_argument("--methods", default=",".join(METHODS))
@@ -563,7 +563,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="seconds of runs a (model, method, plan) may take in all; a particle count that "
                         "would go past it is skipped with the larger ones (0: no budget)")
     p.add_argument("--default-budget", type=float, default=-1,
-                   help="--budget for the default plans (default: 40 s and 240 s for defaults with --full, "
+                   help="--budget for the default plans (default: 15 s and 60 s for defaults with --full, "
                         "2 s with --quick)")
     p.add_argument("--memory-limit", default="",
                    help=f"each filter's memory limit (default {MEMORY_LIMIT}; --quick {QUICK_MEMORY_LIMIT})")
