@@ -377,14 +377,7 @@ class Model:
                 or not 1 <= particles < 2**63:
             raise SirenUsageError(f"particles must be an integer in [1, 2**63), not {particles!r}")
         check_seed(seed)
-        if not isinstance(resampler, str) or resampler not in RESAMPLERS:
-            raise SirenUsageError(
-                f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
-        if isinstance(ess_threshold, bool) or not isinstance(ess_threshold, (int, float, np.integer, np.floating)):
-            raise SirenUsageError(f"ess_threshold must be a number in [0, 1], not {ess_threshold!r}")
-        threshold = float(ess_threshold)
-        if not 0.0 <= threshold <= 1.0:
-            raise SirenUsageError(f"ess_threshold must lie in [0, 1], not {ess_threshold!r}")
+        threshold = check_resampling(resampler, ess_threshold)
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
             raise SirenUsageError(f"threads must be an integer in [1, 256], not {threads!r}")
         opts = ffi.new("sirenrt_options *", {"resampler": RESAMPLERS[resampler],
@@ -424,6 +417,18 @@ class Model:
     def __repr__(self) -> str:
         where = self.path or "JIT"
         return f"<sirenc.Model {self.info['name']!r} method={self.info['method']} ({where})>"
+
+
+def check_resampling(resampler: Any, ess_threshold: Any) -> float:
+    """A filter's resampling options, as both back ends take them; the threshold as a float."""
+    if not isinstance(resampler, str) or resampler not in RESAMPLERS:
+        raise SirenUsageError(f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
+    if isinstance(ess_threshold, bool) or not isinstance(ess_threshold, (int, float, np.integer, np.floating)):
+        raise SirenUsageError(f"ess_threshold must be a number in [0, 1], not {ess_threshold!r}")
+    threshold = float(ess_threshold)
+    if not 0.0 <= threshold <= 1.0:
+        raise SirenUsageError(f"ess_threshold must lie in [0, 1], not {ess_threshold!r}")
+    return threshold
 
 
 def check_seed(seed: Any) -> None:

@@ -83,7 +83,7 @@ class JaxModel:
         devices to shard the particles over (their number must divide ``particles``); default
         the first device. ``threads``, ``memory_limit`` and ``handler="mh"`` are the native back
         end's options: refused here with a message (not a TypeError)."""
-        from sirenc.api import RESAMPLERS, check_seed
+        from sirenc.api import check_resampling, check_seed
 
         unknown = sorted(set(mh) - {"samples", "warmup", "thinning"})
         if unknown:
@@ -96,12 +96,8 @@ class JaxModel:
         if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or not 1 <= particles < 2**31:
             raise SirenUsageError(f"particles must be an integer in [1, 2**31) on the JAX back end, not {particles!r}")
         check_seed(seed)
-        if not isinstance(resampler, str) or resampler not in RESAMPLERS:
-            raise SirenUsageError(f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
-        if isinstance(ess_threshold, bool) or not isinstance(ess_threshold, (int, float, np.integer, np.floating)) \
-                or not 0.0 <= float(ess_threshold) <= 1.0:
-            raise SirenUsageError(f"ess_threshold must be a number in [0, 1], not {ess_threshold!r}")
-        config = Config(int(particles), resampler, float(ess_threshold), _sharding(devices, int(particles)))
+        threshold = check_resampling(resampler, ess_threshold)
+        config = Config(int(particles), resampler, threshold, _sharding(devices, int(particles)))
         return JaxFilter(self, config, int(seed))
 
     def text(self) -> str:
@@ -128,6 +124,12 @@ class JaxModel:
 
     def __repr__(self) -> str:
         return f"<sirenc.JaxModel {self.info['name']!r} method={self.info['method']} {self.info['dtype']}>"
+
+
+def _relative_weights(logw: np.ndarray) -> np.ndarray | None:
+    """exp(logw - max): the weights relative to the largest; None when every weight is zero."""
+    mx = np.max(logw)
+    return None if mx == -np.inf else np.exp(logw - mx)
 
 
 def _sharding(devices: Any, n: int):
@@ -416,11 +418,8 @@ class JaxFilter:
         return results, state
 
     def _weights(self, logw: np.ndarray) -> np.ndarray:
-        mx = np.max(logw)
-        if mx == -np.inf:
-            return np.full(len(logw), 1.0 / len(logw))
-        w = np.exp(logw - mx)
-        return w / w.sum()
+        w = _relative_weights(logw)
+        return np.full(len(logw), 1.0 / len(logw)) if w is None else w / w.sum()
 
     def particles(self, flat: bool = False):
         """Every particle's result and its normalised weight, as ``Filter.particles``."""
@@ -474,12 +473,8 @@ class JaxFilter:
 
     @property
     def ess(self) -> float:
-        logw = np.asarray(self._state()["logw"], dtype=np.float64)
-        mx = np.max(logw)
-        if mx == -np.inf:
-            return 0.0
-        w = np.exp(logw - mx)
-        return float(w.sum() ** 2 / (w * w).sum())
+        w = _relative_weights(np.asarray(self._state()["logw"], dtype=np.float64))
+        return 0.0 if w is None else float(w.sum() ** 2 / (w * w).sum())
 
     def history(self, frame: bool = False) -> Any:
         """One entry per resample(): ``ess``, ``resampled`` and ``log_evidence``, as ``Filter.history``."""
