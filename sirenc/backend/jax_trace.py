@@ -399,7 +399,7 @@ class Evaluator:
             bound = max((a.cap for a, g in zip(carry0, growth) if isinstance(a, V.JList) and not g), default=0)
             if not bound:
                 raise refuse(op, "a list that grows in a loop whose length is known only when it runs")
-            carry0 = [V.JList(*a.padded(a.cap + g * bound)[:2], g) if g else a
+            carry0 = [V.JList(a.padded(a.cap + g * bound).cols, a.length, g) if g else a
                       for a, g in zip(carry0, growth)]
         site = self.sites.of(op)
 

@@ -92,12 +92,6 @@ class JList:
     length: object       # static int, or an int32 array of shape () or (n,)
     room: int = 0        # columns at and after `length` known to be free (static)
 
-    def __iter__(self):   # JList(*lst[:2], room): the same cells with another room
-        return iter((self.cols, self.length, self.room))
-
-    def __getitem__(self, k):
-        return (self.cols, self.length, self.room)[k]
-
     @property
     def cap(self) -> int:
         return self.cols[0].shape[-1]
