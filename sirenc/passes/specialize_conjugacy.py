@@ -56,7 +56,7 @@ from sirenc.ir import siren
 from sirenc.ir.siren import is_sym
 from sirenc.ir.locations import span_of
 from sirenc.passes.staged_inference import Engine
-from sirenc.passes.staged_symbolic import RV, Emitter, Expr, Fork, K, Node, NotSpecialisable, Num, R, truth_of
+from sirenc.passes.staged_symbolic import RV, Emitter, Expr, Fork, IdMemo, K, Node, NotSpecialisable, Num, R, truth_of
 
 _MAX_SHAPES = 16
 _MAX_PATHS = 16
@@ -132,7 +132,7 @@ class _Canon:
         self.concretes: list[SSAValue] = []
         self.rvs: dict[int, int] = {}
         self.rv_list: list[RV] = []
-        self.nodes: dict[int, int] = {}
+        self.nodes = IdMemo()
 
     def value(self, v) -> tuple:
         if isinstance(v, SSAValue):
@@ -156,17 +156,17 @@ class _Canon:
             return ("K",)
         if isinstance(e, R):
             return ("R", self.rv(e.rv))
-        seen = self.nodes.get(id(e))
+        seen = self.nodes.get(e)
         if seen is not None:
             return ("S", seen)
         key = (e.kind, *(self.expr(a) for a in e.args))
-        self.nodes[id(e)] = len(self.nodes)
+        self.nodes[e] = len(self.nodes)
         return key
 
     def rv(self, rv: RV) -> int:
         if rv.realized:
             raise NotSpecialisable("internal: a realized variable reached a shape")
-        if id(rv) in self.engine.retired:
+        if rv in self.engine.retired:
             raise NotSpecialisable("a variable kept in a list of symbolic values is still used by another "
                                    "(the state would grow)")
         index = self.rvs.get(id(rv))
@@ -295,7 +295,7 @@ class _Specializer:
         self.engine = Engine(method, self.emit)
         self.vmap: dict[SSAValue, SSAValue] = {}     # concrete values: old -> new
         self.staged: dict[SSAValue, object] = {}     # symbolic values: old -> staged
-        self.stale: set[int] = set()                 # variables a loop took over
+        self.stale = IdMemo()                        # variables a loop took over
         self.shapes: list[int] = []
 
     # -- values
@@ -321,7 +321,7 @@ class _Specializer:
             elif isinstance(v, SList):
                 stack += v.items
             elif isinstance(v, R):
-                if id(v.rv) in self.stale:
+                if v.rv in self.stale:
                     raise NotSpecialisable("a symbolic value from before a loop is used after the loop starts")
                 stack += v.rv.params
             elif isinstance(v, Node):
@@ -630,7 +630,7 @@ class _Specializer:
         if ab is None or not all(isinstance(x, K) for x in ab):
             raise NotSpecialisable("a list of symbolic values whose older elements depend on more than the "
                                    "next one (the state would grow)")
-        self.engine.retired.add(id(rv))
+        self.engine.retired[rv] = True
         return ab[0].v, ab[1].v
 
     def means(self, value: SList) -> SSAValue:
@@ -831,7 +831,8 @@ class _Specializer:
         c = _Canon(self.engine)
         c.value(value)
         c.rv_keys()
-        self.stale |= set(c.rvs)
+        for rv in c.rv_list:
+            self.stale[rv] = True
 
 
 def _index(variants: list[_Variant], shape: Shape) -> int:

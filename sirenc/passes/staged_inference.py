@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import i1
 from xdsl.ir import SSAValue
 
 from sirenc.ir import siren
-from sirenc.passes.staged_symbolic import RV, Builder, Emitter, Expr, K, Node, NotSpecialisable, Num, R, \
+from sirenc.passes.staged_symbolic import RV, Builder, Emitter, Expr, IdMemo, K, Node, NotSpecialisable, Num, R, \
     is_static, occurs, rvs_of
 
 # SPEC 11.8: which conjugate pairs each method uses.
@@ -45,7 +45,7 @@ class Engine:
         # a branch that made none can run as a plain `if` (specialize_conjugacy).
         self.touched = 0
         self.born = 0     # variables created so far
-        self.retired: set[int] = set()   # variables a trajectory keeps as records (specialize_conjugacy)
+        self.retired = IdMemo()          # variables a trajectory keeps as records (specialize_conjugacy)
         self.finished = False            # a trajectory's means are taken: nothing may change after
         self.epoch = 0    # variables created before this are "existing" for `touched`
 
@@ -58,15 +58,15 @@ class Engine:
     def affine(self, e: Expr, r: RV) -> tuple[Expr, Expr] | None:
         """e = a*r + b with other variables as constants (11.1), or None."""
         b = self.b
-        memo: dict[int, tuple[Expr, Expr] | None] = {}
+        memo = IdMemo()
 
         def go(x: Expr):
             if isinstance(x, K):
                 return K(0.0), x
             if isinstance(x, R):
                 return (K(1.0), K(0.0)) if x.rv is r else (K(0.0), x)
-            if id(x) in memo:
-                return memo[id(x)]
+            if x in memo:
+                return memo[x]
             res = None
             if x.kind in ("add", "mul", "div"):
                 left, right = go(x.args[0]), go(x.args[1])
@@ -80,7 +80,7 @@ class Engine:
                         res = None if ra is None else (ra, b.mul(b1, b2))
                     elif z2:
                         res = b.div(a1, b2), b.div(b1, b2)
-            memo[id(x)] = res
+            memo[x] = res
             return res
 
         return go(e)
@@ -201,7 +201,7 @@ class Engine:
         return all(isinstance(p, K) for p in rv.params)
 
     def eval_params(self, rv: RV) -> None:
-        memo: dict = {id(rv): R(rv)}   # a cycle back to rv stops there, as in the runtime
+        memo = IdMemo([(rv, R(rv))])   # a cycle back to rv stops there, as in the runtime
         params = [self.b.eval(p, memo) for p in rv.params]
         if any(a is not b for a, b in zip(params, rv.params)):
             self.touch(rv)
@@ -409,7 +409,7 @@ class Engine:
     def force(self, e: Expr) -> Num:
         """value_expr (6.4): the number e stands for, drawing the variables it mentions left to
         right; an ite forces its condition, then the branch it picks."""
-        memo: dict[int, Num] = {}
+        memo = IdMemo()
         emit = self.emit
 
         def go(x: Expr) -> Num:
@@ -417,8 +417,8 @@ class Engine:
                 return x.v
             if isinstance(x, R):
                 return self.value(x.rv)
-            if id(x) in memo:
-                return memo[id(x)]
+            if x in memo:
+                return memo[x]
             if x.kind == "ite":
                 c = go(x.args[0])
                 if not isinstance(c, float):
@@ -434,7 +434,7 @@ class Engine:
             else:
                 a = go(x.args[0])
                 v = _combine(emit, x.kind, a, go(x.args[1]))
-            memo[id(x)] = v
+            memo[x] = v
             return v
 
         return go(e)

@@ -27,6 +27,36 @@ from sirenc.ir import siren
 Num = float | SSAValue
 
 
+class IdMemo:
+    """A map keyed by object identity that keeps its keys alive. A bare `id()` is an address, which
+    a freed object's successor may reuse; the staging here frees nodes while it walks (eval
+    replaces parameters in place), so a memo of bare ids could answer for an object it never saw,
+    and the tier a program gets would depend on the memory layout."""
+
+    __slots__ = ("_d",)
+
+    def __init__(self, items=()):
+        self._d: dict[int, tuple[object, object]] = {}
+        for k, v in items:
+            self[k] = v
+
+    def get(self, key, default=None):
+        got = self._d.get(id(key))
+        return default if got is None else got[1]
+
+    def __contains__(self, key) -> bool:
+        return id(key) in self._d
+
+    def __getitem__(self, key):
+        return self._d[id(key)][1]
+
+    def __setitem__(self, key, value) -> None:
+        self._d[id(key)] = (key, value)
+
+    def __len__(self) -> int:
+        return len(self._d)
+
+
 class NotSpecialisable(Exception):
     """The program cannot run on tier 2; `reason` says why, `op` is where (or None)."""
 
@@ -322,23 +352,23 @@ class Builder:
                                          "symbolic values of different structure") else f
         return Node("ite", c, t, f)
 
-    def eval(self, e: Expr, memo: dict | None = None) -> Expr:
+    def eval(self, e: Expr, memo: IdMemo | None = None) -> Expr:
         """SPEC 6.3's eval: realized variables replaced by their values, constants folded; and, as
         its side effect, the parameters of every symbolic variable it reaches evaluated in place
         (as the runtime's eval does: a later rule check sees them simplified). Walks that share
         `memo` evaluate each node and variable once."""
-        memo = {} if memo is None else memo
+        memo = IdMemo() if memo is None else memo
 
         def go(x: Expr) -> Expr:
-            got = memo.get(id(x))
+            got = memo.get(x)
             if got is not None:
                 return got
             if isinstance(x, R):
                 rv = x.rv
                 y = K(rv.value) if rv.realized else x
-                memo[id(x)] = y
-                if not rv.realized and id(rv) not in memo:
-                    memo[id(rv)] = x
+                memo[x] = y
+                if not rv.realized and rv not in memo:
+                    memo[rv] = x
                     params = [go(p) for p in rv.params]
                     if any(a is not b for a, b in zip(params, rv.params)):
                         rv.params = params
@@ -355,7 +385,7 @@ class Builder:
                     y = getattr(self, x.kind)(*args)
             else:
                 y = x
-            memo[id(x)] = y
+            memo[x] = y
             return y
 
         return go(e)
