@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 7
+#define SIRENRT_ABI_VERSION 8
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -46,6 +46,7 @@ extern "C" {
 
 typedef struct sirenrt_ctx sirenrt_ctx;       /* per-particle context, opaque to generated code */
 typedef struct sirenrt_filter sirenrt_filter; /* a particle population */
+typedef struct sirenrt_rows sirenrt_rows;     /* the rows of file 0 in place (Data below) */
 
 /* int64 sentinels: the empty list, and the two stream answers of sirenrt_stream_row. */
 enum { SIRENRT_NIL = -1, SIRENRT_END = -2, SIRENRT_NEED = -3 };
@@ -69,8 +70,33 @@ enum { SIRENRT_SYSTEMATIC = 0, SIRENRT_MULTINOMIAL = 1, SIRENRT_STRATIFIED = 2, 
  * ------------------------------------------------------------------------------------------------ */
 /* `log_weight` is the particle's log weight: generated code may add a finite log density to it
  * directly (the hot families are scored inline); a -inf or NaN one it must pass to
- * sirenrt_add_log_weight instead, which records the observation's site for the zero-weight error. */
-typedef int32_t (*sirenrt_resume_fn)(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight);
+ * sirenrt_add_log_weight instead, which records the observation's site for the zero-weight error.
+ * `rows` is what sirenrt_stream_rows answered when the pass began (never NULL): the population loop
+ * asks once a pass instead of every particle asking at every resume. */
+typedef int32_t (*sirenrt_resume_fn)(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows);
+
+/* The population's arrays for a run of resumes (sirenrt_span_fn); the runtime fills it once a pass. */
+typedef struct sirenrt_span {
+  uint8_t *ctx;             /* slot 0's context; slot i's is ctx + i * ctx_size */
+  int64_t ctx_size;
+  int64_t flagged_offset;   /* an int32 in a context: nonzero once its resume recorded an error or a zero weight */
+  int64_t epoch_offset;     /* a uint32 in a context: the epoch its stream is keyed with ... */
+  uint32_t epoch;           /* ... which must be this one before it resumes, unless keyed is 0 */
+  int32_t keyed;
+  uint8_t *frames;          /* frame_size bytes a slot */
+  double *log_weights;
+  int8_t *state;            /* SIRENRT_RUNNABLE or SIRENRT_AT_RESAMPLE: may resume; else not */
+  const int32_t *arenas_used; /* nonzero once some particle built list cells (read relaxed) */
+  const sirenrt_rows *rows;
+} sirenrt_span;
+enum { SIRENRT_RUNNABLE = 3 }; /* a particle's state before its first resume */
+/* Resumes slots lo, lo + 1, ... with model->resume while nothing but the state needs recording: a slot
+ * may resume (its state SIRENRT_RUNNABLE or SIRENRT_AT_RESAMPLE, and its stream keyed with `epoch`
+ * unless `keyed` is 0) and, resumed, stops at resample() with its context unflagged and no arena in
+ * use.  Stores each resumed slot's new state.  Returns hi when every slot got so far; else the first
+ * slot that did not, with bit 62 set when it was resumed (and its state stored) all the same. */
+typedef int64_t (*sirenrt_span_fn)(const sirenrt_span *span, int64_t lo, int64_t hi);
+#define SIRENRT_SPAN_RESUMED 4611686018427387904
 
 /* A source location for run-time errors; `text` is the whole source line (no newline). */
 typedef struct sirenrt_site {
@@ -125,6 +151,7 @@ typedef struct sirenrt_model {
   /* 1: no resume ever draws from its particle's stream (the compiler saw no call that can), so the
    * runtime need not rekey the streams at each resampling; 0 (a safe default): it may. */
   int32_t never_draws;
+  sirenrt_span_fn resume_span; /* the loop above compiled with resume inlined; NULL: the runtime's */
 } sirenrt_model;
 
 typedef struct sirenrt_options {
@@ -282,19 +309,19 @@ SIRENRT_API int64_t sirenrt_file(sirenrt_ctx *ctx, int32_t file_id, int32_t site
  * not arrived yet; SIRENRT_END once it is closed and index >= number of rows.  `site` is the streamed
  * fold's File.read, where an error reading file 0 from disk (run() without rows) is reported. */
 SIRENRT_API int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site);
-/* The rows of file 0 as compiled code reads them in place, where a call per row would cost more than the
- * row: row r < n_rows holds vals[row_start[r] .. row_start[r+1]), and, when not empty, its handle as a
- * list is SIRENRT_FIRST_ROW | r << SIRENRT_ROW_SHIFT (a row of file 0 from its element 0, see Lists above).
- * n_rows is 0 while nothing is readable (the file not read yet, no data file, no filter): the code then
- * calls sirenrt_stream_row and sirenrt_list_head_word.  Valid until the resume returns. */
-typedef struct sirenrt_rows {
+/* The rows of file 0 as compiled code reads them in place (resume's `rows`), where a call per row would
+ * cost more than the row: row r < n_rows holds vals[row_start[r] .. row_start[r+1]), and, when not
+ * empty, its handle as a list is SIRENRT_FIRST_ROW | r << SIRENRT_ROW_SHIFT (a row of file 0 from its
+ * element 0, see Lists above).  n_rows is 0 while nothing is readable (the file not read yet when the
+ * pass began, no data file): the code then calls sirenrt_stream_row and sirenrt_list_head_word.  Valid
+ * until the resume returns. */
+struct sirenrt_rows {
   const double *vals;
   const int64_t *row_start;
   int64_t n_rows;
-} sirenrt_rows;
+};
 #define SIRENRT_FIRST_ROW 6917529027641081856
 #define SIRENRT_ROW_SHIFT 23
-SIRENRT_API const sirenrt_rows *sirenrt_stream_rows(sirenrt_ctx *ctx);
 /* Reads a CSV file by the grammar above.  0: *vals holds the values of all rows one after another,
  * row r is (*vals)[(*row_start)[r] .. (*row_start)[r+1]), *n_rows rows; free both with sirenrt_free.
  * Nonzero: *error is the rendered message (free it with sirenrt_free); *vals, *row_start are NULL. */

@@ -558,7 +558,7 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
     uint8_t *frame = f->frames + (size_t)i * m->frame_size;
     if (get(r, frame, m->frame_size)) break;
     int8_t st = f->state[i];
-    if (st != RT_RUNNABLE && st != SIRENRT_FINISHED && st != SIRENRT_AT_RESAMPLE && st != SIRENRT_NEED_ROW) {
+    if (st != SIRENRT_RUNNABLE && st != SIRENRT_FINISHED && st != SIRENRT_AT_RESAMPLE && st != SIRENRT_NEED_ROW) {
       r->bad = "the checkpoint is damaged (a particle state)";
       break;
     }

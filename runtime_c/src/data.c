@@ -474,22 +474,21 @@ __attribute__((noinline)) static int64_t stream_row_slow(sirenrt_ctx *ctx, int64
 
 /* File 0 once it is read, else NULL.  Loaded, a table changes only between passes (a streamed row, a
  * new run): not while a particle runs. */
-static const rt_table *loaded_stream(const sirenrt_ctx *ctx) {
-  const sirenrt_filter *f = ctx->filter;
+static const rt_table *loaded_stream(const sirenrt_filter *f) {
   if (!f || f->model->n_files == 0) return NULL;
   const rt_table *t = &f->tables[0];
   return __atomic_load_n(&t->loaded, __ATOMIC_ACQUIRE) ? t : NULL;
 }
 
-const sirenrt_rows *sirenrt_stream_rows(sirenrt_ctx *ctx) {
+const sirenrt_rows *rt_stream_rows(const sirenrt_filter *f) {
   static const sirenrt_rows none = {NULL, NULL, 0};
-  const rt_table *t = loaded_stream(ctx);
+  const rt_table *t = loaded_stream(f);
   return t ? (const sirenrt_rows *)t : &none;
 }
 
 /* The hot case (every particle-step of a streamed program) is a row the table already holds. */
 int64_t sirenrt_stream_row(sirenrt_ctx *ctx, int64_t index, int32_t site) {
-  const rt_table *t = loaded_stream(ctx);
+  const rt_table *t = loaded_stream(ctx->filter);
   if (t && index >= 0 && index < t->n_rows) return rt_row_handle(t, 0, index);
   return stream_row_slow(ctx, index, site);
 }

@@ -82,7 +82,7 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
     sirenrt_ctx *c = &f->ctx[i];
     c->arena_used = 0;
     f->logw[i] = 0.0;
-    f->state[i] = RT_RUNNABLE;
+    f->state[i] = SIRENRT_RUNNABLE;
     c->zero_site = -1;
     c->zeroed = 0;
     c->want_row = 0;
@@ -504,7 +504,7 @@ static int barrier(sirenrt_filter *f) {
  * case when the population loop looks again: so no pass over the contexts marks them runnable. */
 static int can_proceed(const sirenrt_filter *f, int64_t i) {
   int8_t state = f->state[i];
-  if (state == RT_RUNNABLE || state == SIRENRT_AT_RESAMPLE) return 1;
+  if (state == SIRENRT_RUNNABLE || state == SIRENRT_AT_RESAMPLE) return 1;
   return state == SIRENRT_NEED_ROW && (!f->stream_open || f->ctx[i].want_row < f->tables[0].n_rows);
 }
 
@@ -522,17 +522,31 @@ typedef struct pass_chunk {
 typedef struct pass_args {
   sirenrt_filter *f;
   int sym; /* collect symbolic states: some particle held one when the pass began (f->sym_used) */
+  const sirenrt_rows *rows; /* sirenrt_stream_rows when the pass began, for every resume */
   pass_chunk chunks[RT_MAX_THREADS];
 } pass_args;
 
 /* A stream nothing was drawn from since it was keyed: as rt_rng_init leaves it, or rt_rng_init_many. */
 static int untouched(const rt_rng *g) { return (g->ctr[0] == 0 && g->left == 0) | (g->ctr[0] == 1 && g->left == 4); }
 
+/* The span of the population a thread's compiled loop (model->resume_span) may run, or NULL when it
+ * may not: lists and symbolic states need the bookkeeping after every resume that only this file does. */
+static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sirenrt_rows *rows, sirenrt_span *v) {
+  if (!f->model->resume_span || f->max_held > 0 || sym) return NULL;
+  *v = (sirenrt_span){.ctx = (uint8_t *)f->ctx, .ctx_size = sizeof(sirenrt_ctx),
+                      .flagged_offset = offsetof(sirenrt_ctx, flagged),
+                      .epoch_offset = offsetof(sirenrt_ctx, rng.ctr[2]), .epoch = f->epoch,
+                      .keyed = !f->model->never_draws, .frames = f->frames, .log_weights = f->logw,
+                      .state = f->state, .arenas_used = &f->arenas_used, .rows = rows};
+  return v;
+}
+
 /* Resumes every particle of slots [n k / T, n (k+1) / T) that can proceed.  A stream of an older epoch
  * is rekeyed first: RT_RNG_LANES slots at once with their first blocks (rekey_ahead) while particles
  * draw, else (no particle drew in the last pass: a program without draws, or past them) one at a time
  * without it, the first draw computing it.  Both give the same words: the answer is the same either
- * way, and so for any number of threads. */
+ * way, and so for any number of threads.  Runs of particles that need nothing recorded but their state
+ * go through the model's compiled loop when it has one (sirenrt_span_fn); it hands back every other. */
 static void resume_range(void *arg, int k, int threads) {
   pass_args *a = arg;
   sirenrt_filter *f = a->f;
@@ -550,19 +564,41 @@ static void resume_range(void *arg, int k, int threads) {
   int8_t *state = f->state;
   int lists = f->max_held > 0, sym = a->sym, lazy = f->rekey_lazy, stream_open = f->stream_open;
   int keyed = !f->model->never_draws; /* a stream nobody draws from may keep its first key */
+  const sirenrt_rows *rows = a->rows;
+  sirenrt_span view;
+  const sirenrt_span *span = span_view(f, sym, rows, &view);
   int drew = 0, any_at_resample = 0;
   for (int64_t i = lo; i < hi; i++) {
+    int32_t r;
+    sirenrt_ctx *c;
+    if (span) {
+      int64_t got = f->model->resume_span(span, i, hi);
+      int64_t next = got & ~(int64_t)SIRENRT_SPAN_RESUMED;
+      /* The compiled loop does not look at the streams: a model that draws may have drawn. */
+      drew |= keyed && next > i;
+      any_at_resample |= next > i;
+      if (next >= hi) break;
+      i = next;
+      c = &ctx[i];
+      if (got & SIRENRT_SPAN_RESUMED) {
+        r = state[i];
+        drew |= keyed;
+        goto resumed;
+      }
+    }
     int8_t s = state[i];
-    if (s != RT_RUNNABLE && s != SIRENRT_AT_RESAMPLE && !can_proceed(f, i)) continue;
-    sirenrt_ctx *c = &ctx[i];
+    if (s != SIRENRT_RUNNABLE && s != SIRENRT_AT_RESAMPLE && !can_proceed(f, i)) continue;
+    c = &ctx[i];
     if (keyed && c->rng.ctr[2] != epoch) { /* its stream is of an older epoch */
       if (lazy)
         rt_rng_init(&c->rng, seed, (uint64_t)i, epoch, RT_DOMAIN_PARTICLE);
       else
         rekey_ahead(f, i, hi);
     }
-    int32_t r = resume(c, frames + (size_t)i * frame_size, &logw[i]);
+    r = resume(c, frames + (size_t)i * frame_size, &logw[i], rows);
     drew |= !untouched(&c->rng);
+    state[i] = (int8_t)r;
+  resumed:
     if (c->flagged) { /* only now are the context's cold fields read */
       c->flagged = 0;
       if (c->zeroed) {
@@ -571,7 +607,6 @@ static void resume_range(void *arg, int k, int threads) {
       }
       if (c->err_msg && out->first_error < 0) out->first_error = i;
     }
-    state[i] = (int8_t)r;
     any_at_resample |= r == SIRENRT_AT_RESAMPLE;
     if (r == SIRENRT_AT_RESAMPLE && !lists && !sym) { /* the common stop: nothing to hold or collect */
       if (__builtin_expect(__atomic_load_n(&f->arenas_used, __ATOMIC_RELAXED) == 0, 1)) continue;
@@ -599,7 +634,7 @@ static void resume_range(void *arg, int k, int threads) {
  * sequential pass would meet them: the lowest failing slot, the highest slot that zeroed its weight
  * last.  Returns -1 with f failed, else whether some particle stopped at resample(). */
 static int resume_all(sirenrt_filter *f) {
-  pass_args a = {f, __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED), {{0}}};
+  pass_args a = {f, __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED), rt_stream_rows(f), {{0}}};
   int threads = team_size(f);
   run_team(f, threads, resume_range, &a);
   int any = 0, out_of_memory = 0, drew = 0;

@@ -175,7 +175,7 @@ typedef struct rt_budget {
 } rt_budget;
 
 typedef struct rt_table {
-  /* First, in sirenrt_rows' order: a loaded table is what sirenrt_stream_rows hands compiled code. */
+  /* First, in sirenrt_rows' order: a loaded table is what rt_stream_rows hands compiled code. */
   double *vals;
   int64_t *row_start; /* n_rows + 1 entries once loaded */
   int64_t n_rows;
@@ -220,9 +220,10 @@ int rt_table_append_row(rt_table *t, const double *row, int64_t n);
 /* Reads a CSV into t; on failure returns nonzero with a malloc'd rendered message in *err: -2 when
  * the file does not fit in t->budget (the message names the file and the limit), else -1. */
 int rt_table_read_csv(rt_table *t, const char *path, char **err);
+/* File 0's rows as resume reads them in place: the loaded table, else an empty view (data.c). */
+const sirenrt_rows *rt_stream_rows(const sirenrt_filter *f);
 
 /* ---------------------------------------------------------------- context ------------------- */
-enum { RT_RUNNABLE = 3 }; /* particle states: SIRENRT_FINISHED/AT_RESAMPLE/NEED_ROW, or runnable */
 
 /* 128 bytes, 64-aligned: the first cache line holds what every particle touches every step (its
  * stream, state, weight, filter), the second what lists, data and errors need.  The population
@@ -341,7 +342,7 @@ struct sirenrt_filter {
   double *w;           /* scratch: normalised weights */
   double *logw;        /* log weights since the last resampling, dense: the barrier's passes read
                         * and reset them without walking the contexts */
-  int8_t *state;       /* what each particle's last resume returned (or RT_RUNNABLE), dense: a
+  int8_t *state;       /* what each particle's last resume returned (or SIRENRT_RUNNABLE), dense: a
                         * resampling copy writes it at a random slot, which must not cost a cache
                         * miss on the big context array */
   int64_t *counts;     /* scratch: offspring counts */
@@ -351,7 +352,7 @@ struct sirenrt_filter {
                         * copy), and in its serial parts */
   int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
   int64_t *copy_source; /* scratch: the particle copied into free_slots[j] at a resampling */
-  int arenas_used;     /* some particle built list cells since the last barrier (values.c) */
+  int32_t arenas_used; /* some particle built list cells since the last barrier (values.c) */
   rt_heap *heap;       /* the population's list cells; estimate()'s clone borrows them and the
                         * rootsets, with references of its own to what it holds */
   int32_t owns_heap;

@@ -45,8 +45,8 @@ typedef struct rw_frame {
   int64_t result_xs;
 } rw_frame;
 
-static int32_t rw_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t rw_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   rw_frame *f = (rw_frame *)frame;
   switch (f->pc) {
     case 0: goto start;
@@ -108,8 +108,8 @@ static const sirenrt_model rw_model = {
 /* ---- a model whose every particle dies: observe(uniform_int(0, 1), 5) ---- */
 static const sirenrt_site dead_sites[] = {{"dead.si", 5, 3, 30, "  observe(uniform_int(0, 1), 5.);"}};
 
-static int32_t dead_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t dead_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   int32_t *pc = (int32_t *)frame;
   if (*pc == 1) return SIRENRT_FINISHED;
   sirenrt_observe_uniform_int(ctx, 0, 1, 5.0, 0);
@@ -126,8 +126,8 @@ static const sirenrt_model dead_model = {
 /* ---- a model with an invalid parameter: gaussian(0, -1) ---- */
 static const sirenrt_site bad_sites[] = {{"bad.si", 3, 12, 28, "  let x <- gaussian(0., -1.) in"}};
 
-static int32_t bad_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t bad_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   double *result = (double *)(frame + 8);
   *result = sirenrt_sample_gaussian(ctx, 0.0, -1.0, 0);
   return SIRENRT_FINISHED;
@@ -148,8 +148,8 @@ typedef struct ragged_frame {
   double four;    /* result word 2 */
 } ragged_frame;
 
-static int32_t ragged_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t ragged_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   ragged_frame *f = (ragged_frame *)frame;
   f->b = sirenrt_sample_bernoulli(ctx, 0.3, -1) != 0.0;
   int64_t l = SIRENRT_NIL;
@@ -175,8 +175,8 @@ static const sirenrt_model ragged_model = {
 /* ---- File.read: returns file 0 itself (list of rows) ---- */
 static const sirenrt_site file_sites[] = {{"file.si", 1, 1, 20, "File.read(\"d.csv\")"}};
 
-__attribute__((unused)) static int32_t file_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+__attribute__((unused)) static int32_t file_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   int64_t *result = (int64_t *)(frame + 8);
   *result = sirenrt_file(ctx, 0, 0);
   return SIRENRT_FINISHED;
@@ -254,8 +254,8 @@ static inline int32_t ssi_resume_variant(sirenrt_ctx *ctx, uint8_t *frame, int v
 }
 
 #define SSI_RESUME(name, variant)                                                     \
-  static int32_t name(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {          \
-    (void)log_weight;                                                                  \
+  static int32_t name(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {          \
+    (void)log_weight, (void)rows;                                                                  \
     return ssi_resume_variant(ctx, frame, variant);                                    \
   }
 SSI_RESUME(ssi_plain_resume, SSI_PLAIN)

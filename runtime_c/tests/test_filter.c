@@ -268,16 +268,16 @@ static void test_list_head_word(void) {
   sirenrt_filter_free(f);
 }
 
-/* sirenrt_stream_rows: what compiled code reads a streamed row from in place must be what
+/* rt_stream_rows (resume's `rows`): what compiled code reads a streamed row from in place must be what
  * sirenrt_stream_row and sirenrt_list_head_word answer, and empty while nothing is readable. */
 static void test_stream_rows(void) {
   sirenrt_filter *f = sirenrt_filter_new(&rw_model, 4, 1, NULL);
   CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
   if (!f) return;
   sirenrt_ctx *c = &f->ctx[0];
-  CHECK(sirenrt_stream_rows(c)->n_rows == 0, "no rows before the data is read");
+  CHECK(rt_stream_rows(f)->n_rows == 0, "no rows before the data is read");
   CHECK(sirenrt_filter_run(f, ys, 3, 1) == 0, "run: %s", sirenrt_filter_error(f));
-  const sirenrt_rows *rows = sirenrt_stream_rows(c);
+  const sirenrt_rows *rows = rt_stream_rows(f);
   CHECK(rows->n_rows == 3, "%lld rows, want 3", (long long)rows->n_rows);
   for (int64_t r = 0; r < rows->n_rows; r++) {
     int64_t handle = SIRENRT_FIRST_ROW | r << SIRENRT_ROW_SHIFT;
@@ -287,8 +287,7 @@ static void test_stream_rows(void) {
     int64_t word = sirenrt_list_head_word(c, handle, 0, 3);
     CHECK(!memcmp(&word, &rows->vals[rows->row_start[r]], sizeof word), "row %lld's head", (long long)r);
   }
-  sirenrt_ctx alone = {0};
-  CHECK(sirenrt_stream_rows(&alone)->n_rows == 0, "no rows without a filter");
+  CHECK(rt_stream_rows(NULL)->n_rows == 0, "no rows without a filter");
   sirenrt_filter_free(f);
 }
 
@@ -406,15 +405,15 @@ static void test_bad_options(void) {
  * cons.si:   1  fold(fun (acc, i) -> i :: acc, ..., [])          (K cells consed one at a time) */
 static const sirenrt_site range_sites[] = {{"range.si", 1, 10, 30, "let xs = List.range(0., K) in List.len(xs)"}};
 static double range_k = 0;
-static int32_t range_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t range_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   int64_t xs = sirenrt_list_range(ctx, 0.0, range_k, 0);
   double n = sirenrt_list_len(ctx, xs);
   memcpy(frame + 8, &n, sizeof n);
   return SIRENRT_FINISHED;
 }
-static int32_t cons_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t cons_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   int64_t acc = SIRENRT_NIL;
   for (int64_t i = 0; i < (int64_t)range_k; i++) {
     int64_t cell = sirenrt_list_cons(ctx, acc, 1);
@@ -507,8 +506,8 @@ typedef struct sporadic_frame {
 
 static int sporadic_slot(int64_t t) { return t == 0 ? 0 : t == 1 ? 1 : t == 5 ? 2 : t == 6 ? 3 : -1; }
 
-static int32_t sporadic_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t sporadic_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   sporadic_frame *f = (sporadic_frame *)frame;
   if (f->pc == 0) f->t = 0;
   else f->t++;

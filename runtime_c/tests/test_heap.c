@@ -32,8 +32,8 @@ typedef struct trail_frame {
 
 #define TRAIL_ELEM "PfLf"
 
-static int32_t trail_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t trail_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   trail_frame *f = (trail_frame *)frame;
   switch (f->pc) {
     case 0: f->x = 0.0; f->t = 0; f->xs = SIRENRT_NIL; break;

@@ -41,8 +41,8 @@ static void record_run(double a, double b) {
  *   3  let y <- gaussian(x, 1.) in observe(gaussian(y, 0.25), 1.); (x, y)
  * Frame: pc | result x | result y | x.  Site 0 is x, site 1 is y (resample() does not resample). */
 static double two_lik(double x, double y) { return lnorm(0.5, x, 4.0) + lnorm(1.0, y, 0.25); }
-static int32_t two_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t two_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   double *w = (double *)(frame + 8);
   if (*(int32_t *)frame == 1) goto second;
   w[2] = sirenrt_sample_gaussian(ctx, 0.0, 1.0, -1);
@@ -66,8 +66,8 @@ static const sirenrt_model two_model = {.abi_version = SIRENRT_ABI_VERSION, .nam
  *   3   else observe(gaussian(1., 1.), 2.)); z
  * Site 0 is z, site 1 is w when z = 1.  Exact P(z = 1 | data) = N(2; 0, 2) / (N(2; 0, 2) + N(2; 1, 1)). */
 static double jump_lik(double z, double w) { return z == 1.0 ? lnorm(2.0, w, 1.0) : lnorm(2.0, 1.0, 1.0); }
-static int32_t jump_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t jump_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   double z = sirenrt_sample_bernoulli(ctx, 0.5, -1), w = NAN;
   if (z == 1.0) {
     w = sirenrt_sample_gaussian(ctx, 0.0, 1.0, -1);
@@ -246,8 +246,8 @@ static void test_reproducible(void) {
 }
 
 /* A program without random choices: one state, recorded once (SPEC 15.2 step 2b). */
-static int32_t const_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t const_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   sirenrt_observe_gaussian(ctx, 0.0, 1.0, 0.5, -1);
   double v = 3.0;
   memcpy(frame + 8, &v, sizeof v);

@@ -275,8 +275,8 @@ static void test_save_load_and_clone(const sirenrt_model *m) {
 static const sirenrt_site mean_sites[] = {{"mean.si", 1, 22, 36, "let symbolic a <- beta(1., 1.) in"},
                                           {"mean.si", 2, 10, 26, "let b <- gaussian(a, 1.) in b"}};
 static const char *const mean_vars[] = {"a", "b"};
-static int32_t mean_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t mean_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   int64_t a = sirenrt_sym_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_SYMBOLIC, 0);
   int64_t b = sirenrt_sym_assume(ctx, SIRENRT_FAM_GAUSSIAN, a, d2w(1.0), 0, 1, SIRENRT_ANN_NONE, 1);
   memcpy(frame + 8, &b, sizeof b);
@@ -328,8 +328,8 @@ static void test_bad_models(void) {
 static const sirenrt_site dead_ssi_sites[] = {{"dead.si", 1, 10, 22, "let p <- beta(1., 1.) in"},
                                               {"dead.si", 2, 3, 31, "observe(binomial(3., p), 5.); p"}};
 static const char *const dead_ssi_vars[] = {"p"};
-static int32_t dead_ssi_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t dead_ssi_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   int32_t *pc = (int32_t *)frame;
   if (*pc == 1) return SIRENRT_FINISHED;
   int64_t p = sirenrt_sym_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_NONE, 0);

@@ -41,8 +41,8 @@ typedef struct two_frame {
 
 static const sirenrt_root two_roots[] = {{1, offsetof(two_frame, xs), "Lf"}};
 
-static int32_t two_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
-  (void)log_weight;
+static int32_t two_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
   two_frame *f = (two_frame *)frame;
   if (f->pc == 0) {
     f->rows = sirenrt_file(ctx, 0, 0);
@@ -69,9 +69,9 @@ static int32_t two_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) 
 }
 
 /* The same model streaming file 0 (row t read in place when the table holds it, as compiled code does
- * through sirenrt_stream_rows, else through sirenrt_stream_row), with file 1 read lazily.  Under
+ * through resume's `rows`, else through sirenrt_stream_row), with file 1 read lazily.  Under
  * ThreadSanitizer this checks that the view is safe while another thread reads file 0. */
-static int32_t stream_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight) {
+static int32_t stream_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
   (void)log_weight;
   two_frame *f = (two_frame *)frame;
   if (f->pc == 0) {
@@ -83,9 +83,8 @@ static int32_t stream_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weigh
     f->rows = 0; /* the next row's index */
     f->pc = 1;
   }
-  const sirenrt_rows *held = sirenrt_stream_rows(ctx);
   int64_t r = f->rows;
-  int in_place = r < held->n_rows && held->row_start[r + 1] > held->row_start[r];
+  int in_place = r < rows->n_rows && rows->row_start[r + 1] > rows->row_start[r];
   int64_t row = in_place ? SIRENRT_FIRST_ROW | r << SIRENRT_ROW_SHIFT : sirenrt_stream_row(ctx, r, 0);
   if (row == SIRENRT_NEED) return SIRENRT_NEED_ROW;
   if (row == SIRENRT_END) {
@@ -93,7 +92,7 @@ static int32_t stream_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weigh
     f->result_xs = f->xs;
     return SIRENRT_FINISHED;
   }
-  double y = in_place ? held->vals[held->row_start[r]] : bits_to_double(sirenrt_list_get(ctx, row, 0, 3));
+  double y = in_place ? rows->vals[rows->row_start[r]] : bits_to_double(sirenrt_list_get(ctx, row, 0, 3));
   f->rows++;
   f->x = sirenrt_sample_gaussian(ctx, f->x + f->d, 1.0, 2);
   sirenrt_observe_gaussian(ctx, f->x, 0.5, y, 3);

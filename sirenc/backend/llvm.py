@@ -34,16 +34,17 @@ import llvmlite.ir as ir
 
 from sirenc.diagnostics import source_line
 from sirenc.model_info import MODEL_SYMBOL, RESUME_SYMBOL, ModelInfo
-from sirenc.runtime.abi import abi_version
+from sirenc.runtime.abi import abi_version, defines
 
 _I8 = ir.IntType(8)
 _I32 = ir.IntType(32)
+_I64 = ir.IntType(64)
 _PTR = ir.PointerType()
 
 # ------------------------------------------------ descriptor types (sirenrt.h)
 
 # C scalar types of the descriptor structs; pointers (also to functions) are `ptr`.
-_SCALARS = {"int32_t": _I32, "uint32_t": _I32, "int64_t": ir.IntType(64), "uint64_t": ir.IntType(64),
+_SCALARS = {"int32_t": _I32, "uint32_t": _I32, "int64_t": _I64, "uint64_t": _I64,
             "double": ir.DoubleType()}
 
 
@@ -182,6 +183,7 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
     sym_roots = [_struct("sirenrt_root", pc=pc, offset=offset, type=string(typ))
                  for pc, offset, typ in info.sym_roots]
     variables = [string(v) for v in info.vars]
+    span = _add_span(mod, resume, info.frame_size)
     model = _struct(
         "sirenrt_model",
         abi_version=abi_version(),
@@ -201,11 +203,83 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
         tier=info.tier,
         static_runtime_plan=string(info.static_runtime_plan if info.tier == 2 else None),
         never_draws=int(info.never_draws),
+        resume_span=span,
     )
     g = ir.GlobalVariable(mod, model.type, name=MODEL_SYMBOL)
     g.global_constant = True
     g.initializer = model
     # external linkage, default visibility: export.c and dlsym/JIT lookups find it
+
+
+# The resume functions LLVM inlines into the span loop: past this many instructions a call costs
+# little beside the body, and a second copy of a long program would double its code generation.
+_INLINE_RESUME_BELOW = 2000
+
+
+def _add_span(mod: ir.Module, resume: ir.Function, frame_size: int) -> ir.Function:
+    """``sirenrt_span_fn`` (sirenrt.h): the runtime's per-particle loop for its common case, with
+    @siren_resume inlined: a particle then costs no indirect call, and its frame's address is a
+    multiple of a constant."""
+    fields = [name for name, _ in _struct_fields("sirenrt_span")]
+    span_t = descriptor_type("sirenrt_span")
+    fn = ir.Function(mod, ir.FunctionType(_I64, [_PTR, _I64, _I64]), name=f"{RESUME_SYMBOL}.span")
+    fn.linkage = "internal"
+    span, lo, hi = fn.args
+    blocks = {n: fn.append_basic_block(n) for n in ("entry", "loop", "body", "check", "run", "next",
+                                                    "handed_back", "resumed_back", "done")}
+    b = ir.IRBuilder(blocks["entry"])
+
+    def field(name: str) -> ir.Value:
+        k = fields.index(name)
+        at = b.gep(span, [ir.Constant(_I32, 0), ir.Constant(_I32, k)], inbounds=True, source_etype=span_t)
+        return b.load(at, name=name, typ=span_t.elements[k])
+
+    ctx0, ctx_size, flagged_at, epoch_at, epoch, keyed, frames, log_weights, state, arenas, rows = (
+        field(n) for n in ("ctx", "ctx_size", "flagged_offset", "epoch_offset", "epoch", "keyed", "frames",
+                           "log_weights", "state", "arenas_used", "rows"))
+    keyed = b.icmp_signed("!=", keyed, ir.Constant(_I32, 0))
+    b.branch(blocks["loop"])
+
+    b.position_at_end(blocks["loop"])
+    i = b.phi(_I64, name="i")
+    i.add_incoming(lo, blocks["entry"])
+    b.cbranch(b.icmp_signed("<", i, hi), blocks["body"], blocks["done"])
+
+    b.position_at_end(blocks["body"])
+    state_at = b.gep(state, [i], inbounds=True, source_etype=_I8)
+    s = b.load(state_at, typ=_I8)
+    may = b.or_(b.icmp_signed("==", s, ir.Constant(_I8, 3)), b.icmp_signed("==", s, ir.Constant(_I8, 1)))
+    ctx = b.gep(ctx0, [b.mul(i, ctx_size)], inbounds=True, source_etype=_I8)
+    b.cbranch(may, blocks["check"], blocks["handed_back"])
+
+    b.position_at_end(blocks["check"])
+    key = b.load(b.gep(ctx, [epoch_at], inbounds=True, source_etype=_I8), typ=_I32)
+    stale = b.and_(keyed, b.icmp_unsigned("!=", key, epoch))
+    b.cbranch(stale, blocks["handed_back"], blocks["run"])
+
+    b.position_at_end(blocks["run"])
+    frame = b.gep(frames, [b.mul(i, ir.Constant(_I64, frame_size))], inbounds=True, source_etype=_I8)
+    weight = b.gep(log_weights, [i], inbounds=True, source_etype=ir.DoubleType())
+    small = sum(len(block.instructions) for block in resume.blocks) < _INLINE_RESUME_BELOW
+    r = b.call(resume, [ctx, frame, weight, rows], attrs=("alwaysinline",) if small else ())
+    b.store(b.trunc(r, _I8), state_at)
+    flagged = b.load(b.gep(ctx, [flagged_at], inbounds=True, source_etype=_I8), typ=_I32)
+    used = b.load_atomic(arenas, "monotonic", 4, typ=_I32)
+    plain = b.and_(b.icmp_signed("==", r, ir.Constant(_I32, 1)),
+                   b.icmp_signed("==", b.or_(flagged, used), ir.Constant(_I32, 0)))
+    b.cbranch(plain, blocks["next"], blocks["resumed_back"])
+
+    b.position_at_end(blocks["next"])
+    i.add_incoming(b.add(i, ir.Constant(_I64, 1)), blocks["next"])
+    b.branch(blocks["loop"])
+
+    b.position_at_end(blocks["handed_back"])
+    b.ret(i)
+    b.position_at_end(blocks["resumed_back"])
+    b.ret(b.or_(i, ir.Constant(_I64, defines()["SIRENRT_SPAN_RESUMED"])))
+    b.position_at_end(blocks["done"])
+    b.ret(hi)
+    return fn
 
 
 # ------------------------------------------------------------ LLVM pipeline

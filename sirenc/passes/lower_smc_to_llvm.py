@@ -1,7 +1,7 @@
 """`lower-smc-to-llvm`: one particle's program -> ``llvm.func @siren_resume`` over the C runtime.
 
 The ``smc.particle`` becomes the function the C runtime resumes a particle with,
-``i32 @siren_resume(ptr ctx, ptr frame, ptr log_weight)`` (``sirenrt_resume_fn``
+``i32 @siren_resume(ptr ctx, ptr frame, ptr log_weight, ptr rows)`` (``sirenrt_resume_fn``
 in sirenrt.h), and what the particle level leaves abstract gets its C runtime
 form here, and only here:
 
@@ -55,7 +55,7 @@ attribute ``sirenrt.layout`` of the function (sirenc/ir/sirenrt.py), next to the
 particle's ``#smc.model`` as ``smc.model``.
 
     llvm.func @sirenrt_std_normal(!llvm.ptr) -> f64
-    llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32
+    llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32
         attributes {smc.model = #smc.model<"f", ...>,
                     sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [loc("m.si":2:9)], []>} {
 """
@@ -130,7 +130,6 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "list_range": ((f64, f64, i32), i64),
     "file": ((i32, i32), i64),
     "stream_row": ((i64, i32), i64),
-    "stream_rows": ((), PTR),
     # symbolic values (-m ssi)
     "sym_add": ((i64, i64), i64),
     "sym_sub": ((i64, i64), i64),
@@ -189,7 +188,6 @@ class _Lowering:
     site_ids: dict[tuple[str, int, int], int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     vars: ArrayAttr | None = None   # a symbolic method's program variables (smc.vars)
-    rows: SSAValue | None = None    # sirenrt_stream_rows(ctx), once the lowering needs it
     const_lists: int = 0            # the smc.const_list words arrays emitted so far
 
     def __post_init__(self) -> None:
@@ -208,19 +206,11 @@ class _Lowering:
     def log_weight(self) -> SSAValue:
         return self.fn.body.blocks[0].args[2]
 
+    @property
     def stream_rows(self) -> SSAValue:
-        """The ``sirenrt_rows`` of file 0, asked for first thing in the entry block, which
-        dominates every use (and runs again at every resume: the rows may have grown)."""
-        if self.rows is None:
-            self.declare("stream_rows")
-            call = llvm.CallOp("sirenrt_stream_rows", self.ctx, return_type=PTR)
-            entry = self.fn.body.blocks[0]
-            if entry.first_op is None:
-                entry.add_op(call)
-            else:
-                entry.insert_op_before(call, entry.first_op)
-            self.rows = call.returned
-        return self.rows
+        """The ``sirenrt_rows`` of file 0 the runtime hands every resume (once a pass: the rows
+        may have grown between passes)."""
+        return self.fn.body.blocks[0].args[3]
 
     @property
     def result_words(self) -> int:
@@ -322,7 +312,7 @@ class _Emitter:
     def rows_field(self, field: str) -> SSAValue:
         """A field of file 0's ``sirenrt_rows``: vals, row_start (pointers) or n_rows."""
         index = ("vals", "row_start", "n_rows").index(field)
-        at = self.add(llvm.GEPOp(self.low.stream_rows(), [WORD * index], i8, inbounds=True)).result
+        at = self.add(llvm.GEPOp(self.low.stream_rows, [WORD * index], i8, inbounds=True)).result
         return self.add(llvm.LoadOp(at, i64 if field == "n_rows" else PTR)).dereferenced_value
 
     def word_at(self, base: SSAValue, index: SSAValue) -> SSAValue:
@@ -908,11 +898,11 @@ class _ResumeGraph(ControlFlowGraph):
 
 def _resume_function(particle: smc.ParticleOp) -> llvm.FuncOp:
     """@siren_resume: an entry block for the dispatch, then the particle's body."""
-    entry = Block(arg_types=[PTR, PTR, PTR])
-    for arg, name in zip(entry.args, ("ctx", "frame", "log_weight")):
+    entry = Block(arg_types=[PTR, PTR, PTR, PTR])
+    for arg, name in zip(entry.args, ("ctx", "frame", "log_weight", "rows")):
         arg.name_hint = name
     body = particle.body.detach_block(0)
-    ftype = llvm.LLVMFunctionType([PTR, PTR, PTR], i32)
+    ftype = llvm.LLVMFunctionType([PTR, PTR, PTR, PTR], i32)
     return llvm.FuncOp(RESUME_SYMBOL, ftype, linkage=llvm.LinkageAttr("external"), body=Region([entry, body]))
 
 

@@ -46,12 +46,12 @@ def test_cdef_declares_exactly_the_header_api():
     text = "".join(h.read_text() for h in (INCLUDE / "sirenrt.h", INCLUDE / "sirenrt_families.h"))
     exported = set(re.findall(r"SIRENRT_API [^;(]*?\b((?:sirenrt|sirenc)_\w+)\(", text))
     declared = set(re.findall(r"\b((?:sirenrt|sirenc)_\w+)\(", cdef(INCLUDE / "sirenrt.h")))
-    assert len(exported) == 125         # + particles, size, history, set_file, save, load, set_progress (issue 12), list_head_word;
+    assert len(exported) == 124         # + particles, size, history, set_file, save, load, set_progress (issue 12), list_head_word;
                                         # + list_cons_at, list_rev_at (the site of a list past the memory limit)
                                         # + list_from_words (a list literal of constants at once, issue 11)
                                         # + sym_add..sym_value, sym_assume, sym_observe, filter_runtime_plan (ssi)
                                         # + filter_new_mh, mh_runtime_plan, mh_stats and their sirenc_ exports (MH)
-                                        # + stream_rows (rows read in place by compiled code)
+                                        # (stream_rows went: resume is handed the rows, ABI 8)
     assert exported == declared
     assert "SIRENRT_API" not in cdef(INCLUDE / "sirenrt.h")
 
@@ -75,7 +75,7 @@ class PyModel:
         for i in range(n_sites):
             self.sites[i] = {"file": cstr("py.si"), "line": 2, "col": 5, "end_col": 9,
                              "text": cstr("let x <- gaussian(0., 1.) in")}
-        self.callback = ffi.callback("int32_t(sirenrt_ctx *, uint8_t *, double *)", resume)
+        self.callback = ffi.callback("int32_t(sirenrt_ctx *, uint8_t *, double *, sirenrt_rows *)", resume)
         self.model = ffi.new("sirenrt_model *", {
             "abi_version": abi_version(), "name": cstr("py"), "method": cstr("smc"),
             "plan": cstr("x: sample"), "result_type": cstr(result_type),
@@ -89,7 +89,7 @@ class PyModel:
         return obj
 
 
-def conjugate_resume(ctx, frame, log_weight):
+def conjugate_resume(ctx, frame, log_weight, rows):
     x = ffi.cast("double *", frame + 8)
     result = ffi.cast("double *", frame + 16)
     pc = ffi.cast("int32_t *", frame)
@@ -135,7 +135,7 @@ def test_estimate_reports_needed_capacity():
 
 
 def test_runtime_errors_are_rendered_not_raised():
-    def bad_resume(ctx, frame, log_weight):
+    def bad_resume(ctx, frame, log_weight, rows):
         ffi.cast("double *", frame + 16)[0] = LIB.sirenrt_sample_gaussian(ctx, 0.0, -1.0, 0)
         return LIB.SIRENRT_FINISHED
 
@@ -166,7 +166,7 @@ def test_never_draws_must_be_a_flag():
 
 def _two_steps(draw):
     """Two resample() barriers, then the result: a draw after the first (`draw`) or a constant."""
-    def resume(ctx, frame, log_weight):
+    def resume(ctx, frame, log_weight, rows):
         pc, x = ffi.cast("int32_t *", frame), ffi.cast("double *", frame + 8)
         pc[0] += 1
         if pc[0] == 1:
