@@ -14,7 +14,7 @@ builtin.module {
 // CHECK:      llvm.mlir.global private constant @siren_resume.list.0(dense<[4609434218613702656, 1, -4611686018427387904, 0]> : tensor<4xi64>) {addr_space = 0 : i32} : !llvm.array<4 x i64>
 // CHECK-NEXT: llvm.func @sirenrt_list_from_words(!llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.mlir.global private constant @siren_resume.list.1(dense<4607182418800017408> : tensor<1xi64>) {addr_space = 0 : i32} : !llvm.array<1 x i64>
-// CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
+// CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-SAME:   #sirenrt.layout<24 : i64, 8 : i64, [], [loc("m.si":3:9)], []>
 // CHECK:        %[[W0:.*]] = llvm.mlir.addressof @siren_resume.list.0 : !llvm.ptr
 // CHECK-NEXT:   %[[N0:.*]] = llvm.mlir.constant(2) : i64

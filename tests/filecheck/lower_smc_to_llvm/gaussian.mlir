@@ -33,7 +33,7 @@ builtin.module {
 // CHECK-NEXT: llvm.func @sirenrt_sample_bernoulli(!llvm.ptr, f64, i32) -> f64
 // CHECK-NEXT: llvm.func @sirenrt_observe_poisson(!llvm.ptr, f64, f64, i32)
 // CHECK-NEXT: llvm.func @sirenrt_sample_categorical(!llvm.ptr, f64, f64, i64, i32) -> f64
-// CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %[[LW:.*]]: !llvm.ptr) -> i32
+// CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %[[LW:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-SAME:   #sirenrt.layout<16 : i64, 8 : i64, [], [loc("m.si":1:10), loc("m.si":2:12), loc("m.si":3:10), loc("m.si":4:10)], []>
 // CHECK:        %[[MU:.*]] = llvm.mlir.constant(1.000000e+00 : f64) : f64
 // CHECK-NEXT:   %[[VAR:.*]] = llvm.mlir.constant(4.000000e+00 : f64) : f64

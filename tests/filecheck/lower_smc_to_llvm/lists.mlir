@@ -33,7 +33,7 @@ builtin.module {
 // CHECK-NEXT: llvm.func @sirenrt_list_rev_at(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_range(!llvm.ptr, f64, f64, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_file(!llvm.ptr, i32, i32) -> i64
-// CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
+// CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-SAME:   #sirenrt.layout<16 : i64, 8 : i64, ["/data/rows.csv", "/data/other.csv"], [loc("m.si":5:3), loc("m.si":6:3), loc("m.si":7:3), loc("m.si":8:3), loc("m.si":9:3), loc("m.si":10:3)], []>
 // CHECK:        %[[X:.*]] = llvm.mlir.constant(1.500000e+00 : f64) : f64
 // CHECK-NEXT:   %[[B:.*]] = llvm.mlir.constant(true) : i1

@@ -1,6 +1,6 @@
 // RUN: %sirenc-opt -p lower-smc-to-llvm %s | filecheck %s
 // smc.next_row reads a row the table holds in place, through the sirenrt_rows that the
-// entry block asks sirenrt_stream_rows for (row r < n_rows: its handle is
+// runtime hands the resume (its fourth argument; row r < n_rows: its handle is
 // SIRENRT_FIRST_ROW | r << 23 when row_start[r + 1] > row_start[r], else nil), and
 // asks sirenrt_stream_row for any other; answered SIRENRT_NEED (-3)
 // it saves its point in the pc and returns NEED_ROW (2). Re-entry at that point
@@ -37,9 +37,8 @@ builtin.module {
   }) : () -> ()
 }
 
-// CHECK:      llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
+// CHECK:      llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[ROWS:.*]]: !llvm.ptr) -> i32
 // CHECK-SAME:   #sirenrt.layout<32 : i64, 8 : i64, ["/data.csv"], [loc("<unknown>":0:0)], []>
-// CHECK-NEXT:   %[[ROWS:.*]] = llvm.call @sirenrt_stream_rows(%[[CTX]]) : (!llvm.ptr) -> !llvm.ptr
 // CHECK-NEXT:   %[[PC:.*]] = llvm.load %[[FRAME]] : !llvm.ptr -> i32
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[AT1:.*]] = llvm.icmp "eq" %[[PC]], %[[ONE]] : i32

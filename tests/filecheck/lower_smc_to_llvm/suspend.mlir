@@ -1,5 +1,5 @@
 // RUN: %sirenc-opt -p lower-smc-to-llvm %s | filecheck %s
-// The particle becomes @siren_resume(ctx, frame, log_weight). Its entry block
+// The particle becomes @siren_resume(ctx, frame, log_weight, rows). Its entry block
 // dispatches on the pc saved in the frame's first word: 0 starts the program,
 // k resumes after suspension point k. smc.resample saves its point and returns
 // AT_RESAMPLE (1); smc.finish stores the result's words from byte 8 and returns
@@ -28,7 +28,7 @@ builtin.module {
 // CHECK:      llvm.func @sirenrt_sample_exponential(!llvm.ptr, f64, i32) -> f64
 // CHECK-NEXT: llvm.func @sirenrt_list_cons_at(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_set(!llvm.ptr, i64, i32, i64)
-// CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
+// CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-SAME:   smc.model = #smc.model<"PfLf", false, "no stream", "", 2 : i64, {{\[\[}}1 : i32, 1 : i64, "Lf"]]>
 // CHECK-SAME:   sirenrt.layout = #sirenrt.layout<40 : i64, 8 : i64, [], [loc("m.si":2:9), loc("m.si":3:9)], {{\[\[}}1 : i32, 32 : i64, "Lf"]]>
 // CHECK-NEXT:   %[[PC:.*]] = llvm.load %[[FRAME]] : !llvm.ptr -> i32

@@ -36,7 +36,7 @@ builtin.module {
 // CHECK-NEXT: llvm.func @sirenrt_sym_ite(!llvm.ptr, i64, i64, i64) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_sym_value(!llvm.ptr, i64, i32) -> f64
 // CHECK-NEXT: llvm.func @sirenrt_sym_observe(!llvm.ptr, i32, i64, i64, i64, f64, i32)
-// CHECK:      llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32
+// CHECK:      llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32
 // CHECK-SAME:   sirenrt.vars = ["x", "s"]
 // CHECK:        %[[M:.*]] = llvm.bitcast %{{.*}} : f64 to i64
 // CHECK:        %[[BF:.*]] = llvm.select %{{.*}}, %{{.*}}, %{{.*}} : i1, f64

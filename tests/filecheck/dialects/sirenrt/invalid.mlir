@@ -3,7 +3,7 @@
 
 // A frame is whole words, the result after the pc's word.
 builtin.module {
-  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<20 : i64, 8 : i64, [], [], []>} {
+  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<20 : i64, 8 : i64, [], [], []>} {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
   }
@@ -15,7 +15,7 @@ builtin.module {
 
 // The result cannot overlap the pc's word.
 builtin.module {
-  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<16 : i64, 0 : i64, [], [], []>} {
+  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<16 : i64, 0 : i64, [], [], []>} {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
   }
@@ -27,7 +27,7 @@ builtin.module {
 
 // A root is [pc, byte offset, descriptor].
 builtin.module {
-  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[1 : i32, 16 : i64]]>} {
+  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[1 : i32, 16 : i64]]>} {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
   }
@@ -39,7 +39,7 @@ builtin.module {
 
 // Roots belong to resume points: pc 0 is the start, where no list exists yet.
 builtin.module {
-  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[0 : i32, 16 : i64, "Lf"]]>} {
+  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[0 : i32, 16 : i64, "Lf"]]>} {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
   }
@@ -51,7 +51,7 @@ builtin.module {
 
 // A root is a word of the frame past the pc.
 builtin.module {
-  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[1 : i32, 24 : i64, "Lf"]]>} {
+  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[1 : i32, 24 : i64, "Lf"]]>} {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
   }
@@ -63,7 +63,7 @@ builtin.module {
 
 // A root holds a list handle.
 builtin.module {
-  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[1 : i32, 16 : i64, "f"]]>} {
+  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[1 : i32, 16 : i64, "f"]]>} {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
   }
@@ -75,7 +75,7 @@ builtin.module {
 
 // A root's descriptor follows sirenrt.h's grammar.
 builtin.module {
-  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[1 : i32, 16 : i64, "Lx"]]>} {
+  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [], [[1 : i32, 16 : i64, "Lx"]]>} {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
   }

@@ -9,7 +9,7 @@
 // and per resume point the frame words holding list handles.
 
 builtin.module {
-  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<40 : i64, 8 : i64, ["/data.csv", "/abs/data.csv"], [loc("m.si":3:9), loc("<unknown>":0:0)], [[1 : i32, 24 : i64, "Lb"], [2 : i32, 32 : i64, "LPfLf"]]>} {
+  llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32 attributes {sirenrt.layout = #sirenrt.layout<40 : i64, 8 : i64, ["/data.csv", "/abs/data.csv"], [loc("m.si":3:9), loc("<unknown>":0:0)], [[1 : i32, 24 : i64, "Lb"], [2 : i32, 32 : i64, "LPfLf"]]>} {
     %c = llvm.mlir.constant(0 : i32) : i32
     llvm.return %c : i32
   }
@@ -20,7 +20,7 @@ builtin.module {
   }
 }
 
-// CHECK:      llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr) -> i32
+// CHECK:      llvm.func @siren_resume(%ctx: !llvm.ptr, %frame: !llvm.ptr, %log_weight: !llvm.ptr, %rows: !llvm.ptr) -> i32
 // CHECK-SAME:   attributes {sirenrt.layout = #sirenrt.layout<40 : i64, 8 : i64, ["/data.csv", "/abs/data.csv"], [loc("m.si":3:9), loc("<unknown>":0:0)], {{\[\[}}1 : i32, 24 : i64, "Lb"], [2 : i32, 32 : i64, "LPfLf"]]>} {
 // CHECK:      llvm.func @unit_resume(%c2: !llvm.ptr, %f2: !llvm.ptr, %w2: !llvm.ptr) -> i32
 // CHECK-SAME:   attributes {sirenrt.layout = #sirenrt.layout<8 : i64, 8 : i64, [], [], []>} {
