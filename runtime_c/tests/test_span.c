@@ -1,0 +1,160 @@
+/* test_span.c — the compiled particle loop's contract (sirenrt_span_fn, sirenrt.h): a model with a
+ * span must give bit for bit the answers of the same model without one, for any number of threads,
+ * run or streamed, while particles draw (their streams rekeyed at every resampling), zero their
+ * weights (flagged contexts), build list cells (arenas in use), wait for rows and finish: every case
+ * the span hands back to the runtime.  The span here is the contract written in C; sirenc generates
+ * the same loop in LLVM (backend/llvm.py), tested through the compiled models of the Python suite. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "internal.h"
+#include "models.h"
+
+enum { T = 25, N = 5003 };
+static double ys[T];
+
+/* A random walk without list slots reading its rows in place:
+ *   x_t ~ N(x_{t-1}, 1); weight 0 when x_t < -2.5, else observe N(x_t, 0.5) at y_t; every 7th step
+ *   also builds a list cell it drops; resample(); the result is x_T. */
+typedef struct walk_frame {
+  int32_t pc, pad;
+  double x;
+  int64_t t;
+  double result_x;
+} walk_frame;
+
+static int32_t walk_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  walk_frame *f = (walk_frame *)frame;
+  if (f->pc == 0) {
+    f->x = 0.0;
+    f->t = 0;
+    f->pc = 1;
+  }
+  int64_t t = f->t;
+  double y;
+  if (t < rows->n_rows && rows->row_start[t + 1] > rows->row_start[t]) {
+    y = rows->vals[rows->row_start[t]];
+  } else {
+    int64_t row = sirenrt_stream_row(ctx, t, 0);
+    if (row == SIRENRT_NEED) return SIRENRT_NEED_ROW;
+    if (row == SIRENRT_END) {
+      f->result_x = f->x;
+      return SIRENRT_FINISHED;
+    }
+    y = w2d(sirenrt_list_head_word(ctx, row, 0, 0));
+  }
+  f->x = sirenrt_sample_gaussian(ctx, f->x, 1.0, 0);
+  if (f->x < -2.5)
+    sirenrt_add_log_weight(ctx, -INFINITY, 0);
+  else
+    *log_weight += -0.5 * (y - f->x) * (y - f->x) / 0.5;
+  if (t % 7 == 3) sirenrt_list_cons(ctx, SIRENRT_NIL, 1);
+  f->t = t + 1;
+  return SIRENRT_AT_RESAMPLE;
+}
+
+static int64_t span_resumed, span_handed_back;
+
+static int64_t walk_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
+  for (int64_t i = lo; i < hi; i++) {
+    uint8_t *c = s->ctx + i * s->ctx_size;
+    int8_t state = s->state[i];
+    uint32_t key;
+    memcpy(&key, c + s->epoch_offset, sizeof key);
+    if ((state != SIRENRT_RUNNABLE && state != SIRENRT_AT_RESAMPLE) || (s->keyed && key != s->epoch)) {
+      __atomic_add_fetch(&span_handed_back, 1, __ATOMIC_RELAXED);
+      return i;
+    }
+    int32_t r = walk_resume((sirenrt_ctx *)c, s->frames + i * (int64_t)sizeof(walk_frame), &s->log_weights[i], s->rows);
+    s->state[i] = (int8_t)r;
+    __atomic_add_fetch(&span_resumed, 1, __ATOMIC_RELAXED);
+    int32_t flagged;
+    memcpy(&flagged, c + s->flagged_offset, sizeof flagged);
+    if (r != SIRENRT_AT_RESAMPLE || flagged || __atomic_load_n(s->arenas_used, __ATOMIC_RELAXED)) {
+      __atomic_add_fetch(&span_handed_back, 1, __ATOMIC_RELAXED);
+      return i | SIRENRT_SPAN_RESUMED;
+    }
+  }
+  return hi;
+}
+
+static const sirenrt_site walk_sites[] = {{"walk.si", 1, 1, 2, "x"}};
+static const char *const walk_files[] = {"/nonexistent/walk.csv"};
+static const sirenrt_model walk_model = {
+    .abi_version = SIRENRT_ABI_VERSION,
+    .name = "walk",
+    .method = "pf",
+    .plan = "x: sample",
+    .result_type = "f",
+    .frame_size = sizeof(walk_frame),
+    .result_offset = offsetof(walk_frame, result_x),
+    .resume = walk_resume,
+    .streamable = 1,
+    .not_streamable_reason = "",
+    .n_files = 1,
+    .files = walk_files,
+    .n_sites = 1,
+    .sites = walk_sites,
+};
+
+typedef struct answer {
+  double estimate, log_evidence, ess;
+} answer;
+
+/* Runs (or streams, a row a step) the walk; 0 on success. */
+static int walk(const sirenrt_model *m, int32_t threads, int stream, answer *out) {
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
+  sirenrt_filter *f = sirenrt_filter_new(m, N, 17, &o);
+  CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+  if (!f) return 1;
+  int failed = 0;
+  if (stream) {
+    for (int t = 0; t < T && !failed; t++) failed = sirenrt_filter_step(f, &ys[t], 1);
+  } else {
+    failed = sirenrt_filter_run(f, ys, T, 1);
+  }
+  int64_t n = 0;
+  failed = failed || sirenrt_filter_estimate(f, &out->estimate, 1, &n) || n != 1;
+  CHECK(!failed, "walk: %s", sirenrt_filter_error(f));
+  out->log_evidence = sirenrt_filter_log_evidence(f);
+  out->ess = sirenrt_filter_ess(f);
+  sirenrt_filter_free(f);
+  return failed;
+}
+
+static void test_span_changes_no_answer(void) {
+  sirenrt_model with_span = walk_model;
+  with_span.resume_span = walk_span;
+  const int32_t counts[] = {1, 2, 4, 7};
+  for (int stream = 0; stream < 2; stream++) {
+    answer base, got;
+    if (walk(&walk_model, 1, stream, &base)) return;
+    CHECK(isfinite(base.estimate) && isfinite(base.log_evidence), "a finite answer");
+    for (int c = 0; c < 4; c++) {
+      span_resumed = span_handed_back = 0;
+      if (walk(&with_span, counts[c], stream, &got)) return;
+      CHECK(memcmp(&base, &got, sizeof base) == 0,
+            "%s, %d threads: with the span %.17g (log evidence %.17g), without %.17g (%.17g)",
+            stream ? "streamed" : "run", (int)counts[c], got.estimate, got.log_evidence, base.estimate,
+            base.log_evidence);
+      /* The span did the work, and handed back the particles it must (waiting for rows when streamed,
+       * zero weights, dropped list cells, finishing, streams to rekey). */
+      CHECK(span_resumed > (int64_t)N * T / 2, "%lld resumes in the span", (long long)span_resumed);
+      CHECK(span_handed_back > T, "%lld particles handed back", (long long)span_handed_back);
+    }
+  }
+}
+
+int main(void) {
+  rt_rng g;
+  rt_rng_init(&g, 7, 0, 0, RT_DOMAIN_USER);
+  double x = 0.0;
+  for (int t = 0; t < T; t++) {
+    x += rt_normal(&g);
+    ys[t] = x + sqrt(0.5) * rt_normal(&g);
+  }
+  test_span_changes_no_answer();
+  return check_report("test_span");
+}
