@@ -529,6 +529,10 @@ typedef struct pass_args {
 /* A stream nothing was drawn from since it was keyed: as rt_rng_init leaves it, or rt_rng_init_many. */
 static int untouched(const rt_rng *g) { return (g->ctr[0] == 0 && g->left == 0) | (g->ctr[0] == 1 && g->left == 4); }
 
+/* Streams rekeyed at once when the compiled loop hands back a slot for its stream's epoch: the loop
+ * then runs this many slots before it stops again. */
+enum { RT_SPAN_REKEY = 64 };
+
 /* The span of the population a thread's compiled loop (model->resume_span) may run, or NULL when it
  * may not: lists and symbolic states need the bookkeeping after every resume that only this file does. */
 static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sirenrt_rows *rows, sirenrt_span *v) {
@@ -584,6 +588,17 @@ static void resume_range(void *arg, int k, int threads) {
         r = state[i];
         drew |= keyed;
         goto resumed;
+      }
+      /* Handed back only because its stream is of an older epoch: rekeyed (with the slots after it,
+       * RT_SPAN_REKEY of them), it goes back to the span. */
+      int8_t s = state[i];
+      if ((s == SIRENRT_RUNNABLE || s == SIRENRT_AT_RESAMPLE) && keyed && c->rng.ctr[2] != epoch) {
+        if (lazy)
+          rt_rng_init(&c->rng, seed, (uint64_t)i, epoch, RT_DOMAIN_PARTICLE);
+        else
+          for (int64_t j = i; j < hi && j < i + RT_SPAN_REKEY; j += RT_RNG_LANES) rekey_ahead(f, j, hi);
+        i--;
+        continue;
       }
     }
     int8_t s = state[i];
