@@ -12,8 +12,10 @@ form here, and only here:
   and the log density added to ``*log_weight`` in place while the sum is > -inf;
 * lists are int64 handles (-1 is the empty list), list ops ``sirenrt_list_*`` calls,
   and list elements 64-bit words (floats bitcast, bools 0/1, lists their handle); an
-  ``smc.const_list`` is a private constant array of its words (``@siren_resume.list.<k>``)
-  and one ``sirenrt_list_from_words(ctx, words, n, words_per_element, site)`` call;
+  ``smc.const_list`` is its words in one private constant array of every literal's words
+  (``@siren_resume.lists``: a global per literal would make every ``addressof`` look its symbol up
+  among thousands) and one ``sirenrt_list_from_words(ctx, words, n, words_per_element, site)``
+  call;
 * the frame is bytes: the pc (an i32) in word 0, the result's words from byte 8,
   then frame slot s at byte 8 + 8 * (result words + s);
 * ``smc.resample`` stores its point in the pc and returns AT_RESAMPLE (1);
@@ -71,7 +73,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math, scf
 from xdsl.dialects.builtin import (
-    ArrayAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType,
+    ArrayAttr, BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType,
     ModuleOp, TensorType, f64, i1, i8, i32, i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -105,6 +107,7 @@ FIRST_ROW, ROW_SHIFT = defines()["SIRENRT_FIRST_ROW"], defines()["SIRENRT_ROW_SH
 EQ, SLT, SGE, ULT = 0, 2, 5, 6
 WORD = 8
 PC_BYTES = 8  # the pc is an i32 at byte 0, padded to a word
+POOL = f"{RESUME_SYMBOL}.lists"   # the words of the program's constant lists
 PTR = llvm.LLVMPointerType()
 
 
@@ -188,7 +191,7 @@ class _Lowering:
     site_ids: dict[tuple[str, int, int], int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     vars: ArrayAttr | None = None   # a symbolic method's program variables (smc.vars)
-    const_lists: int = 0            # the smc.const_list words arrays emitted so far
+    pool: bytearray = field(default_factory=bytearray)   # every smc.const_list's words, in order
 
     def __post_init__(self) -> None:
         if self.model.streamable.value.data:
@@ -233,15 +236,19 @@ class _Lowering:
             raise LoweringError(f"lower-smc-to-llvm: @sirenrt_{name} is already defined as something else")
         self.declared[name] = decl
 
-    def words_array(self, words: DenseArrayBase) -> llvm.GlobalOp:
-        """A private constant global holding `words` (an smc.const_list's), for its address."""
-        typ = llvm.LLVMArrayType(len(words), i64)
-        value = DenseIntOrFPElementsAttr(TensorType(i64, [len(words)]), words.data)
-        name = f"{RESUME_SYMBOL}.list.{self.const_lists}"
-        self.const_lists += 1
-        array = llvm.GlobalOp(typ, name, "private", constant=True, value=value)
-        self.module.body.block.insert_op_before(array, self.fn)
-        return array
+    def pooled(self, words: DenseArrayBase) -> int:
+        """The byte offset of `words` (an smc.const_list's) in the pool (``POOL``)."""
+        at = len(self.pool)
+        self.pool += words.data.data
+        return at
+
+    def add_pool(self) -> None:
+        if self.pool:
+            n = len(self.pool) // WORD
+            typ = llvm.LLVMArrayType(n, i64)
+            value = DenseIntOrFPElementsAttr(TensorType(i64, [n]), BytesAttr(bytes(self.pool)))
+            self.module.body.block.insert_op_before(llvm.GlobalOp(typ, POOL, "private", constant=True, value=value),
+                                                    self.fn)
 
     def site(self, op: Operation) -> int:
         """The site id of `op`'s location: one per distinct file, line and column."""
@@ -658,8 +665,9 @@ class _ConstList(_Pattern):
 
     def rewrite(self, op: smc.ConstListOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
-        array = self.low.words_array(op.words)
-        words = e.add(llvm.AddressOfOp(array.sym_name.data, PTR)).result
+        at = self.low.pooled(op.words)
+        pool = e.add(llvm.AddressOfOp(POOL, PTR)).result
+        words = e.add(llvm.GEPOp(pool, [at], i8, inbounds=True)).result if at else pool
         n, width = e.const_i(op.length, i64), e.const_i(op.element_words, i32)
         e.replace(rewriter, [e.call("list_from_words", words, n, width, e.site_if_known())])
 
@@ -918,6 +926,7 @@ def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
     walker = PatternRewriteWalker(ByOpType(patterns), apply_recursively=False)
     walker.rewrite_region(fn.body)
     _check_step1(fn)
+    low.add_pool()
 
     # (2) the control-flow graph, then the dispatch on the saved pc.
     _ResumeGraph(low).build()
