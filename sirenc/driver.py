@@ -131,6 +131,7 @@ def _plan(c: Compilation, module):
     from sirenc.registry import get_pass
 
     get_pass("inline-functions")().apply(None, module)
+    get_pass("fold-constants")().apply(None, module)
     _self_check(c, module)
     # pf always analyses (its plan says every variable is sampled); the symbolic methods
     # only when checking (--no-check skips the analysis).

@@ -8,8 +8,6 @@ main expression becomes ``func.func @main``. Patterns become ``siren.fst`` /
 
 from __future__ import annotations
 
-import operator
-
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f64, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -23,8 +21,6 @@ from sirenc.ir.build import Attributes, new_op
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
 _OPERATOR_BINOPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "eq": "="}
-# The operators whose float constants irgen folds (`/` by zero would raise in Python).
-_FOLDS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
 # Expressions whose value irgen makes for them alone (no variable's binding).
 _OWN_VALUE = (ast.Const, ast.Neg, ast.BinOp)
 _PRIVATE = StringAttr("private")
@@ -175,9 +171,9 @@ class _FunctionBuilder:
     def _BinOp(self, block, e: ast.BinOp, env):
         lhs = self.expr(block, e.left, env)
         rhs = self.expr(block, e.right, env)
-        fold = _FOLDS.get(e.op)
-        if fold is not None:
-            folded = self.fold(block, fold, [(lhs, e.left), (rhs, e.right)], e)
+        op_type = _BINOPS.get(e.op)
+        if op_type in siren.FOLDS:
+            folded = self.fold(block, op_type, [(lhs, e.left), (rhs, e.right)], e)
             if folded is not None:
                 return folded
         return self.binop(block, e.op, lhs, rhs, e)
@@ -189,17 +185,16 @@ class _FunctionBuilder:
 
     def _Neg(self, block, e: ast.Neg, env):
         operand = self.expr(block, e.operand, env)
-        folded = self.fold(block, operator.neg, [(operand, e.operand)], e)
+        folded = self.fold(block, siren.NegOp, [(operand, e.operand)], e)
         if folded is not None:
             return folded
         return self.emit(block, siren.NegOp(operand), e)
 
-    def fold(self, block: Block, compute, operands: list[tuple[SSAValue, ast.Expr]], node) -> SSAValue | None:
-        """The constant `compute` makes of operands that are float constants of their own, in place
-        of their ops; None when one is not. A chain such as `- - - 1.` or `1. + 2. + 3.` is then one
-        constant, not an op per operator through every stage (issue 11). Python's float `+`, `-`,
-        `*` and negation are the IEEE operations the compiled code performs (or LLVM folds), so
-        the value is the same, except for the sign of a NaN: a NaN is left to the compiled code."""
+    def fold(self, block: Block, op_type: type, operands: list[tuple[SSAValue, ast.Expr]], node) -> SSAValue | None:
+        """The constant an op of `op_type` makes of operands that are float constants of their own
+        (``siren.folded``), in place of their ops; None when one is not. A chain such as `- - - 1.`
+        or `1. + 2. + 3.` is then one constant, not an op per operator through every stage
+        (issue 11). Variables bound to constants are left to the fold-constants pass."""
         values = []
         for value, source in operands:
             owner = value.owner
@@ -208,8 +203,8 @@ class _FunctionBuilder:
                     or not isinstance(owner.value, FloatAttr):
                 return None
             values.append(owner.value.value.data)
-        result = compute(*values)
-        if result != result:
+        result = siren.folded(op_type, values)
+        if result is None:
             return None
         for value, _ in operands:
             value.owner.detach()

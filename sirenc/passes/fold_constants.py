@@ -1,0 +1,63 @@
+"""`fold-constants`: float arithmetic whose operands are all constants becomes one constant.
+
+irgen folds arithmetic on literals (`- - 1.`, `1. + 2.`), but not on a variable, whose constant
+is the binding's, nor across a call. After inline-functions both are plain SSA values, and a
+chain such as `let x1 = x0 + 1. in let x2 = x1 + 1. in ...`, or functions each adding to the
+result of the one before, is folded here into one constant instead of an op per operator
+through every later stage (issue 11). The values are ``siren.folded``'s, bit for bit those the
+compiled code computes; a NaN result is left to the compiled code. A constant that no op uses
+any more is erased with the last op that read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FloatAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from sirenc.ir import siren
+from sirenc.ir.build import Attributes
+
+
+def _constant(value) -> float | None:
+    owner = value.owner
+    if isinstance(owner, siren.ConstOp) and isinstance(owner.value, FloatAttr):
+        return owner.value.value.data
+    return None
+
+
+def _fold(op: Operation, attrs: Attributes) -> None:
+    values = [_constant(operand) for operand in op.operands]
+    if None in values:
+        return
+    result = siren.folded(type(op), values)
+    if result is None:
+        return
+    const = siren.ConstOp(attrs.float(result))
+    const.location = op.location
+    block = op.parent
+    block.insert_op_before(const, op)
+    op.results[0].replace_all_uses_with(const.result)
+    operands = {operand.owner for operand in op.operands}
+    block.erase_op(op)
+    for owner in operands:
+        if owner.results[0].first_use is None:
+            owner.parent.erase_op(owner)
+
+
+def fold_constants(module: ModuleOp) -> None:
+    attrs = Attributes()
+    # In program order: an op's operands are folded before it is.
+    for op in [op for op in module.walk() if type(op) in siren.FOLDS]:
+        _fold(op, attrs)
+
+
+@dataclass(frozen=True)
+class FoldConstants(ModulePass):
+    name = "fold-constants"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fold_constants(op)
