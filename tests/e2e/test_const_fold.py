@@ -38,6 +38,7 @@ EXPRESSIONS = [
     "let x = 1e308 in let y = x * 10. in - y",
     "let x = 1e308 * 10. in x - x",
     "let z = -0. in z + z",
+    "let x = 0.1 in let y = x + 0.2 in (y, x * 3.)",
     "let (a, b) = (5e-324, 0.5) in a * b",
     "val f = fun x -> x * 3. in f(0.1) - 0.3",
     "val f = fun x -> x + 1e-16 in val g = fun x -> f(f(x)) in g(1.)",
