@@ -16,7 +16,7 @@ from sirenc import distributions
 from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
-from sirenc.ir.build import Attributes, new_op
+from sirenc.ir.build import Attributes, new_func, new_op
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
@@ -317,7 +317,7 @@ class _FunctionBuilder:
             env: dict = {}
             main = self.expr(block, self._main_expr, env)
             block.add_op(new_op(func.ReturnOp, [main], []))
-            return func.FuncOp("main", self.attrs.function_type((), (main.type,)), Region(block))
+            return new_func("main", self.attrs.function_type((), (main.type,)), Region(block))
         param = ir_type(inst.param)
         block = Block(arg_types=(param,))
         env: dict = {}
@@ -326,8 +326,7 @@ class _FunctionBuilder:
         ret = new_op(func.ReturnOp, [result], [])
         ret.location = self.attrs.loc(inst.func.body.span)
         block.add_op(ret)
-        f = func.FuncOp(inst.name, self.attrs.function_type((param,), (result.type,)), Region(block),
-                        visibility=_PRIVATE)
+        f = new_func(inst.name, self.attrs.function_type((param,), (result.type,)), Region(block), _PRIVATE)
         f.location = self.attrs.loc(inst.func.name_span)
         return f
 
