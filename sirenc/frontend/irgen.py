@@ -166,6 +166,12 @@ class _FunctionBuilder:
         self.bind(block, e.pattern, value, env, undo)
         result = self.expr(block, e.body, env)
         self.unbind(env, undo)
+        # A constant made for this binding alone that every use folded away (`let x0 = 1. in
+        # let x1 = x0 + 1. in ...`) is not kept: nothing outside the body can name it.
+        if type(e.value) in _OWN_VALUE and value is not result and value.first_use is None \
+                and isinstance(value.owner, siren.ConstOp):
+            value.owner.detach()
+            value.owner.erase()
         return result
 
     def _BinOp(self, block, e: ast.BinOp, env):
@@ -192,24 +198,33 @@ class _FunctionBuilder:
 
     def fold(self, block: Block, op_type: type, operands: list[tuple[SSAValue, ast.Expr]], node) -> SSAValue | None:
         """The constant an op of `op_type` makes of operands that are float constants of their own
-        (``siren.folded``), in place of their ops; None when one is not. A chain such as `- - - 1.`
-        or `1. + 2. + 3.` is then one constant, not an op per operator through every stage
-        (issue 11). Variables bound to constants are left to the fold-constants pass."""
+        (``siren.folded``) or a variable's, in place of the ops made for it; None when one is not.
+        A chain such as `- - - 1.`, `1. + 2. + 3.` or `let x1 = x0 + 1. in ...` is then one constant
+        per value, not an op per operator through every stage (issue 11). What else reaches a
+        constant (a call's result, a `let` expression's) is left to the fold-constants pass."""
         values = []
         for value, source in operands:
             owner = value.owner
-            # A Var's constant is the binding's, which other uses share; these are made here.
-            if type(source) not in _OWN_VALUE or not isinstance(owner, siren.ConstOp) \
-                    or not isinstance(owner.value, FloatAttr):
+            if (type(source) not in _OWN_VALUE and type(source) is not ast.Var) \
+                    or not isinstance(owner, siren.ConstOp) or not isinstance(owner.value, FloatAttr):
                 return None
             values.append(owner.value.value.data)
         result = siren.folded(op_type, values)
         if result is None:
             return None
-        for value, _ in operands:
-            value.owner.detach()
-            value.owner.erase()
-        return self.emit(block, siren.ConstOp(self.attrs.float(result)), node)
+        # A variable's constant is its binding's, which other uses may share (_Let drops it once
+        # none is left); the others were made for this operand alone, the last one made (at the end
+        # of the block) takes the value and the others go.
+        own = [value.owner for value, source in operands if type(source) is not ast.Var]
+        if not own:
+            return self.emit(block, siren.ConstOp(self.attrs.float(result)), node)
+        const = own.pop()
+        for op in own:
+            op.detach()
+            op.erase()
+        const.properties["value"] = self.attrs.float(result)
+        const.location = self.attrs.loc(node.span)
+        return const.result
 
     def _Call(self, block, e: ast.Call, env):
         kind = e.kind

@@ -1,12 +1,12 @@
 """`fold-constants`: float arithmetic whose operands are all constants becomes one constant.
 
-irgen folds arithmetic on literals (`- - 1.`, `1. + 2.`), but not on a variable, whose constant
-is the binding's, nor across a call. After inline-functions both are plain SSA values, and a
-chain such as `let x1 = x0 + 1. in let x2 = x1 + 1. in ...`, or functions each adding to the
-result of the one before, is folded here into one constant instead of an op per operator
-through every later stage (issue 11). The values are ``siren.folded``'s, bit for bit those the
-compiled code computes; a NaN result is left to the compiled code. A constant that no op uses
-any more is erased with the last op that read it.
+irgen folds arithmetic on literals and on variables bound to constants (`- - 1.`, `let x1 = x0 +
+1. in ...`), but not across a call. After inline-functions a call's result is a plain SSA value,
+and functions each adding to the result of the one before (`val f1 = fun x -> f0(x) + 1. in ...`)
+are folded here into one constant instead of an op per operator through every later stage
+(issue 11). The values are ``siren.folded``'s, bit for bit those the compiled code computes; a
+NaN result is left to the compiled code. A constant that no op uses any more goes with the last
+op that read it.
 """
 
 from __future__ import annotations

@@ -91,6 +91,20 @@ def test_a_variable_bound_to_a_constant_is_folded():
     assert _arithmetic("val f = fun x -> x * 2. in let y = f(1.) in y + f(y)") == []
 
 
+def _siren_ops(program: str) -> list[str]:
+    from sirenc import driver
+
+    module = driver.run_until(driver.open_source(program), "siren")
+    return [op.name for op in module.walk() if op.name.startswith("siren.")]
+
+
+def test_irgen_folds_a_let_chain_and_keeps_only_constants_still_named():
+    # Each binding's constant goes once its uses are folded: one constant is left, not one per let.
+    assert _siren_ops("let x0 = 1. in let x1 = x0 + 1. in let x2 = x1 * x0 in - x2") == ["siren.const"]
+    assert _siren_ops("let x = 1. in let y = x + 1. in (y, x)") == ["siren.const", "siren.const", "siren.pair"]
+    assert _siren_ops("let x = 1. in let y = x + 1. in x") == ["siren.const"]
+
+
 def test_a_value_known_only_at_run_time_is_not_folded():
     assert sorted(_arithmetic("let x = List.hd([1.]) in - - x + (2. + 3.)")) == \
         ["llvm.fadd", "llvm.fneg", "llvm.fneg"]
