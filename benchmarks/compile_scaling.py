@@ -14,7 +14,7 @@ tenfold). ``--profile let:100000`` instead runs one compilation under cProfile a
 functions by cumulative and own time.
 
 The shapes (n is the size):
-  let     let x0 = 1. in let x1 = x0 + 1. in ... x{n-1}  (fold-constants folds the chain)
+  let     let x0 = 1. in let x1 = x0 + 1. in ... x{n-1}  (irgen folds the chain)
   list    fold(add, [1., 2., ..., n.], 0.)
   neg     - - - ... - 1.  (n minus signs; irgen folds the constant chain)
   sum     1. + 1. + ... + 1.  (n terms, left-nested; folded too)
@@ -22,7 +22,7 @@ The shapes (n is the size):
           program runs, which nothing folds: an op per sign)
   sumx    let x = List.hd([1.]) in x + x + ... + x  (n terms, left-nested: an op per '+')
   val     val f0 = fun x -> x + 1. in val f1 = fun x -> f0(x) + 1. in ... f{n-1}(1.)  (inlined, then
-          folded as let is)
+          folded by fold-constants)
 """
 
 from __future__ import annotations

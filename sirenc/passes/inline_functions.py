@@ -28,13 +28,14 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Ope
         arg.replace_all_uses_with(operand)
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
+    results = list(ret.operands)
     _drop(ret)
     inserted = list(block.ops)
     target = call.parent
     for op in inserted:
         block.detach_op(op)
         target.insert_op_before(op, call)
-    for result, value in zip(call.results, ret.operands, strict=True):
+    for result, value in zip(call.results, results, strict=True):
         result.replace_all_uses_with(value)
     _drop(call)
     return inserted
