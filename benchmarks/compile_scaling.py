@@ -14,13 +14,15 @@ tenfold). ``--profile let:100000`` instead runs one compilation under cProfile a
 functions by cumulative and own time.
 
 The shapes (n is the size):
-  let     let x0 = 1. in let x1 = x0 + 1. in ... x{n-1}
+  let     let x0 = 1. in let x1 = x0 + 1. in ... x{n-1}  (irgen folds the chain)
   list    fold(add, [1., 2., ..., n.], 0.)
   neg     - - - ... - 1.  (n minus signs; irgen folds the constant chain)
   sum     1. + 1. + ... + 1.  (n terms, left-nested; folded too)
-  negx    let x = 1. in - - - ... - x  (n minus signs on a variable: an op per sign)
-  sumx    let x = 1. in x + x + ... + x  (n terms, left-nested: an op per '+')
-  val     val f0 = fun x -> x + 1. in val f1 = fun x -> f0(x) + 1. in ... f{n-1}(1.)
+  negx    let x = List.hd([1.]) in - - - ... - x  (n minus signs on a value known only when the
+          program runs, which nothing folds: an op per sign)
+  sumx    let x = List.hd([1.]) in x + x + ... + x  (n terms, left-nested: an op per '+')
+  val     val f0 = fun x -> x + 1. in val f1 = fun x -> f0(x) + 1. in ... f{n-1}(1.)  (inlined, then
+          folded by fold-constants)
 """
 
 from __future__ import annotations
@@ -44,9 +46,9 @@ def program(shape: str, n: int) -> str:
     if shape == "sum":
         return " + ".join(["1."] * n)
     if shape == "negx":
-        return "let x = 1. in " + "- " * n + "x"
+        return "let x = List.hd([1.]) in " + "- " * n + "x"
     if shape == "sumx":
-        return "let x = 1. in " + " + ".join(["x"] * n)
+        return "let x = List.hd([1.]) in " + " + ".join(["x"] * n)
     if shape == "val":
         return "\n".join(["val f0 = fun x -> x + 1. in",
                           *(f"val f{i} = fun x -> f{i - 1}(x) + 1. in" for i in range(1, n)),

@@ -34,6 +34,7 @@ DIALECTS: dict[str, str] = {
 # pass name (its ModulePass.name) -> "module:ModulePass subclass"
 PASSES: dict[str, str] = {
     "inline-functions": "sirenc.passes.inline_functions:InlineFunctions",
+    "fold-constants": "sirenc.passes.fold_constants:FoldConstants",
     "plan-analysis": "sirenc.passes.plan_analysis:PlanAnalysis",
     "symbolic-values": "sirenc.passes.symbolic_values:SymbolicValues",
     "specialize-conjugacy": "sirenc.passes.specialize_conjugacy:SpecializeConjugacy",

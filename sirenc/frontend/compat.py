@@ -26,6 +26,7 @@ from sirenc.frontend.parser import Parser, join
 _LEVEL = {"+": 1, "-": 2, "*": 3, "/": 4, "::": 5, "=": 6, "<": 7}
 _OPERAND_ONLY = 99
 _OPEN = (ast.Let, ast.If, ast.Assume)
+_ONE_TOKEN = (ast.Var, ast.Const)
 
 
 class OriginalReader(Parser):
@@ -148,7 +149,9 @@ def _diff(ours: ast.Expr, theirs: ast.Expr, out: list) -> None:
     their_head, their_kids = _shape(theirs)
     if head == their_head and all(a.span == b.span for a, b in zip(kids, their_kids)):
         for a, b in zip(kids, their_kids):
-            _diff(a, b, out)
+            # Both readings share the tokens: a name or literal made of the same one is the same.
+            if a.span is not b.span or type(a) is not type(b) or type(a) not in _ONE_TOKEN:
+                _diff(a, b, out)
     else:
         out.append((ours, theirs))
 

@@ -8,8 +8,6 @@ main expression becomes ``func.func @main``. Patterns become ``siren.fst`` /
 
 from __future__ import annotations
 
-import operator
-
 from xdsl.dialects import func
 from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f64, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -18,13 +16,11 @@ from sirenc import distributions
 from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
-from sirenc.ir.build import Attributes, new_op
+from sirenc.ir.build import Attributes, new_func, new_op
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
 _OPERATOR_BINOPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "eq": "="}
-# The operators whose float constants irgen folds (`/` by zero would raise in Python).
-_FOLDS = {"+": operator.add, "-": operator.sub, "*": operator.mul}
 # Expressions whose value irgen makes for them alone (no variable's binding).
 _OWN_VALUE = (ast.Const, ast.Neg, ast.BinOp)
 _PRIVATE = StringAttr("private")
@@ -170,14 +166,20 @@ class _FunctionBuilder:
         self.bind(block, e.pattern, value, env, undo)
         result = self.expr(block, e.body, env)
         self.unbind(env, undo)
+        # A constant made for this binding alone that every use folded away (`let x0 = 1. in
+        # let x1 = x0 + 1. in ...`) is not kept: nothing outside the body can name it.
+        if type(e.value) in _OWN_VALUE and value is not result and value.first_use is None \
+                and isinstance(value.owner, siren.ConstOp):
+            value.owner.detach()
+            value.owner.erase()
         return result
 
     def _BinOp(self, block, e: ast.BinOp, env):
         lhs = self.expr(block, e.left, env)
         rhs = self.expr(block, e.right, env)
-        fold = _FOLDS.get(e.op)
-        if fold is not None:
-            folded = self.fold(block, fold, [(lhs, e.left), (rhs, e.right)], e)
+        op_type = _BINOPS.get(e.op)
+        if op_type in siren.FOLDS:
+            folded = self.fold(block, op_type, [(lhs, e.left), (rhs, e.right)], e)
             if folded is not None:
                 return folded
         return self.binop(block, e.op, lhs, rhs, e)
@@ -189,32 +191,40 @@ class _FunctionBuilder:
 
     def _Neg(self, block, e: ast.Neg, env):
         operand = self.expr(block, e.operand, env)
-        folded = self.fold(block, operator.neg, [(operand, e.operand)], e)
+        folded = self.fold(block, siren.NegOp, [(operand, e.operand)], e)
         if folded is not None:
             return folded
         return self.emit(block, siren.NegOp(operand), e)
 
-    def fold(self, block: Block, compute, operands: list[tuple[SSAValue, ast.Expr]], node) -> SSAValue | None:
-        """The constant `compute` makes of operands that are float constants of their own, in place
-        of their ops; None when one is not. A chain such as `- - - 1.` or `1. + 2. + 3.` is then one
-        constant, not an op per operator through every stage (issue 11). Python's float `+`, `-`,
-        `*` and negation are the IEEE operations the compiled code performs (or LLVM folds), so
-        the value is the same, except for the sign of a NaN: a NaN is left to the compiled code."""
+    def fold(self, block: Block, op_type: type, operands: list[tuple[SSAValue, ast.Expr]], node) -> SSAValue | None:
+        """The constant an op of `op_type` makes of operands that are float constants of their own
+        (``siren.folded``) or a variable's, in place of the ops made for it; None when one is not.
+        A chain such as `- - - 1.`, `1. + 2. + 3.` or `let x1 = x0 + 1. in ...` is then one constant
+        per value, not an op per operator through every stage (issue 11). What else reaches a
+        constant (a call's result, a `let` expression's) is left to the fold-constants pass."""
         values = []
         for value, source in operands:
             owner = value.owner
-            # A Var's constant is the binding's, which other uses share; these are made here.
-            if type(source) not in _OWN_VALUE or not isinstance(owner, siren.ConstOp) \
-                    or not isinstance(owner.value, FloatAttr):
+            if (type(source) not in _OWN_VALUE and type(source) is not ast.Var) \
+                    or not isinstance(owner, siren.ConstOp) or not isinstance(owner.value, FloatAttr):
                 return None
             values.append(owner.value.value.data)
-        result = compute(*values)
-        if result != result:
+        result = siren.folded(op_type, values)
+        if result is None:
             return None
-        for value, _ in operands:
-            value.owner.detach()
-            value.owner.erase()
-        return self.emit(block, siren.ConstOp(self.attrs.float(result)), node)
+        # A variable's constant is its binding's, which other uses may share (_Let drops it once
+        # none is left); the others were made for this operand alone, the last one made (at the end
+        # of the block) takes the value and the others go.
+        own = [value.owner for value, source in operands if type(source) is not ast.Var]
+        if not own:
+            return self.emit(block, siren.ConstOp(self.attrs.float(result)), node)
+        const = own.pop()
+        for op in own:
+            op.detach()
+            op.erase()
+        const.properties["value"] = self.attrs.float(result)
+        const.location = self.attrs.loc(node.span)
+        return const.result
 
     def _Call(self, block, e: ast.Call, env):
         kind = e.kind
@@ -322,7 +332,7 @@ class _FunctionBuilder:
             env: dict = {}
             main = self.expr(block, self._main_expr, env)
             block.add_op(new_op(func.ReturnOp, [main], []))
-            return func.FuncOp("main", self.attrs.function_type((), (main.type,)), Region(block))
+            return new_func("main", self.attrs.function_type((), (main.type,)), Region(block))
         param = ir_type(inst.param)
         block = Block(arg_types=(param,))
         env: dict = {}
@@ -331,8 +341,7 @@ class _FunctionBuilder:
         ret = new_op(func.ReturnOp, [result], [])
         ret.location = self.attrs.loc(inst.func.body.span)
         block.add_op(ret)
-        f = func.FuncOp(inst.name, self.attrs.function_type((param,), (result.type,)), Region(block),
-                        visibility=_PRIVATE)
+        f = new_func(inst.name, self.attrs.function_type((param,), (result.type,)), Region(block), _PRIVATE)
         f.location = self.attrs.loc(inst.func.name_span)
         return f
 

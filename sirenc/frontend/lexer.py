@@ -29,6 +29,13 @@ _SPACE = re.compile(r"[ \t\r\n]+")
 _DIGITS = frozenset("0123456789")
 _new = object.__new__
 _NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
+# A number, name or punctuation token after blanks on the same line, in one match: most of a
+# program (newlines, comments, strings and errors take the character-by-character path). The
+# alternatives are tried in that path's order; `(*` and `*)` are left to it.
+_COMMON = re.compile(
+    r"[ \t]*(?:(?P<number>" + _NUMBER.pattern + r")|(?P<name>" + _NAME.pattern + r")|(?P<punct>"
+    + "|".join(re.escape(p) + {"(": r"(?!\*)", "*": r"(?!\))"}.get(p, "") for p in PUNCTUATION) + "))"
+).match
 
 # Characters that are not Siren, with what the writer probably meant.
 _HINTS = {
@@ -92,6 +99,16 @@ def tokenize(text: str, path: str) -> list[Token]:
         return pos + n
 
     while pos < end:
+        m = _COMMON(text, pos)
+        if m is not None:
+            kind = m.lastgroup
+            pos = m.start(kind)
+            stop = m.end()
+            if kind != "number":
+                word = text[pos:stop]
+                kind = word if kind == "punct" or word in KEYWORDS else "name"
+            pos = add(kind, stop - pos)
+            continue
         ch = text[pos]
         if ch in " \t\r\n" or ch == "#" or text.startswith("(*", pos):
             if ch == "#":

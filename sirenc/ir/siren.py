@@ -21,6 +21,7 @@ Example (`let x <- gaussian(0., 1.) in observe(gaussian(x, 1.), 2.)`)::
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
@@ -301,6 +302,19 @@ class NegOp(IRDLOperation):
 
     def verify_(self) -> None:
         _expect(self.result, self.operand.type, "result of siren.neg")
+
+
+# The float arithmetic that is computed when compiling where every operand is a constant (irgen,
+# fold-constants): Python's float `+`, `-`, `*` and negation are the IEEE operations the compiled
+# code performs (or LLVM folds), so the value is the same, except for the sign of a NaN: a NaN is
+# left to the compiled code. (`/` is not folded: by zero it would raise in Python.)
+FOLDS = {AddOp: operator.add, SubOp: operator.sub, MulOp: operator.mul, NegOp: operator.neg}
+
+
+def folded(op_type: type, values: Sequence[float]) -> float | None:
+    """What an op of `op_type` (a key of FOLDS) computes of constant `values`; None for a NaN."""
+    result = FOLDS[op_type](*values)
+    return None if result != result else result
 
 
 @irdl_op_definition

@@ -7,12 +7,12 @@ import math
 import pytest
 from xdsl.dialects import arith, func, llvm
 from xdsl.dialects.builtin import FileLineColLoc, FloatAttr, FunctionType, IntAttr, StringAttr, f64, i1
-from xdsl.ir import Block
+from xdsl.ir import Block, Region
 from xdsl.printer import Printer
 
 from sirenc.diagnostics import Span
 from sirenc.ir import siren
-from sirenc.ir.build import Attributes, new_op
+from sirenc.ir.build import Attributes, new_func, new_op
 
 
 def _generic(op) -> str:
@@ -103,6 +103,23 @@ def test_ops_with_regions_or_segments_are_refused(args):
     for cls in (llvm.CallOp, func.FuncOp):
         with pytest.raises(TypeError):
             new_op(cls, [x], [f64])
+
+
+@pytest.mark.parametrize("visibility", [None, StringAttr("private")])
+def test_functions(visibility):
+    def body():
+        block = Block(arg_types=[f64])
+        block.add_op(func.ReturnOp(block.args[0]))
+        return Region(block)
+
+    ftype = FunctionType.from_lists([f64], [f64])
+    built = new_func("f", ftype, body(), visibility)
+    expected = func.FuncOp("f", ftype, body(), visibility)
+    assert set(vars(built)) == set(vars(expected))
+    assert built.properties == expected.properties and built.attributes == expected.attributes
+    assert built.body.parent is built
+    assert _generic(built) == _generic(expected)
+    built.verify()
 
 
 def test_attributes_are_shared_and_exact():

@@ -85,6 +85,39 @@ def test_the_collector_runs_less_often_while_compiling_and_is_restored(monkeypat
         gc.set_threshold(*saved)
 
 
+def test_the_collector_pauses_in_the_front_end_only(monkeypatch):
+    """The front end makes long-lived objects and next to no cyclic garbage: the collector is off
+    while it runs, on again for the lowerings and after; a host's choice to turn it off is left so."""
+    import sirenc.frontend
+    import sirenc.frontend.irgen
+
+    seen = []
+
+    def recording(module, name):
+        original = getattr(module, name)
+
+        def run(*args):
+            seen.append((name, gc.isenabled()))
+            return original(*args)
+
+        monkeypatch.setattr(module, name, run)
+
+    recording(sirenc.frontend, "load_source")
+    recording(sirenc.frontend.irgen, "irgen")
+    plan = driver.STAGES["plan"]
+    monkeypatch.setitem(driver.STAGES, "plan", dataclasses.replace(
+        plan, run=lambda c, p: (seen.append(("plan", gc.isenabled())), plan.run(c, p))[1]))
+    assert gc.isenabled()
+    _compile("let x = 1. in x")
+    assert seen == [("load_source", False), ("irgen", False), ("plan", True)] and gc.isenabled()
+    gc.disable()
+    try:
+        _compile("let x = 1. in x")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
 def _sirenc(*args, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "sirenc.cli", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, timeout=600)

@@ -1,0 +1,71 @@
+"""`fold-constants`: float arithmetic whose operands are all constants becomes one constant.
+
+irgen folds arithmetic on literals and on variables bound to constants (`- - 1.`, `let x1 = x0 +
+1. in ...`), but not across a call. After inline-functions a call's result is a plain SSA value,
+and functions each adding to the result of the one before (`val f1 = fun x -> f0(x) + 1. in ...`)
+are folded here into one constant instead of an op per operator through every later stage
+(issue 11). The values are ``siren.folded``'s, bit for bit those the compiled code computes; a
+NaN result is left to the compiled code. A constant that no op uses any more goes with the last
+op that read it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects.builtin import FloatAttr, ModuleOp
+from xdsl.ir import Operation
+from xdsl.passes import ModulePass
+
+from sirenc.ir import siren
+from sirenc.ir.build import Attributes
+
+
+def _constant(value) -> float | None:
+    owner = value.owner
+    if isinstance(owner, siren.ConstOp) and isinstance(owner.value, FloatAttr):
+        return owner.value.value.data
+    return None
+
+
+def _fold(op: Operation, attrs: Attributes) -> None:
+    operands = op.operands
+    values = [_constant(operand) for operand in operands]
+    if None in values:
+        return
+    result = siren.folded(type(op), values)
+    if result is None:
+        return
+    # A constant only op reads is reused for the value: it comes before op, so before every use
+    # of op's result too. The ops left unused are detached rather than erased: xDSL's erase marks
+    # each result erased through an object of its own, a third of this pass's time on a chain.
+    block = op.parent
+    dead = [value.owner for value in dict.fromkeys(operands)
+            if all(use.operation is op for use in value.uses)]
+    if dead:
+        const = dead.pop()
+        const.properties["value"] = attrs.float(result)
+    else:
+        const = siren.ConstOp(attrs.float(result))
+        block.insert_op_before(const, op)
+    const.location = op.location
+    op.results[0].replace_all_uses_with(const.result)
+    for unused in (op, *dead):
+        unused.parent.detach_op(unused)
+        unused.drop_all_references()
+
+
+def fold_constants(module: ModuleOp) -> None:
+    attrs = Attributes()
+    # In program order: an op's operands are folded before it is.
+    for op in [op for op in module.walk() if type(op) in siren.FOLDS]:
+        _fold(op, attrs)
+
+
+@dataclass(frozen=True)
+class FoldConstants(ModulePass):
+    name = "fold-constants"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        fold_constants(op)
