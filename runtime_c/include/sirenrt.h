@@ -275,6 +275,13 @@ SIRENRT_API void sirenrt_list_set(sirenrt_ctx *ctx, int64_t cell, int32_t i, int
  * words[i * nwords]; the same cells as consing them from the last one on, with the same errors. */
 SIRENRT_API int64_t sirenrt_list_from_words(sirenrt_ctx *ctx, const int64_t *words, int64_t n_elems,
                                             int32_t nwords, int32_t site);
+/* A literal of constants whose elements hold lists ([[1., 2.], []], [(1., [true])]): words[0] is k,
+ * words[1..k] the element type's descriptor a character a word, then the list: its length n and n
+ * elements, each a float's bits, a bool 0/1, nothing for a unit, a pair's two parts, and a list
+ * encoded as the list is (length, elements).  n_words counts them all.  The inner lists are built
+ * first, in order, each from its last element on. */
+SIRENRT_API int64_t sirenrt_list_from_nested_words(sirenrt_ctx *ctx, const int64_t *words, int64_t n_words,
+                                                   int32_t site);
 SIRENRT_API int64_t sirenrt_list_get(sirenrt_ctx *ctx, int64_t list, int32_t i, int32_t site); /* word i of head */
 /* The same answer as sirenrt_list_get, read in place when `list` is a data row (the usual List.hd(row)
  * of a step function): what generated code calls for List.hd. */

@@ -203,6 +203,108 @@ int64_t sirenrt_list_from_words(sirenrt_ctx *ctx, const int64_t *words, int64_t 
   return acc;
 }
 
+/* Reading sirenrt_list_from_nested_words' encoding. */
+typedef struct nested_reader {
+  sirenrt_ctx *ctx;
+  const int64_t *w;
+  int64_t n, pos;
+  char type[64];
+  int32_t site;
+} nested_reader;
+
+/* The end of the type descriptor at t, or NULL when it is not one. */
+static const char *skip_type(const char *t) {
+  switch (*t) {
+    case 'f': case 'b': case 'u': return t + 1;
+    case 'L': return skip_type(t + 1);
+    case 'P': {
+      const char *second = skip_type(t + 1);
+      return second ? skip_type(second) : NULL;
+    }
+    default: return NULL;
+  }
+}
+
+/* The words a value of type t takes in a cell (a list is its handle). */
+static int32_t cell_words(const char *t) {
+  switch (*t) {
+    case 'u': return 0;
+    case 'P': return cell_words(t + 1) + cell_words(skip_type(t + 1));
+    default: return 1;
+  }
+}
+
+static int64_t read_list(nested_reader *r, const char *elem);
+
+/* One value of type t, its cell words stored at out[*k...]; 0, or -1 after recording an error. */
+static int read_value(nested_reader *r, const char *t, uint64_t *out, int32_t *k) {
+  switch (*t) {
+    case 'u': return 0;
+    case 'P': return read_value(r, t + 1, out, k) ? -1 : read_value(r, skip_type(t + 1), out, k);
+    case 'L': {
+      int64_t h = read_list(r, t + 1);
+      if (h == SIRENRT_NIL && r->ctx->err_msg) return -1;
+      out[(*k)++] = (uint64_t)h;
+      return 0;
+    }
+    default:
+      if (r->pos >= r->n) break;
+      out[(*k)++] = (uint64_t)r->w[r->pos++];
+      return 0;
+  }
+  rt_fail(r->ctx, r->site, "internal error: a constant list's words end too soon");
+  return -1;
+}
+
+/* A list of elements of type elem: its elements read in order, then consed from the last one on. */
+static int64_t read_list(nested_reader *r, const char *elem) {
+  int64_t n = r->pos < r->n ? r->w[r->pos++] : -1;
+  int32_t nwords = cell_words(elem); /* 0: units, which take no words either */
+  if (n < 0 || (nwords && n > r->n - r->pos)) {
+    rt_fail(r->ctx, r->site, "internal error: a constant list's length is not its words'");
+    return SIRENRT_NIL;
+  }
+  uint64_t *cells = n && nwords ? malloc((size_t)n * (size_t)nwords * sizeof *cells) : NULL;
+  if (n && nwords && !cells) {
+    rt_fail(r->ctx, r->site, "out of memory");
+    return SIRENRT_NIL;
+  }
+  int64_t acc = SIRENRT_NIL;
+  int failed = 0;
+  for (int64_t i = 0; i < n && !failed; i++) {
+    int32_t k = 0;
+    failed = read_value(r, elem, cells ? cells + i * nwords : NULL, &k) != 0;
+  }
+  for (int64_t i = n - 1; i >= 0 && !failed; i--) {
+    acc = cons_words(r->ctx, acc, cells ? cells + i * nwords : NULL, nwords, r->site);
+    failed = acc == SIRENRT_NIL;
+  }
+  free(cells);
+  return failed ? SIRENRT_NIL : acc;
+}
+
+int64_t sirenrt_list_from_nested_words(sirenrt_ctx *ctx, const int64_t *words, int64_t n_words, int32_t site) {
+  nested_reader r = {.ctx = ctx, .w = words, .n = n_words, .site = site};
+  int64_t k = words && n_words > 0 ? words[0] : -1;
+  if (k <= 0 || k >= (int64_t)sizeof r.type || k >= n_words) {
+    rt_fail(ctx, site, "internal error: a constant list without its element type");
+    return SIRENRT_NIL;
+  }
+  for (int64_t i = 0; i < k; i++) r.type[i] = (char)words[1 + i];
+  r.type[k] = 0;
+  if (skip_type(r.type) != r.type + k) {
+    rt_fail(ctx, site, "internal error: a constant list's element type is not one");
+    return SIRENRT_NIL;
+  }
+  r.pos = 1 + k;
+  int64_t list = read_list(&r, r.type);
+  if (list != SIRENRT_NIL && r.pos != r.n) {
+    rt_fail(ctx, site, "internal error: a constant list's words go on past it");
+    return SIRENRT_NIL;
+  }
+  return list;
+}
+
 /* Cells are immutable once built: only a young cell, just made by cons, may be written. */
 static uint64_t *young_cell(sirenrt_ctx *ctx, int64_t h) {
   return rt_is_young(h) ? (uint64_t *)cell_of(ctx, h) : NULL;

@@ -176,6 +176,48 @@ static void test_from_words_limit(void) {
   rt_arena_free(&b);
 }
 
+/* A literal whose elements hold lists: [(0.5, [1., 2.]), (-1., []), (3., [4.])] at once is what its
+ * conses build, inner lists first and in order; malformed words are an internal error at the site. */
+static void test_from_nested_words(void) {
+  const int64_t words[] = {4, 'P', 'f', 'L', 'f', 3, double_to_bits(0.5), 2, double_to_bits(1.0),
+                           double_to_bits(2.0), double_to_bits(-1.0), 0, double_to_bits(3.0), 1,
+                           double_to_bits(4.0)};
+  const int64_t n_words = (int64_t)(sizeof words / sizeof words[0]);
+  sirenrt_ctx a = fresh_ctx(), b = fresh_ctx();
+  int64_t from = sirenrt_list_from_nested_words(&a, words, n_words, -1);
+  const double heads[] = {0.5, -1.0, 3.0};
+  const int64_t inner_words[][2] = {{double_to_bits(1.0), double_to_bits(2.0)}, {0, 0}, {double_to_bits(4.0), 0}};
+  const int inner_len[] = {2, 0, 1};
+  int64_t inner[3];
+  for (int i = 0; i < 3; i++) inner[i] = sirenrt_list_from_words(&b, inner_words[i], inner_len[i], 1, -1);
+  int64_t conses = SIRENRT_NIL;
+  for (int i = 2; i >= 0; i--) {
+    conses = sirenrt_list_cons_at(&b, conses, 2, -1);
+    sirenrt_list_set(&b, conses, 0, double_to_bits(heads[i]));
+    sirenrt_list_set(&b, conses, 1, inner[i]);
+  }
+  CHECK(!a.err_msg && from == conses && a.arena_used == b.arena_used, "the same handle and arena use as the conses");
+  CHECK(memcmp(a.arena, b.arena, a.arena_used * sizeof(uint64_t)) == 0, "the same cells as the conses");
+  int64_t first_inner = sirenrt_list_get(&a, from, 1, -1);
+  CHECK(sirenrt_list_len(&a, from) == 3 && sirenrt_list_len(&a, first_inner) == 2 && nth(&a, first_inner, 1) == 2.0,
+        "[(0.5, [1., 2.]), ...]");
+  const int64_t units[] = {2, 'L', 'u', 2, 3, 0};   /* [[(), (), ()], []] */
+  int64_t u = sirenrt_list_from_nested_words(&a, units, 6, -1);
+  CHECK(!a.err_msg && sirenrt_list_len(&a, u) == 2 && sirenrt_list_len(&a, sirenrt_list_get(&a, u, 0, -1)) == 3,
+        "lists of units take no words");
+  const int64_t *bad[] = {(const int64_t[]){2, 'L', 'f', 1, 5, double_to_bits(1.0)},   /* an inner length past the end */
+                          (const int64_t[]){2, 'L', 'x', 0, 0, 0},                     /* not a type */
+                          (const int64_t[]){2, 'L', 'f', 1, 0, 0}};                    /* words left over */
+  for (int i = 0; i < 3; i++) {
+    CHECK(sirenrt_list_from_nested_words(&a, bad[i], 6, 7) == SIRENRT_NIL && a.err_msg && a.err_site == 7,
+          "malformed words %d: an internal error at the literal", i);
+    if (a.err_msg) CHECK_CONTAINS(a.err_msg, "internal error");
+    clear_error(&a);
+  }
+  rt_arena_free(&a);
+  rt_arena_free(&b);
+}
+
 int main(void) {
   test_basic_lists();
   test_range();
@@ -183,5 +225,6 @@ int main(void) {
   test_growth_and_copy();
   test_from_words();
   test_from_words_limit();
+  test_from_nested_words();
   return check_report("test_values");
 }

@@ -586,6 +586,10 @@ class ConstListOp(IRDLOperation):
     So a literal of 10^5 constants is one op, not 10^5 conses.
 
     `%l = "smc.const_list"() <{words = array<i64: 4607182418800017408, 0>}> : () -> !smc.list<"Pfb">`
+
+    When the elements hold lists (`[[1., 2.], []]`), `words` is the list's encoding instead
+    (``nested_words``): its length, then each element, a list in it encoded the same way, and a
+    unit as no word at all.
     Like `smc.cons` it allocates (the memory limit is a run-time error at the op's location).
     """
 
@@ -598,26 +602,63 @@ class ConstListOp(IRDLOperation):
         super().__init__(properties={"words": DenseArrayBase.from_list(i64, words)}, result_types=[typ])
 
     @property
+    def nested(self) -> bool:
+        return "L" in self.result.type.element.data
+
+    @property
     def element_words(self) -> int:
         return len(_element_scalars(self.result))
 
     @property
     def length(self) -> int:
-        return len(self.words) // self.element_words
+        return self.words.get_values()[0] if self.nested else len(self.words) // self.element_words
 
     def verify_(self) -> None:
-        scalars = _element_scalars(self.result)
-        if not scalars or any(t not in (f64, i1) for t in scalars):
-            raise VerifyException("smc.const_list's elements are floats and bools (in tuples), at least one word each")
         if self.words.elt_type != i64:
             raise VerifyException("smc.const_list's words are i64")
         words = self.words.get_values()
+        if self.nested:
+            if nested_words_end(self.result.type.descriptor, words, 0) != len(words) or not words[0]:
+                raise VerifyException("smc.const_list's words are not the encoding of a non-empty list of its type")
+            return
+        scalars = _element_scalars(self.result)
+        if not scalars or any(t not in (f64, i1) for t in scalars):
+            raise VerifyException("smc.const_list's elements are floats and bools (in tuples), at least one word each")
         if not words or len(words) % len(scalars):
             raise VerifyException(f"smc.const_list has {len(words)} words, not a positive multiple of "
                                   f"its elements' {len(scalars)}")
         bools = [k for k, t in enumerate(scalars) if t == i1]
         if any(words[at + k] not in (0, 1) for at in range(0, len(words), len(scalars)) for k in bools):
             raise VerifyException("smc.const_list's bool words are 0 or 1")
+
+
+def nested_words_end(descriptor: str, words: Sequence[int], at: int, t: int = 0) -> int:
+    """Where the encoding (ConstListOp) of one value of the type at descriptor[t:] that starts at
+    words[at] ends, or -1 when it is not one."""
+    kind = descriptor[t] if t < len(descriptor) else ""
+    if at < 0 or kind not in "fbuPL" or not kind:
+        return -1
+    if kind in "fb":
+        return at + 1 if at < len(words) and (kind == "f" or words[at] in (0, 1)) else -1
+    if kind == "u":
+        return at
+    if kind == "P":
+        at = nested_words_end(descriptor, words, at, t + 1)
+        return nested_words_end(descriptor, words, at, _type_end(descriptor, t + 1))
+    n = words[at] if at < len(words) else -1
+    at = at + 1 if n >= 0 else -1
+    for _ in range(max(n, 0)):
+        at = nested_words_end(descriptor, words, at, t + 1)
+    return at
+
+
+def _type_end(descriptor: str, t: int) -> int:
+    kind = descriptor[t] if t < len(descriptor) else ""
+    if kind == "P":
+        return _type_end(descriptor, _type_end(descriptor, t + 1))
+    if kind == "L":
+        return _type_end(descriptor, t + 1)
+    return t + 1
 
 
 @irdl_op_definition

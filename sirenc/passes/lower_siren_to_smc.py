@@ -135,9 +135,11 @@ def fold_constant_lists(main: func.FuncOp) -> None:
     code: a literal of 10^5 constants then compiles in seconds (issue 11). A literal is a chain of `siren.cons` at
     one location ending in `siren.nil`; a cons written elsewhere (``x :: [1., 2.]``) and a
     non-constant element keep their cons, so they fold only the constant rest. A literal of
-    units only (no words to count its elements by) keeps its conses."""
-    for op in list(main.walk()):
-        if isinstance(op, siren.ConsOp) and not _inner_constant_cons(op):
+    units only (no words to count its elements by) keeps its conses. Literals are met outermost
+    first, so a literal of literals (``[[1.], [2., 3.]]``) is one op too, its inner conses read
+    and erased with it."""
+    for op in reversed(list(main.walk())):
+        if isinstance(op, siren.ConsOp) and op.parent is not None and not _inner_constant_cons(op):
             _fold_literal(op)
 
 
@@ -162,8 +164,15 @@ def _cons_before(op: siren.ConsOp) -> siren.ConsOp | None:
 def _element_words(value: SSAValue) -> list[int] | None:
     """The 64-bit words `smc.cons` would store for a constant element (a double's bits, a
     bool 0/1, nothing for a unit), or None when it is not a constant of floats, bools and units.
-    A bool standing for a number (`[1., true]`) is the number the lowering's select makes of it."""
+    A bool standing for a number (`[1., true]`) is the number the lowering's select makes of it.
+    A list in it (a literal folded before, or `[]`) is its encoding in smc.const_list's nested
+    form: its length, then its elements."""
     owner = value.owner
+    if isinstance(owner, siren.NilOp):
+        return [0]
+    if isinstance(owner, siren.ConsOp):
+        literal = _literal(owner)
+        return None if literal is None else [len(literal[0]), *literal[1]]
     if isinstance(owner, siren.PairOp):
         first, second = _element_words(owner.first), _element_words(owner.second)
         return None if first is None or second is None else first + second
@@ -192,39 +201,55 @@ def _float_word(x: float) -> int:
     return int.from_bytes(struct.pack("<d", x), "little", signed=True)
 
 
-def _fold_literal(top: siren.ConsOp) -> None:
-    """Folds the constant chain that starts at `top`, if it is one, into an smc.const_list."""
+def _literal(top: siren.ConsOp) -> tuple[list[siren.ConsOp], list[int]] | None:
+    """The conses of the literal of constants that starts at `top` and its elements' words, or
+    None when it is not one."""
     chain, words = [], []
     cur: Operation = top
     while isinstance(cur, siren.ConsOp):
         if cur is not top and _cons_before(cur) is None:
-            return
+            return None
         head = _element_words(cur.head)
         if head is None:
-            return
+            return None
         chain.append(cur)
         words += head
         cur = cur.tail.owner
-    if not isinstance(cur, siren.NilOp) or not words:   # no words: elements of units only
+    return (chain, words) if isinstance(cur, siren.NilOp) else None
+
+
+def _fold_literal(top: siren.ConsOp) -> None:
+    """Folds the constant chain that starts at `top`, if it is one, into an smc.const_list."""
+    literal = _literal(top)
+    if literal is None:
         return
-    const = smc.ConstListOp(handle(top.result.type), words)
+    chain, words = literal
+    typ = handle(top.result.type)
+    if "L" in typ.element.data:    # elements holding lists: the nested form, which counts them
+        words = [len(chain), *words]
+    elif not words:                # elements of units only: nothing to count them by
+        return
+    const = smc.ConstListOp(typ, words)
     const.location = top.location
     const.result.name_hint = top.result.name_hint
     cast = UnrealizedConversionCastOp.get([const.result], [top.result.type])
     top.parent_block().insert_ops_before([const, cast], top)
     top.result.replace_all_uses_with(cast.outputs[0])
-    for op in chain:
-        _erase_unused(op)
+    _erase_unused(top)
 
 
 def _erase_unused(op: Operation) -> None:
-    """Erases `op` and then those of its operands' definitions that nothing else uses."""
-    operands = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
-    op.detach()
-    op.erase()
-    for owner in operands:
-        if not isinstance(owner, siren.ConsOp) and all(not r.uses for r in owner.results):
-            _erase_unused(owner)
+    """Erases `op` and then, one after another, the definitions its erasure leaves unused (a
+    literal's conses, its elements, the inner literals of a literal of literals)."""
+    work = [op]
+    while work:
+        op = work.pop()
+        if op.parent is None:
+            continue
+        owners = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+        op.detach()
+        op.erase()
+        work += [owner for owner in owners if all(not r.uses for r in owner.results)]
 
 
 @dataclass

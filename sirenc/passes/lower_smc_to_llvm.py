@@ -64,6 +64,7 @@ particle's ``#smc.model`` as ``smc.model``.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -73,7 +74,7 @@ from typing import ClassVar
 from xdsl.context import Context
 from xdsl.dialects import arith, llvm, math, scf
 from xdsl.dialects.builtin import (
-    ArrayAttr, BytesAttr, DenseArrayBase, DenseIntOrFPElementsAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType,
+    ArrayAttr, BytesAttr, DenseIntOrFPElementsAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType,
     ModuleOp, TensorType, f64, i1, i8, i32, i64,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
@@ -125,6 +126,7 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "list_cons_at": ((i64, i32, i32), i64),
     "list_set": ((i64, i32, i64), None),
     "list_from_words": ((PTR, i64, i32, i32), i64),
+    "list_from_nested_words": ((PTR, i64, i32), i64),
     "list_get": ((i64, i32, i32), i64),
     "list_head_word": ((i64, i32, i32), i64),
     "list_tl": ((i64, i32), i64),
@@ -236,10 +238,10 @@ class _Lowering:
             raise LoweringError(f"lower-smc-to-llvm: @sirenrt_{name} is already defined as something else")
         self.declared[name] = decl
 
-    def pooled(self, words: DenseArrayBase) -> int:
-        """The byte offset of `words` (an smc.const_list's) in the pool (``POOL``)."""
+    def pooled(self, words: bytes) -> int:
+        """The byte offset of `words` (little-endian i64s) in the pool (``POOL``)."""
         at = len(self.pool)
-        self.pool += words.data.data
+        self.pool += words
         return at
 
     def add_pool(self) -> None:
@@ -665,9 +667,18 @@ class _ConstList(_Pattern):
 
     def rewrite(self, op: smc.ConstListOp, rewriter: PatternRewriter) -> None:
         e = _Emitter(self.low, op)
-        at = self.low.pooled(op.words)
+        if op.nested:   # sirenrt_list_from_nested_words: the element type, then the encoding
+            element = op.result.type.element.data
+            data = struct.pack(f"<{1 + len(element)}q", len(element), *map(ord, element)) + op.words.data.data
+        else:
+            data = op.words.data.data
+        at = self.low.pooled(data)
         pool = e.add(llvm.AddressOfOp(POOL, PTR)).result
         words = e.add(llvm.GEPOp(pool, [at], i8, inbounds=True)).result if at else pool
+        if op.nested:
+            n = e.const_i(len(data) // WORD, i64)
+            e.replace(rewriter, [e.call("list_from_nested_words", words, n, e.site_if_known())])
+            return
         n, width = e.const_i(op.length, i64), e.const_i(op.element_words, i32)
         e.replace(rewriter, [e.call("list_from_words", words, n, width, e.site_if_known())])
 

@@ -102,3 +102,47 @@ def test_which_literals_take_the_constant_path():
     assert const_lists("List.len([(1., ()), (2., ())])") == 1
     assert const_lists("List.len([(), ()])") == 0   # units only: no words to count them by
     assert const_lists(f"List.len([true, {computed(1.)}])") == 0   # the computed last element: no constant rest
+    # a literal of literals is one op, its inner literals read with it
+    assert const_lists("List.len([[1., 2.], [], [(3.)]])") == 1
+    assert const_lists("List.len([(1., [[true], []]), (2., [])])") == 1
+    assert const_lists("List.len([[(), ()], []])") == 1   # the nested form counts the units
+    assert const_lists(f"List.len([[1.], [{computed(2.)}]])") == 1   # only the first inner literal folds
+
+
+# Lists of lists, as literals and the same elements computed (consed cell by cell): the answers agree.
+NESTED = [
+    "[[1., 2.], [], [3.]]",
+    "[(1., [true, false]), (2., []), (-0., [true])]",
+    "[[[1.], []], [[2., 3.], [4.]], []]",
+    "[([(), ()], 1.), ([], 2.)]",
+]
+
+
+def _computing(literal: str) -> str:
+    """`literal` with every float computed and every bool compared, so that nothing folds."""
+    import re
+
+    bools = literal.replace("true", "(0. < 1.)").replace("false", "(1. < 0.)")
+    return re.sub(r"(?<![\w.])(-?\d+\.\d*)", lambda m: computed(float(m.group(1))), bools)
+
+
+@pytest.mark.parametrize("literal", NESTED)
+def test_a_literal_of_lists_reads_as_its_conses(literal):
+    shapes = {
+        NESTED[0]: ("List.len(List.hd(List.tl(List.tl(l))))", "List.hd(List.tl(List.hd(l)))"),
+        NESTED[1]: ("let (x, b) = List.hd(List.tl(List.tl(l))) in x", "List.len(let (x, b) = List.hd(l) in b)"),
+        NESTED[2]: ("List.len(List.hd(List.hd(List.tl(l))))", "List.hd(List.hd(List.tl(List.hd(List.tl(l)))))"),
+        NESTED[3]: ("List.len(let (u, x) = List.hd(l) in u)", "let (u, x) = List.hd(List.tl(l)) in x"),
+    }
+    first, second = shapes[literal]
+    answers = []
+    for text in (literal, _computing(literal)):
+        answers.append(run(f"let l = {text} in (List.len(l), ({first}, {second}))"))
+    assert answers[0] == answers[1]
+    assert answers[0][0] == len(eval(literal.replace("true", "True").replace("false", "False").replace("()", "None")))
+
+
+def test_a_literal_of_10000_lists_compiles_and_reads():
+    items = ", ".join(f"[{i}., {i + 1}.]" for i in range(10000))
+    sums = "val plus = fun (x, acc) -> x + acc in val add = fun (l, acc) -> fold(plus, l, acc) in\n"
+    assert run(sums + f"let l = [{items}] in (List.len(l), fold(add, l, 0.))") == (10000.0, float(sum(2 * i + 1 for i in range(10000))))

@@ -191,7 +191,7 @@ builtin.module {
 // -----
 // CHECK: -----
 
-// smc.const_list's elements are words of floats and bools: no list handles.
+// A const_list of lists holds its encoding: [1] is one element, [1.]'s length is missing.
 builtin.module {
   "smc.particle"() <{sym_name = "m", model = #smc.model<"f", false, "no", "", 0 : i64, []>}> ({
     %x = arith.constant 0.000000e+00 : f64
@@ -199,7 +199,20 @@ builtin.module {
     "smc.finish"(%x) : (f64) -> ()
   }) : () -> ()
 }
-// CHECK: Operation does not verify: smc.const_list's elements are floats and bools (in tuples), at least one word each
+// CHECK: Operation does not verify: smc.const_list's words are not the encoding of a non-empty list of its type
+
+// -----
+// CHECK: -----
+
+// ... and its bools are 0 or 1 there too.
+builtin.module {
+  "smc.particle"() <{sym_name = "m", model = #smc.model<"f", false, "no", "", 0 : i64, []>}> ({
+    %x = arith.constant 0.000000e+00 : f64
+    %l = "smc.const_list"() <{words = array<i64: 1, 1, 2>}> : () -> !smc.list<"Lb">
+    "smc.finish"(%x) : (f64) -> ()
+  }) : () -> ()
+}
+// CHECK: Operation does not verify: smc.const_list's words are not the encoding of a non-empty list of its type
 
 // -----
 // CHECK: -----
