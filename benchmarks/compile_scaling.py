@@ -15,7 +15,10 @@ functions by cumulative and own time.
 
 The shapes (n is the size):
   let     let x0 = 1. in let x1 = x0 + 1. in ... x{n-1}  (irgen folds the chain)
+  letx    the same chain from x0 = List.hd([1.]), a value known only when the program runs: an op
+          per let
   list    fold(add, [1., 2., ..., n.], 0.)
+  lists   List.len([[1.], [2.], ..., [n.]])  (a literal of n literals: one constant list)
   neg     - - - ... - 1.  (n minus signs; irgen folds the constant chain)
   sum     1. + 1. + ... + 1.  (n terms, left-nested; folded too)
   negx    let x = List.hd([1.]) in - - - ... - x  (n minus signs on a value known only when the
@@ -38,9 +41,14 @@ def program(shape: str, n: int) -> str:
     if shape == "let":
         return "\n".join(["let x0 = 1. in", *(f"let x{i} = x{i - 1} + 1. in" for i in range(1, n)),
                           f"x{n - 1}"])
+    if shape == "letx":
+        return "\n".join(["let x0 = List.hd([1.]) in", *(f"let x{i} = x{i - 1} + 1. in" for i in range(1, n)),
+                          f"x{n - 1}"])
     if shape == "list":
         items = ", ".join(f"{i}." for i in range(1, n + 1))
         return f"val add = fun (x, acc) -> x + acc in\nfold(add, [{items}], 0.)"
+    if shape == "lists":
+        return "List.len([" + ", ".join(f"[{i}.]" for i in range(1, n + 1)) + "])"
     if shape == "neg":
         return "- " * n + "1."
     if shape == "sum":
@@ -56,7 +64,7 @@ def program(shape: str, n: int) -> str:
     raise ValueError(f"unknown shape {shape!r}")
 
 
-SHAPES = ("let", "list", "neg", "sum", "negx", "sumx", "val")
+SHAPES = ("let", "letx", "list", "lists", "neg", "sum", "negx", "sumx", "val")
 FRONT = ("ast", "siren", "plan", "symbolic", "smc", "llvm-dialect")
 BACK = ("to-llvmlite", "parse", "opt", "jit")
 
