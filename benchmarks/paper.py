@@ -5,8 +5,9 @@ over the default plans, and the analysis-precision table.
 
     python benchmarks/paper.py --quick       # every model, particles 1, 4, ..., 1024, 3 runs a point (~2 min)
     python benchmarks/paper.py --full        # every model, particles 1, 2, 4, ..., 1024, 100 runs a point
-                                             # (~21 min on 2 idle cores, 31 under load: at most 15 s of runs per plan, 60 s
-                                             # per default plan; --budget, --default-budget)
+                                             # (23 min on 2 idle cores; budgets of 40 s of runs per plan and
+                                             # 400 s per default plan bound it on slower machines: --budget,
+                                             # --default-budget)
     python benchmarks/paper.py --quick --models noise,gtree --particles 1,4 --reps 2 --out /tmp/p
     python benchmarks/paper.py --report-only # redraw the report from results/summary.json
 
