@@ -533,6 +533,16 @@ static int untouched(const rt_rng *g) { return (g->ctr[0] == 0 && g->left == 0) 
  * then runs this many slots before it stops again. */
 enum { RT_SPAN_REKEY = 64 };
 
+/* Slot i's stream, of an older epoch, keyed with the current one: alone and without its first block
+ * when lazy, else with the stale slots of [i, i + ahead) and their first blocks. */
+static void rekey_stale(sirenrt_filter *f, int64_t i, int64_t hi, int lazy, int64_t ahead) {
+  if (lazy) {
+    rekey(f, i);
+    return;
+  }
+  for (int64_t j = i; j < hi && j < i + ahead; j += RT_RNG_LANES) rekey_ahead(f, j, hi);
+}
+
 /* The span of the population a thread's compiled loop (model->resume_span) may run, or NULL when it
  * may not: lists and symbolic states need the bookkeeping after every resume that only this file does. */
 static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sirenrt_rows *rows, sirenrt_span *v) {
@@ -564,7 +574,6 @@ static void resume_range(void *arg, int k, int threads) {
   double *logw = f->logw; /* ctx[i].logw is &logw[i] */
   size_t frame_size = f->model->frame_size;
   uint32_t epoch = f->epoch;
-  uint64_t seed = f->seed;
   int8_t *state = f->state;
   int lists = f->max_held > 0, sym = a->sym, lazy = f->rekey_lazy, stream_open = f->stream_open;
   int keyed = !f->model->never_draws; /* a stream nobody draws from may keep its first key */
@@ -593,10 +602,7 @@ static void resume_range(void *arg, int k, int threads) {
        * RT_SPAN_REKEY of them), it goes back to the span. */
       int8_t s = state[i];
       if ((s == SIRENRT_RUNNABLE || s == SIRENRT_AT_RESAMPLE) && keyed && c->rng.ctr[2] != epoch) {
-        if (lazy)
-          rt_rng_init(&c->rng, seed, (uint64_t)i, epoch, RT_DOMAIN_PARTICLE);
-        else
-          for (int64_t j = i; j < hi && j < i + RT_SPAN_REKEY; j += RT_RNG_LANES) rekey_ahead(f, j, hi);
+        rekey_stale(f, i, hi, lazy, RT_SPAN_REKEY);
         i--;
         continue;
       }
@@ -604,12 +610,7 @@ static void resume_range(void *arg, int k, int threads) {
     int8_t s = state[i];
     if (s != SIRENRT_RUNNABLE && s != SIRENRT_AT_RESAMPLE && !can_proceed(f, i)) continue;
     c = &ctx[i];
-    if (keyed && c->rng.ctr[2] != epoch) { /* its stream is of an older epoch */
-      if (lazy)
-        rt_rng_init(&c->rng, seed, (uint64_t)i, epoch, RT_DOMAIN_PARTICLE);
-      else
-        rekey_ahead(f, i, hi);
-    }
+    if (keyed && c->rng.ctr[2] != epoch) rekey_stale(f, i, hi, lazy, RT_RNG_LANES); /* of an older epoch */
     r = resume(c, frames + (size_t)i * frame_size, &logw[i], rows);
     drew |= !untouched(&c->rng);
     state[i] = (int8_t)r;

@@ -212,35 +212,13 @@ typedef struct nested_reader {
   int32_t site;
 } nested_reader;
 
-/* The end of the type descriptor at t, or NULL when it is not one. */
-static const char *skip_type(const char *t) {
-  switch (*t) {
-    case 'f': case 'b': case 'u': return t + 1;
-    case 'L': return skip_type(t + 1);
-    case 'P': {
-      const char *second = skip_type(t + 1);
-      return second ? skip_type(second) : NULL;
-    }
-    default: return NULL;
-  }
-}
-
-/* The words a value of type t takes in a cell (a list is its handle). */
-static int32_t cell_words(const char *t) {
-  switch (*t) {
-    case 'u': return 0;
-    case 'P': return cell_words(t + 1) + cell_words(skip_type(t + 1));
-    default: return 1;
-  }
-}
-
 static int64_t read_list(nested_reader *r, const char *elem);
 
 /* One value of type t, its cell words stored at out[*k...]; 0, or -1 after recording an error. */
 static int read_value(nested_reader *r, const char *t, uint64_t *out, int32_t *k) {
   switch (*t) {
     case 'u': return 0;
-    case 'P': return read_value(r, t + 1, out, k) ? -1 : read_value(r, skip_type(t + 1), out, k);
+    case 'P': return read_value(r, t + 1, out, k) ? -1 : read_value(r, rt_skip_type(t + 1), out, k);
     case 'L': {
       int64_t h = read_list(r, t + 1);
       if (h == SIRENRT_NIL && r->ctx->err_msg) return -1;
@@ -259,7 +237,8 @@ static int read_value(nested_reader *r, const char *t, uint64_t *out, int32_t *k
 /* A list of elements of type elem: its elements read in order, then consed from the last one on. */
 static int64_t read_list(nested_reader *r, const char *elem) {
   int64_t n = r->pos < r->n ? r->w[r->pos++] : -1;
-  int32_t nwords = cell_words(elem); /* 0: units, which take no words either */
+  const char *end;
+  int32_t nwords = (int32_t)rt_type_words(elem, &end); /* 0: units, which take no words either */
   if (n < 0 || (nwords && n > r->n - r->pos)) {
     rt_fail(r->ctx, r->site, "internal error: a constant list's length is not its words'");
     return SIRENRT_NIL;
@@ -292,7 +271,8 @@ int64_t sirenrt_list_from_nested_words(sirenrt_ctx *ctx, const int64_t *words, i
   }
   for (int64_t i = 0; i < k; i++) r.type[i] = (char)words[1 + i];
   r.type[k] = 0;
-  if (skip_type(r.type) != r.type + k) {
+  const char *end;
+  if (rt_type_words(r.type, &end) < 0 || end != r.type + k) {
     rt_fail(ctx, site, "internal error: a constant list's element type is not one");
     return SIRENRT_NIL;
   }
