@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import atexit
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 import llvmlite.binding as llvm
@@ -34,6 +33,7 @@ import llvmlite.ir as ir
 
 from sirenc.diagnostics import source_line
 from sirenc.model_info import MODEL_SYMBOL, RESUME_SYMBOL, ModelInfo
+from sirenc.passes.lower_smc_to_llvm import AT_RESAMPLE, RUNNABLE
 from sirenc.runtime.abi import abi_version, defines
 
 _I8 = ir.IntType(8)
@@ -248,7 +248,8 @@ def _add_span(mod: ir.Module, resume: ir.Function, frame_size: int) -> ir.Functi
     b.position_at_end(blocks["body"])
     state_at = b.gep(state, [i], inbounds=True, source_etype=_I8)
     s = b.load(state_at, typ=_I8)
-    may = b.or_(b.icmp_signed("==", s, ir.Constant(_I8, 3)), b.icmp_signed("==", s, ir.Constant(_I8, 1)))
+    may = b.or_(b.icmp_signed("==", s, ir.Constant(_I8, RUNNABLE)),
+                b.icmp_signed("==", s, ir.Constant(_I8, AT_RESAMPLE)))
     ctx = b.gep(ctx0, [b.mul(i, ctx_size)], inbounds=True, source_etype=_I8)
     b.cbranch(may, blocks["check"], blocks["handed_back"])
 
@@ -265,7 +266,7 @@ def _add_span(mod: ir.Module, resume: ir.Function, frame_size: int) -> ir.Functi
     b.store(b.trunc(r, _I8), state_at)
     flagged = b.load(b.gep(ctx, [flagged_at], inbounds=True, source_etype=_I8), typ=_I32)
     used = b.load_atomic(arenas, "monotonic", 4, typ=_I32)
-    plain = b.and_(b.icmp_signed("==", r, ir.Constant(_I32, 1)),
+    plain = b.and_(b.icmp_signed("==", r, ir.Constant(_I32, AT_RESAMPLE)),
                    b.icmp_signed("==", b.or_(flagged, used), ir.Constant(_I32, 0)))
     b.cbranch(plain, blocks["next"], blocks["resumed_back"])
 

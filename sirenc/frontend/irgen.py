@@ -9,7 +9,7 @@ main expression becomes ``func.func @main``. Patterns become ``siren.fst`` /
 from __future__ import annotations
 
 from xdsl.dialects import func
-from xdsl.dialects.builtin import FloatAttr, ModuleOp, StringAttr, f64, i1
+from xdsl.dialects.builtin import ModuleOp, StringAttr, f64, i1
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from sirenc import distributions
@@ -204,11 +204,10 @@ class _FunctionBuilder:
         constant (a call's result, a `let` expression's) is left to the fold-constants pass."""
         values = []
         for value, source in operands:
-            owner = value.owner
-            if (type(source) not in _OWN_VALUE and type(source) is not ast.Var) \
-                    or not isinstance(owner, siren.ConstOp) or not isinstance(owner.value, FloatAttr):
+            number = siren.float_constant(value)
+            if (type(source) not in _OWN_VALUE and type(source) is not ast.Var) or number is None:
                 return None
-            values.append(owner.value.value.data)
+            values.append(number)
         result = siren.folded(op_type, values)
         if result is None:
             return None

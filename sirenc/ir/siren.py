@@ -311,6 +311,14 @@ class NegOp(IRDLOperation):
 FOLDS = {AddOp: operator.add, SubOp: operator.sub, MulOp: operator.mul, NegOp: operator.neg}
 
 
+def float_constant(value: SSAValue) -> float | None:
+    """The number a `siren.const` of a float holds, else None."""
+    owner = value.owner
+    if isinstance(owner, ConstOp) and isinstance(owner.value, FloatAttr):
+        return owner.value.value.data
+    return None
+
+
 def folded(op_type: type, values: Sequence[float]) -> float | None:
     """What an op of `op_type` (a key of FOLDS) computes of constant `values`; None for a NaN."""
     result = FOLDS[op_type](*values)

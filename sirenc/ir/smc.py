@@ -635,8 +635,8 @@ class ConstListOp(IRDLOperation):
 def nested_words_end(descriptor: str, words: Sequence[int], at: int, t: int = 0) -> int:
     """Where the encoding (ConstListOp) of one value of the type at descriptor[t:] that starts at
     words[at] ends, or -1 when it is not one."""
-    kind = descriptor[t] if t < len(descriptor) else ""
-    if at < 0 or kind not in "fbuPL" or not kind:
+    kind = _kind(descriptor, t)
+    if at < 0 or kind not in ("f", "b", "u", "P", "L"):   # a symbolic word is no constant
         return -1
     if kind in "fb":
         return at + 1 if at < len(words) and (kind == "f" or words[at] in (0, 1)) else -1
@@ -644,21 +644,12 @@ def nested_words_end(descriptor: str, words: Sequence[int], at: int, t: int = 0)
         return at
     if kind == "P":
         at = nested_words_end(descriptor, words, at, t + 1)
-        return nested_words_end(descriptor, words, at, _type_end(descriptor, t + 1))
+        return nested_words_end(descriptor, words, at, _skip(descriptor, t + 1))
     n = words[at] if at < len(words) else -1
     at = at + 1 if n >= 0 else -1
     for _ in range(max(n, 0)):
         at = nested_words_end(descriptor, words, at, t + 1)
     return at
-
-
-def _type_end(descriptor: str, t: int) -> int:
-    kind = descriptor[t] if t < len(descriptor) else ""
-    if kind == "P":
-        return _type_end(descriptor, _type_end(descriptor, t + 1))
-    if kind == "L":
-        return _type_end(descriptor, t + 1)
-    return t + 1
 
 
 @irdl_op_definition

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects.builtin import FloatAttr, ModuleOp
+from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation
 from xdsl.passes import ModulePass
 
@@ -22,16 +22,9 @@ from sirenc.ir import siren
 from sirenc.ir.build import Attributes
 
 
-def _constant(value) -> float | None:
-    owner = value.owner
-    if isinstance(owner, siren.ConstOp) and isinstance(owner.value, FloatAttr):
-        return owner.value.value.data
-    return None
-
-
 def _fold(op: Operation, attrs: Attributes) -> None:
     operands = op.operands
-    values = [_constant(operand) for operand in operands]
+    values = [siren.float_constant(operand) for operand in operands]
     if None in values:
         return
     result = siren.folded(type(op), values)

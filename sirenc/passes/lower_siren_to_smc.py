@@ -165,7 +165,7 @@ def _element_words(value: SSAValue) -> list[int] | None:
     """The 64-bit words `smc.cons` would store for a constant element (a double's bits, a
     bool 0/1, nothing for a unit), or None when it is not a constant of floats, bools and units.
     A bool standing for a number (`[1., true]`) is the number the lowering's select makes of it.
-    A list in it (a literal folded before, or `[]`) is its encoding in smc.const_list's nested
+    A list in it (a literal of constants, or `[]`) is its encoding in smc.const_list's nested
     form: its length, then its elements."""
     owner = value.owner
     if isinstance(owner, siren.NilOp):
@@ -187,14 +187,10 @@ def _element_words(value: SSAValue) -> list[int] | None:
 
 def _constant(value: SSAValue) -> float | bool | None:
     """The float or bool a `siren.const` of one holds, else None."""
-    owner = value.owner
-    if not isinstance(owner, siren.ConstOp):
-        return None
-    if isinstance(owner.value, FloatAttr):
-        return owner.value.value.data
-    if value.type == i1:
-        return owner.value.value.data != 0
-    return None
+    number = siren.float_constant(value)
+    if number is not None or not isinstance(value.owner, siren.ConstOp) or value.type != i1:
+        return number
+    return value.owner.value.value.data != 0
 
 
 def _float_word(x: float) -> int:

@@ -99,8 +99,9 @@ from sirenc.runtime.abi import defines
 # The runtime's table of data files holds this many (RT_MAX_FILES, runtime_c/src/internal.h).
 MAX_FILES = 64
 
-# sirenrt.h: what @siren_resume returns, and the int64 list and stream sentinels.
-FINISHED, AT_RESAMPLE, NEED_ROW = 0, 1, 2
+# sirenrt.h: what @siren_resume returns (a particle's state, RUNNABLE before its first resume), and
+# the int64 list and stream sentinels.
+FINISHED, AT_RESAMPLE, NEED_ROW, RUNNABLE = 0, 1, 2, 3
 NIL, END, NEED = -1, -2, -3
 # sirenrt.h: row r of file 0 as a list handle is FIRST_ROW | r << ROW_SHIFT (sirenrt_rows)
 FIRST_ROW, ROW_SHIFT = defines()["SIRENRT_FIRST_ROW"], defines()["SIRENRT_ROW_SHIFT"]
