@@ -40,13 +40,8 @@ int main(int argc, char **argv) {
     for (int64_t base = 0; base < n; base += RT_RNG_LANES) {
       /* The streams of RT_RNG_LANES particles are keyed together, as the runtime's population loop does. */
       int m = n - base < RT_RNG_LANES ? (int)(n - base) : RT_RNG_LANES;
-      rt_rng g[RT_RNG_LANES], *gp[RT_RNG_LANES];
-      uint64_t slot[RT_RNG_LANES];
-      for (int l = 0; l < m; l++) {
-        gp[l] = &g[l];
-        slot[l] = (uint64_t)(base + l);
-      }
-      rt_rng_init_many(gp, slot, m, seed, (uint32_t)t, RT_DOMAIN_PARTICLE);
+      rt_rng g[RT_RNG_LANES];
+      rt_rng_key_run(g, sizeof g[0], (uint64_t)base, m, seed, (uint32_t)t, RT_DOMAIN_PARTICLE);
       for (int l = 0; l < m; l++) {
         int64_t i = base + l;
         double xi = x[i] + rt_normal(&g[l]);

@@ -46,19 +46,20 @@ static void rekey(sirenrt_filter *f, int64_t i) {
   rt_rng_init(&f->ctx[i].rng, f->seed, (uint64_t)i, f->epoch, RT_DOMAIN_PARTICLE);
 }
 
-/* Rekeys slot i and the next slots before hi whose streams are also of an older epoch, together
- * (rt_rng_init_many computes their first blocks with SIMD).  A slot rekeyed ahead of its turn gets the
- * stream it would have got then: it depends only on (seed, slot, epoch). */
-static void rekey_ahead(sirenrt_filter *f, int64_t i, int64_t hi) {
-  rt_rng *g[RT_RNG_LANES];
-  uint64_t slot[RT_RNG_LANES];
-  int m = 0;
-  for (int64_t j = i; j < hi && j < i + RT_RNG_LANES; j++)
-    if (f->ctx[j].rng.ctr[2] != f->epoch) {
-      g[m] = &f->ctx[j].rng;
-      slot[m++] = (uint64_t)j;
-    }
-  rt_rng_init_many(g, slot, m, f->seed, f->epoch, RT_DOMAIN_PARTICLE);
+/* Rekeys the slots of [i, end) whose streams are of an older epoch, each run of consecutive ones
+ * together (rt_rng_key_run computes their first blocks with SIMD and stores them in place).  A slot
+ * rekeyed ahead of its turn gets the stream it would have got then: it depends only on
+ * (seed, slot, epoch). */
+static void rekey_ahead(sirenrt_filter *f, int64_t i, int64_t end) {
+  sirenrt_ctx *ctx = f->ctx;
+  uint32_t epoch = f->epoch;
+  while (i < end) {
+    while (i < end && ctx[i].rng.ctr[2] == epoch) i++;
+    int64_t run = i;
+    while (i < end && ctx[i].rng.ctr[2] != epoch) i++;
+    if (i > run)
+      rt_rng_key_run(&ctx[run].rng, sizeof *ctx, (uint64_t)run, i - run, f->seed, epoch, RT_DOMAIN_PARTICLE);
+  }
 }
 
 /* Drops every slot's held roots, which frees every heap cell this filter alone keeps (all of them,
@@ -78,6 +79,7 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
   memset(f->frames, 0, (size_t)f->n * f->model->frame_size);
   f->epoch = 0;
   f->rekey_lazy = 0;
+  f->keys_due = 0;
   for (int64_t i = 0; i < f->n; i++) {
     sirenrt_ctx *c = &f->ctx[i];
     c->arena_used = 0;
@@ -494,9 +496,12 @@ static int barrier(sirenrt_filter *f) {
   if (any_failed(&a, threads)) return rt_filter_fail(f, rt_budget_message(&f->budget));
   run_team(f, threads, copy_range, &a);
   profile_add(f, RT_PHASE_COPY, &t);
-  /* Streams are rekeyed with the new epoch lazily, when a particle next runs (rt_advance): finished
-   * particles never draw again, and the others are touched then anyway. */
   f->epoch++;
+  /* Every stream is now of an older epoch.  When the last pass drew, the next will draw too: it keys
+   * every slot's stream, a run of slots at a time just before it resumes them (resume_range).
+   * Otherwise streams are rekeyed one at a time as particles run: a program past its draws, or
+   * without any, keys nothing. */
+  f->keys_due = !f->rekey_lazy && !f->model->never_draws;
   return 0;
 }
 
@@ -526,12 +531,13 @@ typedef struct pass_args {
   pass_chunk chunks[RT_MAX_THREADS];
 } pass_args;
 
-/* A stream nothing was drawn from since it was keyed: as rt_rng_init leaves it, or rt_rng_init_many. */
+/* A stream nothing was drawn from since it was keyed: as rt_rng_init leaves it, or rt_rng_key_run. */
 static int untouched(const rt_rng *g) { return (g->ctr[0] == 0 && g->left == 0) | (g->ctr[0] == 1 && g->left == 4); }
 
 /* Streams rekeyed at once when the compiled loop hands back a slot for its stream's epoch: the loop
- * then runs this many slots before it stops again. */
-enum { RT_SPAN_REKEY = 64 };
+ * then runs this many slots before it stops again.  RT_KEY_RUN: streams keyed at once when a pass
+ * keys them all (keys_due), few enough that their contexts are still cached when their slots run. */
+enum { RT_SPAN_REKEY = 64, RT_KEY_RUN = 64 };
 
 /* Slot i's stream, of an older epoch, keyed with the current one: alone and without its first block
  * when lazy, else with the stale slots of [i, i + ahead) and their first blocks. */
@@ -540,7 +546,7 @@ static void rekey_stale(sirenrt_filter *f, int64_t i, int64_t hi, int lazy, int6
     rekey(f, i);
     return;
   }
-  for (int64_t j = i; j < hi && j < i + ahead; j += RT_RNG_LANES) rekey_ahead(f, j, hi);
+  rekey_ahead(f, i, hi - i < ahead ? hi : i + ahead);
 }
 
 /* The span of the population a thread's compiled loop (model->resume_span) may run, or NULL when it
@@ -555,11 +561,12 @@ static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sir
   return v;
 }
 
-/* Resumes every particle of slots [n k / T, n (k+1) / T) that can proceed.  A stream of an older epoch
- * is rekeyed first: RT_RNG_LANES slots at once with their first blocks (rekey_ahead) while particles
- * draw, else (no particle drew in the last pass: a program without draws, or past them) one at a time
- * without it, the first draw computing it.  Both give the same words: the answer is the same either
- * way, and so for any number of threads.  Runs of particles that need nothing recorded but their state
+/* Resumes every particle of slots [n k / T, n (k+1) / T) that can proceed.  After a resampling that
+ * followed draws (keys_due), every stream is keyed with its first block, RT_KEY_RUN slots at a time just
+ * before they run.  Otherwise a stream of an older epoch is rekeyed when its slot comes: with its first
+ * block and the stale slots after it (rekey_ahead) while particles draw, else (no particle drew in the
+ * last pass: a program without draws, or past them) alone and without it, the first draw computing it.
+ * All give the same words: the answer is the same either way, and so for any number of threads.  Runs of particles that need nothing recorded but their state
  * go through the model's compiled loop when it has one (sirenrt_span_fn); it hands back every other. */
 static void resume_range(void *arg, int k, int threads) {
   pass_args *a = arg;
@@ -581,16 +588,24 @@ static void resume_range(void *arg, int k, int threads) {
   sirenrt_span view;
   const sirenrt_span *span = span_view(f, sym, rows, &view);
   int drew = 0, any_at_resample = 0;
+  int64_t keyed_to = f->keys_due ? lo : hi; /* streams to key before their slots run: [keyed_to, hi) */
   for (int64_t i = lo; i < hi; i++) {
     int32_t r;
     sirenrt_ctx *c;
+    if (i >= keyed_to) { /* the next run of slots, keyed while their contexts are about to be used */
+      keyed_to = hi - i < RT_KEY_RUN ? hi : i + RT_KEY_RUN;
+      rt_rng_key_run(&ctx[i].rng, sizeof *ctx, (uint64_t)i, keyed_to - i, f->seed, epoch, RT_DOMAIN_PARTICLE);
+    }
     if (span) {
-      int64_t got = f->model->resume_span(span, i, hi);
+      int64_t got = f->model->resume_span(span, i, keyed_to);
       int64_t next = got & ~(int64_t)SIRENRT_SPAN_RESUMED;
       /* The compiled loop does not look at the streams: a model that draws may have drawn. */
       drew |= keyed && next > i;
       any_at_resample |= next > i;
-      if (next >= hi) break;
+      if (next >= keyed_to) {
+        i = keyed_to - 1;
+        continue;
+      }
       i = next;
       c = &ctx[i];
       if (got & SIRENRT_SPAN_RESUMED) {
@@ -669,6 +684,7 @@ static int resume_all(sirenrt_filter *f) {
     }
   }
   f->rekey_lazy = !drew;
+  f->keys_due = 0;
   if (error >= 0 && (bad < 0 || error <= bad)) return fail_from_particle(f, &f->ctx[error]), -1;
   if (out_of_memory) return rt_filter_fail(f, rt_budget_message(&f->budget)), -1;
   if (bad >= 0) {

@@ -25,7 +25,7 @@ double rt_lgamma(double x);
  * parent's draws.  2^32 blocks (2^34 32-bit draws) per particle per epoch are plenty.
  * A particle is rekeyed at every resampling and often draws only a number or two before the next, so
  * what a filter step pays for is mostly the first block of each stream: the population loop keys
- * RT_RNG_LANES streams at once with rt_rng_init_many, whose SIMD kernels (SSE2, AVX2, AVX-512F,
+ * RT_RNG_LANES streams at once with rt_rng_key_run, whose SIMD kernels (SSE2, AVX2, AVX-512F,
  * chosen when the library loads) compute their first blocks together, several times cheaper than
  * one at a time.  The words are the same either way: the streams do not depend on the kernel. */
 enum { RT_DOMAIN_PARTICLE = 0, RT_DOMAIN_RESAMPLE = 1, RT_DOMAIN_TEST = 2, RT_DOMAIN_USER = 3, RT_DOMAIN_MH = 4 };
@@ -80,12 +80,14 @@ static inline uint64_t rt_next_u64(rt_rng *g) {
   return (hi << 32) | rt_next_u32(g);
 }
 
-/* Keys n streams at once: g[j] becomes rt_rng_init(g[j], seed, slot[j], epoch, domain) with its first
+/* Keys the streams of the n consecutive slots slot0, slot0 + 1, ...: the one of slot slot0 + j, at
+ * (char *)first + j * stride, becomes rt_rng_init(.., seed, slot0 + j, epoch, domain) with its first
  * block already generated (ctr[0] = 1, left = 4), the state its first draw would have left, so its
- * words are exactly those of a stream keyed one at a time.  Slots need not be consecutive. */
-void rt_rng_init_many(rt_rng *const *g, const uint64_t *slot, int64_t n, uint64_t seed, uint32_t epoch,
-                      uint32_t domain);
-/* Selects the kernel of rt_rng_init_many for the whole process (tests compare them; not while filters
+ * words are exactly those of a stream keyed one at a time.  The stride lets it key streams in place
+ * inside larger records (a population's contexts). */
+void rt_rng_key_run(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
+                    uint32_t domain);
+/* Selects the kernel of rt_rng_key_run for the whole process (tests compare them; not while filters
  * run): 0 scalar, 1 SSE2, 2 AVX2, 3 AVX-512F; a level the CPU lacks is lowered.  Returns the level now
  * in use; -1 only reports it.  The best one is chosen when the library loads. */
 int rt_philox_kernel(int level);
@@ -329,6 +331,7 @@ struct sirenrt_filter {
   sirenrt_ctx *ctx;    /* n contexts; slot i owns frame i */
   uint32_t epoch;      /* number of resamplings done in this run */
   int32_t rekey_lazy;  /* no particle drew in the last pass: key streams one at a time, first block on a draw */
+  int32_t keys_due;    /* a resampling since the last pass, which drew: the next pass keys every stream */
   int32_t mode;
   int32_t stream_open;
   rt_table *tables;    /* model->n_files tables; borrowed by estimate()'s clone */

@@ -3,6 +3,9 @@
  * inline in internal.h), the unit exponential and unbiased bounded integers. */
 #include "internal.h"
 
+#include <stddef.h>
+#include <string.h>
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -15,39 +18,45 @@
  * result is truncated.  The lanes are filled from registers, not from an array just written
  * (a vector load of fresh scalar stores stalls on store forwarding, which cost more than the rounds). */
 typedef struct batch {
-  rt_rng *const *g;
-  const uint64_t *slot;
-  int m; /* lanes in use, 1..RT_RNG_LANES; the others repeat lane 0 */
+  rt_rng *first; /* lane l's stream is at (char *)first + l * stride and keys slot slot0 + l */
+  size_t stride;
+  uint64_t slot0;
+  int m; /* lanes in use, 1..RT_RNG_LANES; the others are computed and dropped */
   uint64_t seed;
   uint32_t epoch, domain;
 } batch;
 
-/* Keys the streams (all but the first block) and stores the first blocks, given word w of lane l in
- * out[w][l].  Not inlined into the kernels: compiled for AVX-512, this loop becomes scatters, which are
- * slower than the rounds themselves. */
+/* Stores the keyed streams, given word w of lane l in out[w][l]: a whole rt_rng a lane, in the state
+ * its first draw would leave (block 0 in buf, the counter at block 1).  Not inlined into the kernels:
+ * compiled for AVX-512, this loop becomes scatters, which are slower than the rounds themselves. */
 __attribute__((noinline)) static void batch_finish(const batch *b, const uint64_t out[4][RT_RNG_LANES]) {
-  for (int l = 0; l < b->m; l++) {
-    rt_rng *s = b->g[l];
-    rt_rng_init(s, b->seed, b->slot[l], b->epoch, b->domain);
-    for (int w = 0; w < 4; w++) s->buf[w] = (uint32_t)out[w][l];
-    s->ctr[0] = 1;
-    s->left = 4;
+  uint8_t *at = (uint8_t *)b->first;
+  for (int l = 0; l < b->m; l++, at += b->stride) {
+    uint64_t slot = b->slot0 + (uint64_t)l;
+    rt_rng *s = (rt_rng *)(void *)at;
+    *s = (rt_rng){.key = {(uint32_t)b->seed, (uint32_t)(b->seed >> 32)},
+                  .ctr = {1, (uint32_t)slot, b->epoch, (b->domain << 24) | ((uint32_t)(slot >> 32) & 0xFFFFFFu)},
+                  .buf = {(uint32_t)out[0][l], (uint32_t)out[1][l], (uint32_t)out[2][l], (uint32_t)out[3][l]},
+                  .left = 4};
   }
 }
+
+/* The SIMD kernels store a full batch from their registers, ctr[0] to buf[3] of a stream in one
+ * 32-byte store. */
+_Static_assert(offsetof(rt_rng, buf) == offsetof(rt_rng, ctr) + 16 && sizeof(((rt_rng *)0)->buf) == 16,
+               "ctr and buf are adjacent");
 
 static void batch_scalar(const batch *b) {
   uint64_t out[4][RT_RNG_LANES];
   for (int l = 0; l < b->m; l++) {
     rt_rng s;
-    rt_rng_init(&s, b->seed, b->slot[l], b->epoch, b->domain);
+    rt_rng_init(&s, b->seed, b->slot0 + (uint64_t)l, b->epoch, b->domain);
     uint32_t o[4];
     rt_philox4x32_10(s.ctr, s.key, o);
     for (int w = 0; w < 4; w++) out[w][l] = o[w];
   }
   batch_finish(b, out);
 }
-
-#define LANE_SLOT(b, l) ((b)->slot[(l) < (b)->m ? (l) : 0])
 
 #if defined(__x86_64__)
 #define PHILOX_ROUND(T, MUL, SRL, XOR, c0, c1, c2, c3, M0, M1, K0, K1) \
@@ -66,7 +75,7 @@ static void batch_sse2(const batch *b) {
   const __m128i dom = _mm_set1_epi64x((int64_t)b->domain << 24), hi_mask = _mm_set1_epi64x(0xFFFFFF);
   __m128i c[4][V];
   for (int v = 0; v < V; v++) {
-    __m128i s = _mm_set_epi64x((int64_t)LANE_SLOT(b, 2 * v + 1), (int64_t)LANE_SLOT(b, 2 * v));
+    __m128i s = _mm_add_epi64(_mm_set1_epi64x((int64_t)(b->slot0 + 2 * (uint64_t)v)), _mm_set_epi64x(1, 0));
     c[0][v] = _mm_setzero_si128();
     c[1][v] = s;
     c[2][v] = _mm_set1_epi64x(b->epoch);
@@ -95,8 +104,7 @@ __attribute__((target("avx2"))) static void batch_avx2(const batch *b) {
   const __m256i dom = _mm256_set1_epi64x((int64_t)b->domain << 24), hi_mask = _mm256_set1_epi64x(0xFFFFFF);
   __m256i c[4][V];
   for (int v = 0; v < V; v++) {
-    __m256i s = _mm256_set_epi64x((int64_t)LANE_SLOT(b, 4 * v + 3), (int64_t)LANE_SLOT(b, 4 * v + 2),
-                                  (int64_t)LANE_SLOT(b, 4 * v + 1), (int64_t)LANE_SLOT(b, 4 * v));
+    __m256i s = _mm256_add_epi64(_mm256_set1_epi64x((int64_t)(b->slot0 + 4 * (uint64_t)v)), _mm256_set_epi64x(3, 2, 1, 0));
     c[0][v] = _mm256_setzero_si256();
     c[1][v] = s;
     c[2][v] = _mm256_set1_epi64x(b->epoch);
@@ -111,11 +119,37 @@ __attribute__((target("avx2"))) static void batch_avx2(const batch *b) {
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
   }
-  uint64_t out[4][RT_RNG_LANES];
-  for (int w = 0; w < 4; w++)
-    for (int v = 0; v < V; v++) _mm256_storeu_si256((__m256i *)&out[w][4 * v], c[w][v]);
-  _mm256_zeroupper(); /* gcc omits it here, and the SSE code after would pay for dirty upper halves */
-  batch_finish(b, out);
+  if (b->m < RT_RNG_LANES) { /* a partial batch: the lanes past m must not be stored */
+    uint64_t out[4][RT_RNG_LANES];
+    for (int w = 0; w < 4; w++)
+      for (int v = 0; v < V; v++) _mm256_storeu_si256((__m256i *)&out[w][4 * v], c[w][v]);
+    _mm256_zeroupper(); /* gcc omits it here, and the SSE code after would pay for dirty upper halves */
+    batch_finish(b, out);
+    return;
+  }
+  /* A full batch is stored from the registers, as batch_avx512 does (a 4 x 4 transpose here). */
+  const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF), ctr23 = _mm256_set1_epi64x((int64_t)b->epoch);
+  const uint64_t key = b->seed;
+  uint8_t *at = (uint8_t *)b->first;
+  for (int v = 0; v < V; v++) {
+    __m256i s = _mm256_add_epi64(_mm256_set1_epi64x((int64_t)(b->slot0 + 4 * (uint64_t)v)), _mm256_set_epi64x(3, 2, 1, 0));
+    __m256i hi = _mm256_or_si256(dom, _mm256_and_si256(_mm256_srli_epi64(s, 32), hi_mask));
+    __m256i q0 = _mm256_or_si256(_mm256_set1_epi64x(1), _mm256_slli_epi64(s, 32));
+    __m256i q1 = _mm256_or_si256(ctr23, _mm256_slli_epi64(hi, 32));
+    __m256i q2 = _mm256_or_si256(_mm256_and_si256(c[0][v], low), _mm256_slli_epi64(c[1][v], 32));
+    __m256i q3 = _mm256_or_si256(_mm256_and_si256(c[2][v], low), _mm256_slli_epi64(c[3][v], 32));
+    __m256i t0 = _mm256_unpacklo_epi64(q0, q1), t1 = _mm256_unpackhi_epi64(q0, q1); /* lanes 0 2 | 1 3 */
+    __m256i t2 = _mm256_unpacklo_epi64(q2, q3), t3 = _mm256_unpackhi_epi64(q2, q3);
+    __m256i rows[4] = {_mm256_permute2x128_si256(t0, t2, 0x20), _mm256_permute2x128_si256(t1, t3, 0x20),
+                       _mm256_permute2x128_si256(t0, t2, 0x31), _mm256_permute2x128_si256(t1, t3, 0x31)};
+    for (int l = 0; l < 4; l++) {
+      rt_rng *g = (rt_rng *)(void *)(at + (size_t)(4 * v + l) * b->stride);
+      _mm256_storeu_si256((__m256i *)(void *)g->ctr, rows[l]);
+      memcpy(g->key, &key, sizeof key);
+      g->left = 4;
+    }
+  }
+  _mm256_zeroupper();
 }
 
 /* AVX-512: eight counters per vector, the three-way xors in one ternary-logic op. */
@@ -125,10 +159,8 @@ __attribute__((target("avx512f"))) static void batch_avx512(const batch *b) {
   const __m512i dom = _mm512_set1_epi64((int64_t)b->domain << 24), hi_mask = _mm512_set1_epi64(0xFFFFFF);
   __m512i c[4][V];
   for (int v = 0; v < V; v++) {
-    __m512i s = _mm512_set_epi64((int64_t)LANE_SLOT(b, 8 * v + 7), (int64_t)LANE_SLOT(b, 8 * v + 6),
-                                 (int64_t)LANE_SLOT(b, 8 * v + 5), (int64_t)LANE_SLOT(b, 8 * v + 4),
-                                 (int64_t)LANE_SLOT(b, 8 * v + 3), (int64_t)LANE_SLOT(b, 8 * v + 2),
-                                 (int64_t)LANE_SLOT(b, 8 * v + 1), (int64_t)LANE_SLOT(b, 8 * v));
+    __m512i s = _mm512_add_epi64(_mm512_set1_epi64((int64_t)(b->slot0 + 8 * (uint64_t)v)),
+                                 _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
     c[0][v] = _mm512_setzero_si512();
     c[1][v] = s;
     c[2][v] = _mm512_set1_epi64(b->epoch);
@@ -147,11 +179,47 @@ __attribute__((target("avx512f"))) static void batch_avx512(const batch *b) {
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
   }
-  uint64_t out[4][RT_RNG_LANES];
-  for (int w = 0; w < 4; w++)
-    for (int v = 0; v < V; v++) _mm512_storeu_si512(&out[w][8 * v], c[w][v]);
+  if (b->m < RT_RNG_LANES) { /* a partial batch: the lanes past m must not be stored */
+    uint64_t out[4][RT_RNG_LANES];
+    for (int w = 0; w < 4; w++)
+      for (int v = 0; v < V; v++) _mm512_storeu_si512(&out[w][8 * v], c[w][v]);
+    _mm256_zeroupper();
+    batch_finish(b, out);
+    return;
+  }
+  /* A full batch is stored from the registers: per lane, the 32 bytes from ctr[0] to buf[3] in one
+   * store, after a 4 x 8 transpose of the words paired into quadwords, then key and left.  Storing
+   * through an array and batch_finish costs more than the rounds. */
+  const __m512i low = _mm512_set1_epi64(0xFFFFFFFF);
+  const __m512i ctr23 = _mm512_set1_epi64((int64_t)b->epoch);
+  const __m512i evens = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), odds = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  const uint64_t key = b->seed;
+  uint8_t *at = (uint8_t *)b->first;
+  for (int v = 0; v < V; v++) {
+    __m512i s = _mm512_add_epi64(_mm512_set1_epi64((int64_t)(b->slot0 + 8 * (uint64_t)v)),
+                                 _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
+    __m512i hi = _mm512_or_si512(dom, _mm512_and_si512(_mm512_srli_epi64(s, 32), hi_mask));
+    __m512i q0 = _mm512_or_si512(_mm512_set1_epi64(1), _mm512_slli_epi64(s, 32));        /* ctr[0], ctr[1] */
+    __m512i q1 = _mm512_or_si512(ctr23, _mm512_slli_epi64(hi, 32));                      /* ctr[2], ctr[3] */
+    __m512i q2 = _mm512_or_si512(_mm512_and_si512(c[0][v], low), _mm512_slli_epi64(c[1][v], 32)); /* buf */
+    __m512i q3 = _mm512_or_si512(_mm512_and_si512(c[2][v], low), _mm512_slli_epi64(c[3][v], 32));
+    __m512i t0 = _mm512_unpacklo_epi64(q0, q1), t1 = _mm512_unpackhi_epi64(q0, q1); /* lanes 0 2 4 6 | 1 3 5 7 */
+    __m512i t2 = _mm512_unpacklo_epi64(q2, q3), t3 = _mm512_unpackhi_epi64(q2, q3);
+    __m512i rows[4] = {_mm512_permutex2var_epi64(t0, evens, t2), _mm512_permutex2var_epi64(t1, evens, t3),
+                       _mm512_permutex2var_epi64(t0, odds, t2), _mm512_permutex2var_epi64(t1, odds, t3)};
+    for (int r = 0; r < 4; r++) { /* rows[r]: lane `lane` in its low half, lane + 2 in its high half */
+      int lane = (r & 1) + 4 * (r >> 1);
+      uint8_t *lo_at = at + (size_t)(8 * v + lane) * b->stride, *hi_at = lo_at + 2 * b->stride;
+      _mm256_storeu_si256((__m256i *)(void *)(lo_at + offsetof(rt_rng, ctr)), _mm512_castsi512_si256(rows[r]));
+      _mm256_storeu_si256((__m256i *)(void *)(hi_at + offsetof(rt_rng, ctr)), _mm512_extracti64x4_epi64(rows[r], 1));
+    }
+    for (int l = 0; l < 8; l++) {
+      rt_rng *g = (rt_rng *)(void *)(at + (size_t)(8 * v + l) * b->stride);
+      memcpy(g->key, &key, sizeof key);
+      g->left = 4;
+    }
+  }
   _mm256_zeroupper();
-  batch_finish(b, out);
 }
 #endif
 
@@ -190,10 +258,11 @@ int rt_philox_kernel(int level) {
   return level;
 }
 
-void rt_rng_init_many(rt_rng *const *g, const uint64_t *slot, int64_t n, uint64_t seed, uint32_t epoch,
-                      uint32_t domain) {
+void rt_rng_key_run(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
+                    uint32_t domain) {
   for (int64_t base = 0; base < n; base += RT_RNG_LANES) {
-    batch b = {g + base, slot + base, n - base < RT_RNG_LANES ? (int)(n - base) : RT_RNG_LANES, seed, epoch, domain};
+    batch b = {(rt_rng *)(void *)((uint8_t *)first + (size_t)base * stride), stride, slot0 + (uint64_t)base,
+               n - base < RT_RNG_LANES ? (int)(n - base) : RT_RNG_LANES, seed, epoch, domain};
     kernel(&b);
   }
 }

@@ -31,7 +31,7 @@ static rt_rng keyed_one(uint64_t seed, uint64_t slot, uint32_t epoch, uint32_t d
   rt_rng g;
   rt_rng_init(&g, seed, slot, epoch, domain);
   uint32_t first = rt_next_u32(&g);
-  g.left++; /* give the first word back: the state rt_rng_init_many promises */
+  g.left++; /* give the first word back: the state rt_rng_key_run promises */
   (void)first;
   return g;
 }
@@ -41,43 +41,54 @@ static int same_state(const rt_rng *a, const rt_rng *b) {
          memcmp(a->buf, b->buf, sizeof a->buf) == 0 && a->left == b->left;
 }
 
-/* Every kernel of rt_rng_init_many (scalar, SSE2, AVX2, AVX-512, as far as the CPU has them) keys the
- * same streams as rt_rng_init: full batches, a partial batch, slots with high bits, all domains. */
-static void test_init_many(void) {
+/* Every kernel of rt_rng_key_run (scalar, SSE2, AVX2, AVX-512, as far as the CPU has them) keys the
+ * same streams as rt_rng_init: full batches, a partial batch, runs starting anywhere (across 2^32 too),
+ * streams in place inside larger records, all domains; nothing outside the streams is written. */
+static void test_key_run(void) {
   int best = rt_philox_kernel(-1);
   CHECK(best >= 0 && best <= 3, "kernel level %d", best);
   static const uint64_t seeds[] = {0, 42, 0xFFFFFFFFFFFFFFFFull, 0x243F6A8885A308D3ull};
-  enum { N = 21 }; /* two full batches and a partial one */
+  static const uint64_t starts[] = {0, 5, 0xFFFFFFF5ull, 0xABCDEF00000007ull};
+  enum { N = 37 }; /* two full batches and a partial one */
+  typedef struct record {
+    uint32_t before;
+    rt_rng g;
+    uint32_t after[7];
+  } record; /* a stride that is not sizeof(rt_rng) */
   for (int level = 0; level <= 3; level++) {
     int got = rt_philox_kernel(level);
     CHECK(got <= level, "kernel %d reported as %d", level, got);
     if (got != level) continue; /* the CPU lacks it */
-    int bad = 0;
+    int bad = 0, clobbered = 0;
     for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++)
-      for (uint32_t domain = 0; domain < 4; domain++)
-        for (uint32_t epoch = 0; epoch < 3; epoch++) {
-          rt_rng g[N], *gp[N];
-          uint64_t slot[N];
-          for (int j = 0; j < N; j++) {
-            gp[j] = &g[j];
-            /* unsorted, with gaps and high bits, as a population loop skipping fresh streams gives */
-            slot[j] = (uint64_t)(j * 7 % N) + (j % 3 == 0 ? ((uint64_t)(j + 1) << 32) : 0) + 1000 * (uint64_t)s;
+      for (size_t a = 0; a < sizeof starts / sizeof starts[0]; a++)
+        for (uint32_t domain = 0; domain < 4; domain++)
+          for (uint32_t epoch = 0; epoch < 3; epoch++) {
+            record r[N + 1];
+            memset(r, 0xA5, sizeof r);
+            int64_t n = N - (int64_t)a; /* runs of several lengths */
+            rt_rng_key_run(&r[0].g, sizeof r[0], starts[a], n, seeds[s], epoch * 977u, domain);
+            for (int64_t j = 0; j <= n; j++) {
+              clobbered += r[j].before != 0xA5A5A5A5u || r[j].after[6] != 0xA5A5A5A5u;
+              if (j == n) { /* past the run: untouched */
+                rt_rng untouched;
+                memset(&untouched, 0xA5, sizeof untouched);
+                clobbered += memcmp(&r[j].g, &untouched, sizeof untouched) != 0;
+                continue;
+              }
+              rt_rng want = keyed_one(seeds[s], starts[a] + (uint64_t)j, epoch * 977u, domain);
+              bad += !same_state(&r[j].g, &want);
+              bad += !same_prefix(r[j].g, want, 23); /* and on into later blocks */
+            }
           }
-          rt_rng_init_many(gp, slot, N, seeds[s], epoch * 977u, domain);
-          for (int j = 0; j < N; j++) {
-            rt_rng want = keyed_one(seeds[s], slot[j], epoch * 977u, domain);
-            bad += !same_state(&g[j], &want);
-            bad += !same_prefix(g[j], want, 23); /* and on into later blocks */
-          }
-        }
     CHECK(bad == 0, "kernel %d: %d streams differ from rt_rng_init's", level, bad);
+    CHECK(clobbered == 0, "kernel %d: wrote outside the streams %d times", level, clobbered);
     /* Random123's first kat vector is block 0 of the stream (seed 0, slot 0, epoch 0, domain 0). */
-    rt_rng z, *zp = &z;
-    uint64_t zero = 0;
-    rt_rng_init_many(&zp, &zero, 1, 0, 0, 0);
+    rt_rng z;
+    rt_rng_key_run(&z, sizeof z, 0, 1, 0, 0, 0);
     CHECK(z.buf[0] == 0x6627e8d5 && z.buf[1] == 0xe169c58d && z.buf[2] == 0xbc57ac4c && z.buf[3] == 0x9b00dbd8,
           "kernel %d KAT: %08x %08x %08x %08x", level, z.buf[0], z.buf[1], z.buf[2], z.buf[3]);
-    rt_rng_init_many(NULL, NULL, 0, 1, 2, 3); /* nothing to key */
+    rt_rng_key_run(NULL, sizeof z, 0, 0, 1, 2, 3); /* nothing to key */
   }
   CHECK(rt_philox_kernel(best) == best, "restoring kernel %d", best);
 }
@@ -102,7 +113,7 @@ static void test_u64_pairs(void) {
   CHECK(bad == 0, "rt_next_u64 differs from two rt_next_u32 %d times", bad);
 }
 
-/* What the filter does: every slot's stream rekeyed at every epoch (eight at a time) and one normal
+/* What the filter does: every slot's stream rekeyed at every epoch (RT_RNG_LANES at a time) and one normal
  * drawn from each.  Pooled, the draws are N(0, 1); neighbouring slots of one batch are uncorrelated;
  * no two streams of a batch start alike. */
 static double normal_cdf(double x);
@@ -114,13 +125,8 @@ static void test_rekeyed_normals(void) {
   double s1 = 0, s2 = 0, s4 = 0, lag = 0;
   int dup = 0;
   for (uint32_t e = 0; e < EPOCHS; e++) {
-    rt_rng g[SLOTS], *gp[SLOTS];
-    uint64_t slot[SLOTS];
-    for (int j = 0; j < SLOTS; j++) {
-      gp[j] = &g[j];
-      slot[j] = (uint64_t)j;
-    }
-    rt_rng_init_many(gp, slot, SLOTS, 2024, e, RT_DOMAIN_PARTICLE);
+    rt_rng g[SLOTS];
+    rt_rng_key_run(g, sizeof g[0], 0, SLOTS, 2024, e, RT_DOMAIN_PARTICLE);
     double z[SLOTS];
     for (int j = 0; j < SLOTS; j++) {
       z[j] = rt_normal(&g[j]);
@@ -278,7 +284,7 @@ static void test_normal(void) {
 int main(void) {
   test_known_answers();
   test_determinism();
-  test_init_many();
+  test_key_run();
   test_u64_pairs();
   test_rekeyed_normals();
   test_uniform_and_correlation();
