@@ -57,7 +57,8 @@ static int32_t walk_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight,
 
 static int64_t span_resumed, span_handed_back;
 
-static int64_t walk_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
+/* The contract for any resume whose frames are frame_size bytes. */
+static int64_t span_of(const sirenrt_span *s, int64_t lo, int64_t hi, sirenrt_resume_fn resume, size_t frame_size) {
   for (int64_t i = lo; i < hi; i++) {
     uint8_t *c = s->ctx + i * s->ctx_size;
     int8_t state = s->state[i];
@@ -67,7 +68,7 @@ static int64_t walk_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
       __atomic_add_fetch(&span_handed_back, 1, __ATOMIC_RELAXED);
       return i;
     }
-    int32_t r = walk_resume((sirenrt_ctx *)c, s->frames + i * (int64_t)sizeof(walk_frame), &s->log_weights[i], s->rows);
+    int32_t r = resume((sirenrt_ctx *)c, s->frames + (size_t)i * frame_size, &s->log_weights[i], s->rows);
     s->state[i] = (int8_t)r;
     __atomic_add_fetch(&span_resumed, 1, __ATOMIC_RELAXED);
     int32_t flagged;
@@ -78,6 +79,10 @@ static int64_t walk_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
     }
   }
   return hi;
+}
+
+static int64_t walk_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
+  return span_of(s, lo, hi, walk_resume, sizeof(walk_frame));
 }
 
 static const sirenrt_site walk_sites[] = {{"walk.si", 1, 1, 2, "x"}};
@@ -147,6 +152,73 @@ static void test_span_changes_no_answer(void) {
   }
 }
 
+/* Every draw comes from its slot's stream of its epoch, (seed, slot, epoch), from its first word on,
+ * however the pass keys the streams (all of them a batch ahead of the loop after a resampling that
+ * followed draws, or stale ones as their slots come) and with or without a span: a model that draws one
+ * normal per step and resamples after it, on a population that is not a whole number of key batches,
+ * split across threads at odd slots. */
+enum { DRAW_T = 6, DRAW_N = 101 };
+static double drawn[DRAW_T][DRAW_N];
+static const sirenrt_filter *drawing; /* the filter whose contexts give a resume its slot */
+
+typedef struct draw_frame {
+  int32_t pc, pad;
+  int64_t t;
+  double result;
+} draw_frame;
+
+static int32_t draw_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)rows;
+  draw_frame *f = (draw_frame *)frame;
+  if (f->t == DRAW_T) {
+    f->result = (double)f->t;
+    return SIRENRT_FINISHED;
+  }
+  double z = sirenrt_sample_gaussian(ctx, 0.0, 1.0, 0);
+  drawn[f->t][ctx - drawing->ctx] = z;
+  *log_weight += -0.5 * z * z; /* unequal weights: resampling copies and drops particles */
+  f->t++;
+  return SIRENRT_AT_RESAMPLE;
+}
+
+static int64_t draw_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
+  return span_of(s, lo, hi, draw_resume, sizeof(draw_frame));
+}
+
+static void test_draws_from_slot_streams(void) {
+  sirenrt_model m = walk_model;
+  m.name = "draw";
+  m.frame_size = sizeof(draw_frame);
+  m.result_offset = offsetof(draw_frame, result);
+  m.resume = draw_resume;
+  m.streamable = 0;
+  m.n_files = 0;
+  m.files = NULL;
+  const uint64_t seed = 29;
+  for (int with_span = 0; with_span < 2; with_span++)
+    for (int32_t threads = 1; threads <= 3; threads += 2) {
+      m.resume_span = with_span ? draw_span : NULL;
+      sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
+      sirenrt_filter *f = sirenrt_filter_new(&m, DRAW_N, seed, &o);
+      CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+      if (!f) return;
+      drawing = f;
+      memset(drawn, 0, sizeof drawn);
+      CHECK(sirenrt_filter_run(f, NULL, 0, 0) == 0, "draw: %s", sirenrt_filter_error(f));
+      int bad = 0;
+      for (int t = 0; t < DRAW_T; t++)
+        for (int i = 0; i < DRAW_N; i++) {
+          rt_rng g;
+          rt_rng_init(&g, seed, (uint64_t)i, (uint32_t)t, RT_DOMAIN_PARTICLE); /* one resampling a step */
+          double want = rt_normal(&g);
+          bad += memcmp(&want, &drawn[t][i], sizeof want) != 0;
+        }
+      CHECK(bad == 0, "%s span, %d threads: %d draws not from their slot's stream", with_span ? "with" : "without",
+            (int)threads, bad);
+      sirenrt_filter_free(f);
+    }
+}
+
 int main(void) {
   rt_rng g;
   rt_rng_init(&g, 7, 0, 0, RT_DOMAIN_USER);
@@ -156,5 +228,6 @@ int main(void) {
     ys[t] = x + sqrt(0.5) * rt_normal(&g);
   }
   test_span_changes_no_answer();
+  test_draws_from_slot_streams();
   return check_report("test_span");
 }
