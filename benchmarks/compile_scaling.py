@@ -76,6 +76,7 @@ def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
 
     from sirenc import driver
     from sirenc.backend import llvm as backend
+    from sirenc.backend import schedulers
 
     seconds: dict[str, float] = {}
 
@@ -105,8 +106,9 @@ def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
         backend._optimize(ref, tm)
         seconds["opt"] = time.process_time() - t
         t = time.process_time()
-        engine = backend.llvm.create_mcjit_compiler(ref, tm)
-        engine.finalize_object()
+        with schedulers.code_generation(module):
+            engine = backend.llvm.create_mcjit_compiler(ref, tm)
+            engine.finalize_object()
         assert engine.get_global_value_address(backend.MODEL_SYMBOL)
         seconds["jit"] = time.process_time() - t
 

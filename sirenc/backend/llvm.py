@@ -13,7 +13,8 @@ definition of ``@siren_resume`` plus declarations of ``sirenrt_*``) and a
 4. parses and verifies the text with LLVM, runs the new-pass-manager O2
    pipeline (P9), and
 5. either JIT-compiles it with MCJIT against the shared runtime library, or
-   emits a position-independent object file (P10) for ``link.py``.
+   emits a position-independent object file (P10) for ``link.py`` (a huge
+   function with LLVM's plainest instruction scheduling: ``schedulers.py``).
 
 Example::
 
@@ -31,6 +32,7 @@ from typing import Any
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
+from sirenc.backend.schedulers import code_generation
 from sirenc.diagnostics import source_line
 from sirenc.model_info import MODEL_SYMBOL, RESUME_SYMBOL, ModelInfo
 from sirenc.passes.lower_smc_to_llvm import AT_RESAMPLE, RUNNABLE
@@ -333,7 +335,9 @@ def object_bytes(module: Any, info: ModelInfo, *, native: bool = False) -> bytes
     any CPU of the target architecture, like the runtime it is linked with.
     """
     tm = _target_machine(jit=False, native=native)
-    return tm.emit_object(_module_ref(module, info, tm, optimize=True))
+    ref = _module_ref(module, info, tm, optimize=True)
+    with code_generation(module):
+        return tm.emit_object(ref)
 
 
 class JitModel:
@@ -403,9 +407,10 @@ def jit_compile(module: Any, info: ModelInfo) -> JitModel:
     context = llvm.create_context()
     ref = _module_ref(module, info, tm, optimize=True, context=context)   # ref keeps context alive
     _check_external_symbols(ref)
-    engine = llvm.create_mcjit_compiler(ref, tm)   # takes ownership of ref and tm
-    jit = JitModel(engine, 0, context)
-    engine.finalize_object()
+    with code_generation(module):
+        engine = llvm.create_mcjit_compiler(ref, tm)   # takes ownership of ref and tm
+        jit = JitModel(engine, 0, context)
+        engine.finalize_object()
     jit.model_address = engine.get_global_value_address(MODEL_SYMBOL)
     if not jit.model_address:
         raise RuntimeError(f"JIT: no address for @{MODEL_SYMBOL}")

@@ -5,16 +5,17 @@
     "the original Siren binds '=' and '<' tighter than arithmetic"
 
 sirenc parses with conventional precedence. To know what the original made of the
-same tokens, ``OriginalReader`` parses them again with the precedence-climbing
-algorithm of SPEC 4.5, which reproduces the original on everything except the
-grouping of some same-operator chains. Both trees are walked together; where they
-compute different things (regrouping `+`/`-` or `*`/`/` does not count), a warning
-states both readings. Same-operator chains of `-` and `/` whose later operands are
+same tokens, ``OriginalReader`` parses them again (unless the tokens alone show that both
+read them alike) with the precedence-climbing algorithm of SPEC 4.5, which reproduces the
+original on everything except the grouping of some same-operator chains. Both trees are
+walked together; where they compute different things (regrouping `+`/`-` or `*`/`/` does
+not count), a warning states both readings. Same-operator chains of `-` and `/` whose later operands are
 compound, which the original may group to the right, get their own warning.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cached_property
 
 from sirenc.diagnostics import SirenError, Span
@@ -78,8 +79,10 @@ def original_reading_warnings(program: ast.Program, tokens: list[Token],
     """Warnings for ``program``, parsed from ``tokens``; ``parenthesized`` holds ids of `(e)` nodes."""
     source = _Source(tokens)
     warnings: list[tuple[str, Span]] = []
+    kinds = [t.kind for t in tokens]
     try:
-        original = OriginalReader(list(tokens), program.path).parse_program()
+        original = (None if _read_alike(kinds)
+                    else OriginalReader(list(tokens), program.path).parse_program())
     except SirenError:  # the original rejects this program anyway
         original = None
     if original is not None and len(original.funcs) == len(program.funcs):
@@ -91,10 +94,31 @@ def original_reading_warnings(program: ast.Program, tokens: list[Token],
             if source.has_top_level(ours.span, "::"):
                 continue  # the original rejects `::` altogether, so there is no reading to compare
             warnings.append((_explain(ours, theirs, source, parenthesized), ours.span))
-    for func in program.funcs:
-        _chains(func.body, False, source, parenthesized, warnings)
-    _chains(program.main, False, source, parenthesized, warnings)
+    if "-" in kinds or "/" in kinds:
+        for func in program.funcs:
+            _chains(func.body, False, source, parenthesized, warnings)
+        _chains(program.main, False, source, parenthesized, warnings)
     return warnings
+
+
+def _read_alike(kinds: list[str]) -> bool:
+    """Whether the original surely reads the tokens of these kinds as sirenc does (up to the
+    regrouping of `+`/`-` and `*`/`/` chains, which is no difference), so that a second reading
+    would be wasted (most of the front end's time on a big program).
+
+    The readings part only where the original's operator levels differ from sirenc's (`=`, `<`,
+    `::`), where it ends an open construct before an operator (the last expression of an `if`
+    or a `let ... <-` is an operand there; a `let` that is an operator's operand ends at the
+    next operator of its level) and where `x<-1` is split; everywhere else both read the same
+    grammar. Without comparisons, every `=` is the one of a `let` or a `val`.
+    """
+    counts = Counter(kinds)
+    if counts["if"] or counts["<-"] or counts["<"] or counts["::"]:
+        return False
+    if counts["="] != counts["let"] + counts["val"]:
+        return False
+    after = set(zip(kinds, kinds[1:]))
+    return not any((op, "let") in after for op in ("+", "-", "*", "/"))
 
 
 # ---- comparing the two readings ----------------------------------------------

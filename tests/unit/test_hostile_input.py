@@ -118,6 +118,27 @@ def test_the_collector_pauses_in_the_front_end_only(monkeypatch):
         gc.enable()
 
 
+def test_what_the_front_end_made_goes_to_the_oldest_generation_unfrozen(monkeypatch):
+    """After the pause, the young collections would traverse all the front end made (3 s of
+    10^5 lines), for no garbage: it goes to the oldest generation at once, and stays collectable."""
+    import sirenc.frontend
+
+    made = []
+    load = sirenc.frontend.load_source
+    monkeypatch.setattr(sirenc.frontend, "load_source", lambda *args: made.append(load(*args)) or made[-1])
+    _compile("let x = 1. in x")
+    assert gc.get_freeze_count() == 0
+    assert any(o is made[0] for o in gc.get_objects(generation=2))
+    # What a host froze stays frozen (out of every generation).
+    kept = [[]]
+    gc.freeze()
+    try:
+        _compile("let x = 1. in x")
+        assert not any(o is kept for o in gc.get_objects())
+    finally:
+        gc.unfreeze()
+
+
 def _sirenc(*args, cwd=None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "sirenc.cli", *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, timeout=600)
