@@ -11,6 +11,7 @@ reaches the user::
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 
 
@@ -28,13 +29,37 @@ class Span:
         return f"{self.file}:{self.line}:{self.col}"
 
 
-# Source texts by file name, so a diagnostic can show the offending line
-# without every stage carrying the text around.
-_SOURCES: dict[str, str] = {}
+# Source lines by file name, so a diagnostic can show the offending line
+# without every stage carrying the text around.  Each thread's own registrations come first:
+# two threads compiling programs of the same name ("<string>") each quote their own.  A thread
+# that runs a stage for another (the driver's deep-stack workers) shares that thread's
+# (`thread_sources`, `share_sources`).
+_SOURCES: dict[str, list[str]] = {}
+_THREAD = threading.local()
+
+
+def thread_sources() -> dict[str, list[str]]:
+    """This thread's registrations."""
+    mine = getattr(_THREAD, "sources", None)
+    if mine is None:
+        mine = _THREAD.sources = {}
+    return mine
+
+
+def share_sources(sources: dict[str, list[str]]) -> None:
+    """Makes `sources` (another thread's `thread_sources()`) this thread's registrations too."""
+    _THREAD.sources = sources
 
 
 def register_source(file: str, text: str) -> None:
-    _SOURCES[file] = text
+    lines = source_lines(text)
+    _SOURCES[file] = lines
+    thread_sources()[file] = lines
+
+
+def _lines_of(file: str) -> list[str] | None:
+    lines = thread_sources().get(file)
+    return lines if lines is not None else _SOURCES.get(file)
 
 
 def source_lines(text: str) -> list[str]:
@@ -45,10 +70,9 @@ def source_lines(text: str) -> list[str]:
 
 
 def source_line(span: Span) -> str | None:
-    text = _SOURCES.get(span.file)
-    if text is None:
+    lines = _lines_of(span.file)
+    if lines is None:
         return None
-    lines = source_lines(text)
     if 1 <= span.line <= len(lines):
         return lines[span.line - 1]
     return None
@@ -67,11 +91,16 @@ def source_text(span: Span) -> str | None:
 _SHOWN_AS_SPACE = {c: " " for c in [*range(0x20), 0x7F, 0x85, 0x2028, 0x2029]}
 
 
-def render_at(kind: str, message: str, span: Span | None) -> str:
+_LOOK_UP = object()
+
+
+def render_at(kind: str, message: str, span: Span | None, line: str | None | object = _LOOK_UP) -> str:
+    """The diagnostic, with the span's source line (`line`, else the registered one) and a caret."""
     if span is None:
         return f"{kind}: {message}"
     out = f"{span}: {kind}: {message}"
-    line = source_line(span)
+    if line is _LOOK_UP:
+        line = source_line(span)
     if line is not None:
         width = 1
         if span.end_line == span.line and span.end_col > span.col:
@@ -94,15 +123,19 @@ class SirenError(Exception):
     message: str
     span: Span | None = None
     notes: list[Note] = field(default_factory=list)
+    # The span's source line when the error was made, if it was registered then: a later program
+    # of the same name ("<string>") must not change what this one quotes.
+    _line: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         Exception.__init__(self, self.message)
+        self._line = source_line(self.span) if self.span is not None else None
 
     def __str__(self) -> str:
         return self.render()
 
     def render(self) -> str:
-        parts = [render_at("error", self.message, self.span)]
+        parts = [render_at("error", self.message, self.span, _LOOK_UP if self._line is None else self._line)]
         for note in self.notes:
             parts.append(render_at("note", note.message, note.span))
         return "\n".join(parts)

@@ -25,6 +25,7 @@ from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from sirenc import diagnostics
 from sirenc.diagnostics import SirenUsageError
 
 METHODS = ("pf", "ssi", "ds", "bp")
@@ -348,8 +349,10 @@ def _on_deep_stack(fn, *args):
     if on_deep_stack():
         return fn(*args)
     outcome: dict[str, object] = {}
+    sources = diagnostics.thread_sources()  # the worker registers and quotes the caller's programs
 
     def work():
+        diagnostics.share_sources(sources)
         try:
             outcome["value"] = fn(*args)
         except BaseException as e:  # noqa: BLE001 - re-raised on the caller's thread

@@ -203,3 +203,60 @@ def test_long_let_chains_and_list_literals_compile():
     items = ", ".join(f"{i}." for i in range(10_000))
     module, _ = driver.compile_to_llvm_dialect(f"let l = [{items}] in List.hd(l) + List.len(l)")
     assert "llvm.func" in {op.name for op in module.walk()}
+
+
+# Two programs of the same name ("<string>") whose line 2 differs: an unbound name, and a draw whose
+# variance is invalid only when the program runs (the runtime quotes the line compiled into the model).
+_NAME_ERRORS = ["let a = 1. in\nlet b = a + zz in b", "let c = 2. in\nlet d = yy * c in d"]
+_RUN_ERRORS = ["let v = List.hd([-1.]) in\nlet x <- gaussian(0., v) in x",
+               "let w = List.hd([-2.]) in\nlet y <- gaussian(1., w) in y"]
+
+
+def _at_once(monkeypatch, work) -> list:
+    """work(0) and work(1) on two threads, each registering its program's text only once the other
+    has registered its own: the deterministic form of two compiles overlapping."""
+    from sirenc import diagnostics
+
+    both = threading.Barrier(2)
+    register = diagnostics.register_source
+
+    def register_then_wait(path: str, text: str) -> None:
+        register(path, text)
+        if path == "<string>":
+            both.wait(timeout=60)
+
+    monkeypatch.setattr(diagnostics, "register_source", register_then_wait)
+    out: list = [None, None]
+
+    def run(i: int) -> None:
+        try:
+            out[i] = work(i)
+        except BaseException as e:  # noqa: BLE001 - returned
+            out[i] = e
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return out
+
+
+def test_overlapping_compiles_quote_their_own_source_lines(monkeypatch):
+    import sirenc
+    from sirenc.diagnostics import SirenError
+
+    errors = _at_once(monkeypatch, lambda i: sirenc.compile(_NAME_ERRORS[i]))
+    for program, error in zip(_NAME_ERRORS, errors):
+        assert isinstance(error, SirenError), error
+        assert program.splitlines()[1] in str(error), str(error)
+
+    models = _at_once(monkeypatch, lambda i: sirenc.compile(_RUN_ERRORS[i]))
+    for program, model in zip(_RUN_ERRORS, models):
+        assert not isinstance(model, BaseException), model
+        try:
+            model.filter(particles=4, seed=0).run()
+        except SirenError as e:
+            assert program.splitlines()[1] in str(e), str(e)
+        else:
+            raise AssertionError("an invalid variance ran")
