@@ -10,6 +10,7 @@ import sys
 import threading
 
 from sirenc import driver
+from threads import on_threads
 
 
 def _let_chain(n: int) -> str:
@@ -33,21 +34,7 @@ def test_threads_compile_at_once_as_they_do_one_after_another():
     limit, stack, collector = sys.getrecursionlimit(), threading.stack_size(), gc.get_threshold()
     sequential = [_compile(p) for p in PROGRAMS]
     assert (sys.getrecursionlimit(), threading.stack_size()) == (limit, stack)
-    results: dict[int, object] = {}
-    start = threading.Barrier(2 * len(PROGRAMS))
-
-    def work(i: int) -> None:
-        start.wait()
-        try:
-            results[i] = _compile(PROGRAMS[i % len(PROGRAMS)])
-        except BaseException as e:  # noqa: BLE001 - compared below
-            results[i] = e
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(2 * len(PROGRAMS))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = on_threads(lambda i: _compile(PROGRAMS[i % len(PROGRAMS)]), 2 * len(PROGRAMS))
     for i in range(2 * len(PROGRAMS)):
         assert results[i] == sequential[i % len(PROGRAMS)], (i, results[i])
     # Nothing process-wide is left changed: a deep structure still fails as Python's default does.
@@ -226,20 +213,7 @@ def _at_once(monkeypatch, work) -> list:
             both.wait(timeout=60)
 
     monkeypatch.setattr(diagnostics, "register_source", register_then_wait)
-    out: list = [None, None]
-
-    def run(i: int) -> None:
-        try:
-            out[i] = work(i)
-        except BaseException as e:  # noqa: BLE001 - returned
-            out[i] = e
-
-    threads = [threading.Thread(target=run, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return out
+    return on_threads(work, 2)
 
 
 def test_overlapping_compiles_quote_their_own_source_lines(monkeypatch):

@@ -4,14 +4,13 @@ compilation, and threads compiling at once see them only while a huge module hol
 
 from __future__ import annotations
 
-import threading
-
 import pytest
 
 import sirenc
 from sirenc import driver
 from sirenc.backend import schedulers
 from sirenc.backend.llvm import object_bytes
+from threads import on_threads
 
 SMALL = "let p <- beta(1., 1.) in let () = observe(bernoulli(p), true) in p * 2. + 1."
 
@@ -53,31 +52,12 @@ def test_the_options_are_put_back_when_code_generation_fails(monkeypatch):
     assert _object(SMALL) == before
 
 
-def test_threads_compiling_at_once_get_the_code_they_get_alone(monkeypatch, tmp_path):
+def test_threads_compiling_at_once_get_the_code_they_get_alone(monkeypatch):
     # Between the two programs' sizes: the chain is huge, SMALL is not.
     monkeypatch.setattr(schedulers, "HUGE_FUNCTION", 200)
-    # Files of their own: the descriptor quotes source lines, which the diagnostics register by
-    # path, and two texts compiled at once would both be "<string>".
-    programs = []
-    for i, text in enumerate([SMALL, _chain(300)]):
-        (tmp_path / f"p{i}.si").write_text(text)
-        programs.append(str(tmp_path / f"p{i}.si"))
+    programs = [SMALL, _chain(300)]
     alone = [_object(p) for p in programs]
-    results: dict[int, object] = {}
-    start = threading.Barrier(8)
-
-    def work(i: int) -> None:
-        start.wait()
-        try:
-            results[i] = _object(programs[i % 2])
-        except BaseException as e:  # noqa: BLE001 - compared below
-            results[i] = e
-
-    threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    results = on_threads(lambda i: _object(programs[i % 2]), 8)
     assert all(results[i] == alone[i % 2] for i in range(8)), results
 
 
