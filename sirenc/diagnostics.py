@@ -91,15 +91,12 @@ def source_text(span: Span) -> str | None:
 _SHOWN_AS_SPACE = {c: " " for c in [*range(0x20), 0x7F, 0x85, 0x2028, 0x2029]}
 
 
-_LOOK_UP = object()
-
-
-def render_at(kind: str, message: str, span: Span | None, line: str | None | object = _LOOK_UP) -> str:
+def render_at(kind: str, message: str, span: Span | None, line: str | None = None) -> str:
     """The diagnostic, with the span's source line (`line`, else the registered one) and a caret."""
     if span is None:
         return f"{kind}: {message}"
     out = f"{span}: {kind}: {message}"
-    if line is _LOOK_UP:
+    if line is None:
         line = source_line(span)
     if line is not None:
         width = 1
@@ -135,7 +132,7 @@ class SirenError(Exception):
         return self.render()
 
     def render(self) -> str:
-        parts = [render_at("error", self.message, self.span, _LOOK_UP if self._line is None else self._line)]
+        parts = [render_at("error", self.message, self.span, self._line)]
         for note in self.notes:
             parts.append(render_at("note", note.message, note.span))
         return "\n".join(parts)
