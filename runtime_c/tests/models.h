@@ -1,12 +1,14 @@
-/* models.h — hand-written models in the shape sirenc generates: a resumable `resume(ctx, frame, log_weight)` with
- * the program counter in frame bytes 0..3, live values in the frame, runtime calls for everything
- * random, and returns at resample() / end / missing stream row.  Used by test_filter.c. */
+/* models.h — hand-written models in the shape sirenc generates: a resumable
+ * `resume(ctx, frame, log_weight, rows)` with the program counter in frame bytes 0..3, live values in
+ * the frame, runtime calls for everything random, and returns at resample() / end / missing stream
+ * row; and the random walk's data.  Used by the runtime's C tests. */
 #ifndef SIRENRT_TEST_MODELS_H
 #define SIRENRT_TEST_MODELS_H
 
 #include <stddef.h>
 #include <string.h>
 
+#include "internal.h"
 #include "sirenrt.h"
 
 static inline double w2d(int64_t w) {
@@ -18,6 +20,18 @@ static inline int64_t d2w(double d) {
   int64_t w;
   memcpy(&w, &d, sizeof w);
   return w;
+}
+
+/* Observations of the random walk x_t = x_{t-1} + sqrt(q) z_t (x_0 = 0), y_t = x_t + sqrt(r) z'_t, drawn
+ * from the user stream of `seed`: ys[0..n). */
+static inline void walk_data(double *ys, int n, uint64_t seed, double q, double r) {
+  rt_rng g;
+  rt_rng_init(&g, seed, 0, 0, RT_DOMAIN_USER);
+  double x = 0.0;
+  for (int t = 0; t < n; t++) {
+    x += sqrt(q) * rt_normal(&g);
+    ys[t] = x + sqrt(r) * rt_normal(&g);
+  }
 }
 
 /* model.si (the random walk, observed through a noisy sensor):

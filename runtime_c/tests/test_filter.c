@@ -14,16 +14,6 @@
 enum { T = 30 };
 static double ys[T];
 
-static void make_data(void) {
-  rt_rng g;
-  rt_rng_init(&g, 2024, 0, 0, RT_DOMAIN_USER);
-  double x = 0.0;
-  for (int t = 0; t < T; t++) {
-    x += rt_normal(&g);
-    ys[t] = x + sqrt(0.5) * rt_normal(&g);
-  }
-}
-
 /* Exact filtering mean/variance of x_T and log p(y_1..T). */
 static void kalman(int n, double *mean, double *var, double *loglik) {
   double m = 0.0, p = 0.0, ll = 0.0;
@@ -555,7 +545,7 @@ static void test_streams_after_passes_without_draws(void) {
 }
 
 int main(void) {
-  make_data();
+  walk_data(ys, T, 2024, 1.0, 0.5);
   for (int32_t scheme = SIRENRT_SYSTEMATIC; scheme <= SIRENRT_RESIDUAL; scheme++)
     test_threads_give_the_same_answer(scheme, 0.0);
   test_threads_give_the_same_answer(SIRENRT_SYSTEMATIC, 0.5);

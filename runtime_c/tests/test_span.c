@@ -220,13 +220,7 @@ static void test_draws_from_slot_streams(void) {
 }
 
 int main(void) {
-  rt_rng g;
-  rt_rng_init(&g, 7, 0, 0, RT_DOMAIN_USER);
-  double x = 0.0;
-  for (int t = 0; t < T; t++) {
-    x += rt_normal(&g);
-    ys[t] = x + sqrt(0.5) * rt_normal(&g);
-  }
+  walk_data(ys, T, 7, 1.0, 0.5);
   test_span_changes_no_answer();
   test_draws_from_slot_streams();
   return check_report("test_span");

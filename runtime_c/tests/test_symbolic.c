@@ -17,16 +17,6 @@
 enum { T = 30, LONG_T = 2000 };
 static double ys[LONG_T];
 
-static void make_data(void) {
-  rt_rng g;
-  rt_rng_init(&g, 2024, 0, 0, RT_DOMAIN_USER);
-  double x = 0.0;
-  for (int t = 0; t < LONG_T; t++) {
-    x += sqrt(SSI_Q) * rt_normal(&g);
-    ys[t] = x + sqrt(SSI_R) * rt_normal(&g);
-  }
-}
-
 /* The Kalman filter on the first n rows: filtering means and variances of x_1..x_n, log p(y_1..n). */
 static double kalman(int n, double *mean, double *var) {
   double m = 0.0, p = 0.0, ll = 0.0;
@@ -352,7 +342,7 @@ static void test_zero_weight(void) {
 }
 
 int main(void) {
-  make_data();
+  walk_data(ys, LONG_T, 2024, SSI_Q, SSI_R);
   test_exact_kalman();
   test_threads();
   ess_threshold = 0.5; /* barriers that keep the population: weights accumulate, states stay put */
