@@ -567,8 +567,9 @@ static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sir
  * before they run.  Otherwise a stream of an older epoch is rekeyed when its slot comes: with its first
  * block and the stale slots after it (rekey_ahead) while particles draw, else (no particle drew in the
  * last pass: a program without draws, or past them) alone and without it, the first draw computing it.
- * All give the same words: the answer is the same either way, and so for any number of threads.  Runs of particles that need nothing recorded but their state
- * go through the model's compiled loop when it has one (sirenrt_span_fn); it hands back every other. */
+ * All give the same words: the answer is the same either way, and so for any number of threads.  Runs
+ * of particles that need nothing recorded but their state go through the model's compiled loop when
+ * it has one (sirenrt_span_fn); it hands back every other. */
 static void resume_range(void *arg, int k, int threads) {
   pass_args *a = arg;
   sirenrt_filter *f = a->f;

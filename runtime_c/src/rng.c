@@ -59,6 +59,17 @@ static void batch_scalar(const batch *b) {
 }
 
 #if defined(__x86_64__)
+/* The key and the unread count of each stream of a full batch, whose counter and first block a SIMD
+ * kernel stored from its registers. */
+static inline void finish_keys(const batch *b) {
+  uint8_t *at = (uint8_t *)b->first;
+  for (int l = 0; l < RT_RNG_LANES; l++, at += b->stride) {
+    rt_rng *g = (rt_rng *)(void *)at;
+    memcpy(g->key, &b->seed, sizeof b->seed);
+    g->left = 4;
+  }
+}
+
 #define PHILOX_ROUND(T, MUL, SRL, XOR, c0, c1, c2, c3, M0, M1, K0, K1) \
   do {                                                                 \
     T p0_ = MUL(c0, M0), p1_ = MUL(c2, M1);                            \
@@ -104,7 +115,8 @@ __attribute__((target("avx2"))) static void batch_avx2(const batch *b) {
   const __m256i dom = _mm256_set1_epi64x((int64_t)b->domain << 24), hi_mask = _mm256_set1_epi64x(0xFFFFFF);
   __m256i c[4][V];
   for (int v = 0; v < V; v++) {
-    __m256i s = _mm256_add_epi64(_mm256_set1_epi64x((int64_t)(b->slot0 + 4 * (uint64_t)v)), _mm256_set_epi64x(3, 2, 1, 0));
+    __m256i s = _mm256_add_epi64(_mm256_set1_epi64x((int64_t)(b->slot0 + 4 * (uint64_t)v)),
+                                 _mm256_set_epi64x(3, 2, 1, 0));
     c[0][v] = _mm256_setzero_si256();
     c[1][v] = s;
     c[2][v] = _mm256_set1_epi64x(b->epoch);
@@ -129,10 +141,10 @@ __attribute__((target("avx2"))) static void batch_avx2(const batch *b) {
   }
   /* A full batch is stored from the registers, as batch_avx512 does (a 4 x 4 transpose here). */
   const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF), ctr23 = _mm256_set1_epi64x((int64_t)b->epoch);
-  const uint64_t key = b->seed;
   uint8_t *at = (uint8_t *)b->first;
-  for (int v = 0; v < V; v++) {
-    __m256i s = _mm256_add_epi64(_mm256_set1_epi64x((int64_t)(b->slot0 + 4 * (uint64_t)v)), _mm256_set_epi64x(3, 2, 1, 0));
+  for (int v = 0; v < V; v++) { /* the slots again: kept through the rounds, they would spill */
+    __m256i s = _mm256_add_epi64(_mm256_set1_epi64x((int64_t)(b->slot0 + 4 * (uint64_t)v)),
+                                 _mm256_set_epi64x(3, 2, 1, 0));
     __m256i hi = _mm256_or_si256(dom, _mm256_and_si256(_mm256_srli_epi64(s, 32), hi_mask));
     __m256i q0 = _mm256_or_si256(_mm256_set1_epi64x(1), _mm256_slli_epi64(s, 32));
     __m256i q1 = _mm256_or_si256(ctr23, _mm256_slli_epi64(hi, 32));
@@ -142,14 +154,11 @@ __attribute__((target("avx2"))) static void batch_avx2(const batch *b) {
     __m256i t2 = _mm256_unpacklo_epi64(q2, q3), t3 = _mm256_unpackhi_epi64(q2, q3);
     __m256i rows[4] = {_mm256_permute2x128_si256(t0, t2, 0x20), _mm256_permute2x128_si256(t1, t3, 0x20),
                        _mm256_permute2x128_si256(t0, t2, 0x31), _mm256_permute2x128_si256(t1, t3, 0x31)};
-    for (int l = 0; l < 4; l++) {
-      rt_rng *g = (rt_rng *)(void *)(at + (size_t)(4 * v + l) * b->stride);
-      _mm256_storeu_si256((__m256i *)(void *)g->ctr, rows[l]);
-      memcpy(g->key, &key, sizeof key);
-      g->left = 4;
-    }
+    for (int l = 0; l < 4; l++)
+      _mm256_storeu_si256((__m256i *)(void *)(at + (size_t)(4 * v + l) * b->stride + offsetof(rt_rng, ctr)), rows[l]);
   }
   _mm256_zeroupper();
+  finish_keys(b);
 }
 
 /* AVX-512: eight counters per vector, the three-way xors in one ternary-logic op. */
@@ -192,10 +201,10 @@ __attribute__((target("avx512f"))) static void batch_avx512(const batch *b) {
    * through an array and batch_finish costs more than the rounds. */
   const __m512i low = _mm512_set1_epi64(0xFFFFFFFF);
   const __m512i ctr23 = _mm512_set1_epi64((int64_t)b->epoch);
-  const __m512i evens = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), odds = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
-  const uint64_t key = b->seed;
+  const __m512i evens = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
+  const __m512i odds = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
   uint8_t *at = (uint8_t *)b->first;
-  for (int v = 0; v < V; v++) {
+  for (int v = 0; v < V; v++) { /* the slots again, as in batch_avx2 */
     __m512i s = _mm512_add_epi64(_mm512_set1_epi64((int64_t)(b->slot0 + 8 * (uint64_t)v)),
                                  _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
     __m512i hi = _mm512_or_si512(dom, _mm512_and_si512(_mm512_srli_epi64(s, 32), hi_mask));
@@ -213,13 +222,9 @@ __attribute__((target("avx512f"))) static void batch_avx512(const batch *b) {
       _mm256_storeu_si256((__m256i *)(void *)(lo_at + offsetof(rt_rng, ctr)), _mm512_castsi512_si256(rows[r]));
       _mm256_storeu_si256((__m256i *)(void *)(hi_at + offsetof(rt_rng, ctr)), _mm512_extracti64x4_epi64(rows[r], 1));
     }
-    for (int l = 0; l < 8; l++) {
-      rt_rng *g = (rt_rng *)(void *)(at + (size_t)(8 * v + l) * b->stride);
-      memcpy(g->key, &key, sizeof key);
-      g->left = 4;
-    }
   }
   _mm256_zeroupper();
+  finish_keys(b);
 }
 #endif
 
