@@ -27,6 +27,7 @@ RUNS = [  # (particles, seed, resampler, threads)
     (300, 7, "multinomial", 1),
     (257, 3, "residual", 2),
     (100, 11, "stratified", 1),
+    (9001, 5, "systematic", 3),  # three resampling blocks, their copies split across threads mid-block
 ]
 
 

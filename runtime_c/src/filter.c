@@ -123,12 +123,12 @@ int rt_alloc_population(sirenrt_filter *f) {
   f->logw = malloc(n * sizeof(double));
   f->state = malloc(n);
   f->counts = malloc(n * sizeof(int64_t));
-  f->free_slots = malloc(n * sizeof(int64_t));
-  f->copy_source = malloc(n * sizeof(int64_t));
+  f->bits.free = malloc(2 * (size_t)rt_bit_words(f->n) * sizeof(uint64_t));
+  f->bits.extra = f->bits.free ? f->bits.free + rt_bit_words(f->n) : NULL;
   f->blocks = malloc((size_t)rt_n_blocks(f->n) * sizeof(rt_block));
   f->held = malloc(n * (size_t)(f->max_held > 0 ? f->max_held : 1) * sizeof(int64_t));
   f->held_set = calloc(n, sizeof *f->held_set);
-  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->free_slots || !f->copy_source ||
+  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->bits.free ||
       !f->blocks || !f->held || !f->held_set)
     return -1;
   for (int64_t i = 0; i < f->n; i++) {
@@ -154,7 +154,7 @@ static void run_team(sirenrt_filter *f, int threads, void (*fn)(void *, int, int
 
 /* SIRENRT_PROFILE: seconds spent in each phase.  profile_add charges the time since *t to a phase and
  * restarts *t; both are free when profiling is off. */
-enum { RT_PHASE_RESUME, RT_PHASE_WEIGH, RT_PHASE_OFFSPRING, RT_PHASE_FILL, RT_PHASE_COPY, RT_PHASE_SERIAL };
+enum { RT_PHASE_RESUME, RT_PHASE_WEIGH, RT_PHASE_OFFSPRING, RT_PHASE_COUNT, RT_PHASE_COPY, RT_PHASE_SERIAL };
 
 static double profile_clock(const sirenrt_filter *f) {
   if (!f->profile) return 0.0;
@@ -181,14 +181,85 @@ typedef struct barrier_args {
   double total;          /* the weights' total S (normalise pass) */
   rt_offspring offspring; /* systematic and stratified offspring pass */
   int64_t n_copies;      /* copy pass */
-  int lists;             /* fill pass: count the offspring's lists (max_held > 0) */
-  int sym;               /* fill and copy passes: share the offspring's symbolic states */
+  int lists;             /* count pass: count the offspring's lists (max_held > 0) */
+  int sym;               /* count and copy passes: share the offspring's symbolic states */
   int failed[RT_MAX_THREADS];
 } barrier_args;
 
 static void blocks_of(const barrier_args *a, int k, int threads, int64_t *lo, int64_t *hi) {
   *lo = a->n_blocks * k / threads;
   *hi = a->n_blocks * (k + 1) / threads;
+}
+
+/* The set bits of a bitmap, in ascending order. */
+typedef struct bit_walk {
+  const uint64_t *bits;
+  int64_t word;
+  uint64_t left; /* the bits of bits[word] not yet taken */
+} bit_walk;
+
+/* A walk that starts at the set bit that has `skip` set bits before it from word `word` on. */
+static bit_walk walk_from(const uint64_t *bits, int64_t word, int64_t skip) {
+  uint64_t w;
+  while ((w = bits[word]), __builtin_popcountll(w) <= skip) {
+    skip -= __builtin_popcountll(w);
+    word++;
+  }
+  for (; skip > 0; skip--) w &= w - 1;
+  return (bit_walk){bits, word, w};
+}
+
+static inline int64_t next_bit(bit_walk *b) {
+  while (!b->left) b->left = b->bits[++b->word];
+  int64_t i = b->word * 64 + __builtin_ctzll(b->left);
+  b->left &= b->left - 1;
+  return i;
+}
+
+/* The block that holds the j-th free slot (copies 0) or the j-th copy (copies 1): the last one whose
+ * offset (blocks[b].n_free or n_copies after the barrier's prefix sums) is at most j. */
+static int64_t block_of(const rt_block *blocks, int64_t nb, int64_t j, int copies) {
+  int64_t lo = 0, hi = nb; /* the answer lies in [lo, hi) */
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    if ((copies ? blocks[mid].n_copies : blocks[mid].n_free) <= j) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Copy j goes to the j-th free slot (ascending) from the j-th extra offspring (ascending: a parent of
+ * count c gives c - 1 in a row).  The pairs are walked off the tally's bits, not listed. */
+typedef struct copy_walk {
+  bit_walk free, extra;
+  const int64_t *counts;
+  int64_t src, left; /* the parent being copied and its copies still to make */
+} copy_walk;
+
+static copy_walk copies_from(const sirenrt_filter *f, int64_t nb, int64_t j) {
+  const int64_t words_per_block = RT_RESAMPLE_BLOCK / 64;
+  int64_t bf = block_of(f->blocks, nb, j, 0), bc = block_of(f->blocks, nb, j, 1);
+  copy_walk w = {walk_from(f->bits.free, bf * words_per_block, j - f->blocks[bf].n_free),
+                 walk_from(f->bits.extra, bc * words_per_block, 0), f->counts, 0, 0};
+  int64_t skip = j - f->blocks[bc].n_copies;
+  for (;;) {
+    w.src = next_bit(&w.extra);
+    w.left = w.counts[w.src] - 1;
+    if (skip < w.left) break;
+    skip -= w.left;
+  }
+  w.left -= skip;
+  return w;
+}
+
+static inline void next_copy(copy_walk *w, int64_t *dst, int64_t *src) {
+  if (!w->left) {
+    w->src = next_bit(&w->extra);
+    w->left = w->counts[w->src] - 1;
+  }
+  w->left--;
+  *dst = next_bit(&w->free);
+  *src = w->src;
 }
 
 /* Slot dst becomes a copy of particle src.  Frames are a few words: a word loop beats a memcpy call.
@@ -226,13 +297,13 @@ static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, in
 
 /* copy_particle for a model without list slots or symbolic states, the frame `words` long (a constant
  * where it is inlined, so the copy is a few moves). */
-static inline __attribute__((always_inline)) void copy_plain(const copy_view *v, const int64_t *free_slots,
-                                                             const int64_t *sources, int64_t lo, int64_t hi,
+static inline __attribute__((always_inline)) void copy_plain(const copy_view *v, copy_walk *walk, int64_t m,
                                                              size_t words) {
   uint64_t *frames = v->frames;
   int8_t *state_of = v->state;
-  for (int64_t j = lo; j < hi; j++) {
-    int64_t dst = free_slots[j], src = sources[j];
+  for (int64_t j = 0; j < m; j++) {
+    int64_t dst, src;
+    next_copy(walk, &dst, &src);
     uint64_t *d_words = frames + (size_t)dst * words;
     const uint64_t *s_words = frames + (size_t)src * words;
     for (size_t k = 0; k < words; k++) d_words[k] = s_words[k];
@@ -314,16 +385,14 @@ static void count_sym_block(sirenrt_filter *f, int64_t first, int64_t end) {
   }
 }
 
-/* A block's slots left without offspring and its extra offspring (counts of 2 or more). */
 static void tally_block(sirenrt_filter *f, int64_t b) {
-  const int64_t *counts = f->counts;
-  int64_t n_free = 0, n_copies = 0;
-  for (int64_t i = rt_block_lo(b); i < rt_block_hi(b, f->n); i++) {
-    n_free += counts[i] == 0;
-    n_copies += counts[i] - (counts[i] != 0);
-  }
-  f->blocks[b].n_free = n_free;
-  f->blocks[b].n_copies = n_copies;
+  rt_tally_block(f->counts, rt_block_lo(b), rt_block_hi(b, f->n), &f->bits, &f->blocks[b]);
+}
+
+/* Every offspring starts with weight 1: the block's log weights, read by weigh_range, are done with. */
+static void reset_weights(sirenrt_filter *f, int64_t b) {
+  int64_t lo = rt_block_lo(b);
+  memset(f->logw + lo, 0, (size_t)(rt_block_hi(b, f->n) - lo) * sizeof(double));
 }
 
 static void offspring_range(void *arg, int k, int threads) {
@@ -332,9 +401,8 @@ static void offspring_range(void *arg, int k, int threads) {
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
   for (int64_t b = lo; b < hi; b++) {
-    const rt_block *blk = &f->blocks[b];
-    rt_offspring_block(&a->offspring, f->w, rt_block_lo(b), rt_block_hi(b, f->n), blk->start, blk->scale, f->counts);
-    tally_block(f, b);
+    rt_offspring_block(&a->offspring, f->w, rt_block_lo(b), rt_block_hi(b, f->n), &f->blocks[b], f->counts, &f->bits);
+    reset_weights(f, b);
   }
 }
 
@@ -351,62 +419,40 @@ static void tally_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
-  for (int64_t b = lo; b < hi; b++) tally_block(a->f, b);
+  for (int64_t b = lo; b < hi; b++) {
+    tally_block(a->f, b);
+    reset_weights(a->f, b);
+  }
 }
 
-/* Lists each block's free slots and copy sources from its offsets (ascending, so copy j goes to the
- * j-th free slot), resets its weights and promotes and counts its survivors' lists.  Both lists are
- * gathered without branches (the counts are random, so a scanning loop mispredicts: it was an eighth
- * of the walk's time); stores past the block's stretch go to a sink, never into the next block's. */
-static void fill_range(void *arg, int k, int threads) {
+/* Promotes and counts the lists and symbolic states of each block's particles for their offspring
+ * (a model with neither has nothing to do here). */
+static void count_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
-  const int64_t *counts = f->counts;
-  int64_t lo, hi, sink;
+  int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
   for (int64_t b = lo; b < hi; b++) {
-    const rt_block *blk = &f->blocks[b];
     int64_t first = rt_block_lo(b), end = rt_block_hi(b, f->n);
-    /* copy_range reads the first n_copies free slots (as many as there are: N offspring in all) */
-    int64_t n_free = blk->n_free, free_end = b + 1 < a->n_blocks ? blk[1].n_free : a->n_copies;
-    int64_t n_copies = blk->n_copies;
-    /* Free slots and copy sources in one pass over the counts.  A slot is stored as the next free
-     * slot, and as its own first two extra offspring, whatever its count (a store that is not one is
-     * overwritten by the next slot's, or goes to the sink past the block's stretch), so only counts
-     * of 4 or more take a branch. */
-    int64_t *free_slots = f->free_slots, *sources = f->copy_source;
-    int64_t copies_end = b + 1 < a->n_blocks ? blk[1].n_copies : a->n_copies;
-    /* A block whose every particle has one offspring (all of them, when the weights are equal) lists
-     * nothing. */
-    for (int64_t i = first; i < end && (n_free < free_end || n_copies < copies_end); i++) {
-      int64_t c = counts[i];
-      *(n_free < free_end ? &free_slots[n_free] : &sink) = i;
-      n_free += c == 0;
-      *(n_copies < copies_end ? &sources[n_copies] : &sink) = i;
-      *(n_copies + 1 < copies_end ? &sources[n_copies + 1] : &sink) = i;
-      if (__builtin_expect(c > 3, 0))
-        for (int64_t j = 2; j < c - 1; j++) sources[n_copies + j] = i;
-      n_copies += c - (c != 0);
-    }
-    memset(f->logw + first, 0, (size_t)(end - first) * sizeof(double));
     if (a->lists) count_block(f, k, first, end, &a->failed[k]);
     if (a->sym) count_sym_block(f, first, end);
   }
 }
 
-/* Makes copies [m k / T, m (k+1) / T): copy j goes to free_slots[j] (ascending) from copy_source[j],
- * so each thread writes one contiguous stretch of frames and contexts, never a neighbour's line. */
+/* Makes copies [m k / T, m (k+1) / T) (copy_walk), so each thread writes one ascending stretch of
+ * frames and contexts, never a neighbour's line. */
 static void copy_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
   int64_t lo = a->n_copies * k / threads, hi = a->n_copies * (k + 1) / threads;
+  if (lo == hi) return;
   const copy_view v = {(uint64_t *)f->frames, f->model->frame_size / 8, f->state, f->ctx, f->max_held > 0, a->sym};
-  const int64_t *free_slots = f->free_slots, *sources = f->copy_source;
+  copy_walk walk = copies_from(f, a->n_blocks, lo);
   if (!v.lists && !v.sym) { /* a frame and a state byte: the word count a constant for small frames */
     switch (v.words) {
 #define RT_COPY_CASE(W) \
   case W:               \
-    copy_plain(&v, free_slots, sources, lo, hi, W); \
+    copy_plain(&v, &walk, hi - lo, W); \
     return;
       RT_COPY_CASE(1) RT_COPY_CASE(2) RT_COPY_CASE(3) RT_COPY_CASE(4)
       RT_COPY_CASE(5) RT_COPY_CASE(6) RT_COPY_CASE(7) RT_COPY_CASE(8)
@@ -415,7 +461,11 @@ static void copy_range(void *arg, int k, int threads) {
         break;
     }
   }
-  for (int64_t j = lo; j < hi; j++) copy_particle(f, &v, free_slots[j], sources[j]);
+  for (int64_t j = lo; j < hi; j++) {
+    int64_t dst, src;
+    next_copy(&walk, &dst, &src);
+    copy_particle(f, &v, dst, src);
+  }
 }
 
 static int any_failed(const barrier_args *a, int threads) {
@@ -491,9 +541,11 @@ static int barrier(sirenrt_filter *f) {
   }
   a.n_copies = n_copies;
   profile_add(f, RT_PHASE_SERIAL, &t);
-  run_team(f, threads, fill_range, &a);
-  profile_add(f, RT_PHASE_FILL, &t);
-  if (any_failed(&a, threads)) return rt_filter_fail(f, rt_budget_message(&f->budget));
+  if (a.lists || a.sym) {
+    run_team(f, threads, count_range, &a);
+    profile_add(f, RT_PHASE_COUNT, &t);
+    if (any_failed(&a, threads)) return rt_filter_fail(f, rt_budget_message(&f->budget));
+  }
   run_team(f, threads, copy_range, &a);
   profile_add(f, RT_PHASE_COPY, &t);
   f->epoch++;
@@ -905,13 +957,12 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   free(f->logw);
   free(f->state);
   free(f->counts);
-  free(f->free_slots);
-  free(f->copy_source);
+  free(f->bits.free);
   free(f->blocks);
   if (f->profile)
-    fprintf(stderr, "sirenrt profile: resume=%.6fs weigh=%.6fs offspring=%.6fs fill=%.6fs copy=%.6fs serial=%.6fs\n",
+    fprintf(stderr, "sirenrt profile: resume=%.6fs weigh=%.6fs offspring=%.6fs count=%.6fs copy=%.6fs serial=%.6fs\n",
             f->profile_s[RT_PHASE_RESUME], f->profile_s[RT_PHASE_WEIGH], f->profile_s[RT_PHASE_OFFSPRING],
-            f->profile_s[RT_PHASE_FILL], f->profile_s[RT_PHASE_COPY], f->profile_s[RT_PHASE_SERIAL]);
+            f->profile_s[RT_PHASE_COUNT], f->profile_s[RT_PHASE_COPY], f->profile_s[RT_PHASE_SERIAL]);
   free(f->error);
   free(f->est);
   free(f->history);

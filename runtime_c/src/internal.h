@@ -321,6 +321,13 @@ void rt_heap_release_held(rt_heap *heap, int k, const int64_t *held, const rt_ro
 /* ---------------------------------------------------------------- filter --------------------- */
 enum { RT_MODE_IDLE = 0, RT_MODE_RAN = 1, RT_MODE_STREAMING = 2 };
 
+/* A tally of offspring counts as the copy pass reads them: bit i of word i / 64 of `free` is set where
+ * counts[i] is 0 (a slot left free), of `extra` where it is 2 or more (a parent copied into free
+ * slots); a block's bits start a word (RT_RESAMPLE_BLOCK / 64 words a block). */
+typedef struct rt_bits {
+  uint64_t *free, *extra;
+} rt_bits;
+
 struct sirenrt_filter {
   const sirenrt_model *model;
   int64_t n;
@@ -351,10 +358,9 @@ struct sirenrt_filter {
   int64_t *counts;     /* scratch: offspring counts */
   struct rt_block *blocks; /* scratch: the barrier's blocks (rt_n_blocks(n) of them) */
   int profile;         /* SIRENRT_PROFILE set: time the loop's phases, print them when freed */
-  double profile_s[6]; /* seconds resuming; in the barrier's passes (weigh, offspring, fill and hold lists,
+  double profile_s[6]; /* seconds resuming; in the barrier's passes (weigh, offspring, count lists and symbolic states,
                         * copy), and in its serial parts */
-  int64_t *free_slots; /* scratch: slots left without offspring at a resampling */
-  int64_t *copy_source; /* scratch: the particle copied into free_slots[j] at a resampling */
+  rt_bits bits;        /* scratch: the offspring counts' tally (rt_tally_block) */
   int32_t arenas_used; /* some particle built list cells since the last barrier (values.c) */
   rt_heap *heap;       /* the population's list cells; estimate()'s clone borrows them and the
                         * rootsets, with references of its own to what it holds */
@@ -487,6 +493,7 @@ int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site);
  * not depend on how many threads ran the blocks. */
 #define RT_RESAMPLE_BLOCK 4096
 static inline int64_t rt_n_blocks(int64_t n) { return (n + RT_RESAMPLE_BLOCK - 1) / RT_RESAMPLE_BLOCK; }
+static inline int64_t rt_bit_words(int64_t n) { return (n + 63) / 64; } /* a bit a slot; a block's start a word's */
 static inline int64_t rt_block_lo(int64_t k) { return k * RT_RESAMPLE_BLOCK; }
 static inline int64_t rt_block_hi(int64_t k, int64_t n) {
   return (k + 1) * RT_RESAMPLE_BLOCK < n ? (k + 1) * RT_RESAMPLE_BLOCK : n;
@@ -497,8 +504,8 @@ typedef struct rt_block {
   double sum, sum_sq; /* weigh: sums of e_i = exp(logw_i - m_b) and of e_i^2, in slot order */
   double scale;       /* combine: exp(m_b - M), M the population's largest log weight */
   double start;       /* combine: the scaled weight of the blocks before this one */
-  int64_t n_free;     /* tally: slots without offspring; then the first free_slots index of the block */
-  int64_t n_copies;   /* tally: extra offspring; then the first copy_source index of the block */
+  int64_t n_free;     /* tally: slots without offspring; then those of the blocks before this one */
+  int64_t n_copies;   /* tally: extra offspring; then those of the blocks before this one */
 } rt_block;
 
 typedef struct rt_weights {
@@ -516,6 +523,9 @@ void rt_normalise_block(double *e, int64_t lo, int64_t hi, const rt_block *b, do
 /* All of the above on one thread: w = normalised weights of logw; returns the log sum (-inf: all zero). */
 double rt_normalise(const double *logw, int64_t n, double *w);
 
+/* Tallies counts[lo, hi) of block b into bits (rt_bits) and b->n_free, b->n_copies. */
+void rt_tally_block(const int64_t *counts, int64_t lo, int64_t hi, const rt_bits *bits, rt_block *b);
+
 /* Systematic and stratified offspring, block by block: every block finds its first point from the
  * cumulative weight before it, so blocks run in any order on any thread. */
 typedef struct rt_offspring {
@@ -526,10 +536,10 @@ typedef struct rt_offspring {
   rt_rng stream;   /* the resampling stream at its start: stratified point j uses its j-th uniform */
 } rt_offspring;
 void rt_offspring_init(rt_offspring *o, int32_t scheme, int64_t n, double total, const rt_rng *g);
-/* Counts of slots [lo, hi) whose e_i (scaled by `scale`) follow cumulative weight `start`; returns the
- * cumulative weight at the block's end. */
-double rt_offspring_block(const rt_offspring *o, const double *e, int64_t lo, int64_t hi, double start,
-                          double scale, int64_t *counts);
+/* Counts of slots [lo, hi) whose e_i (scaled by b->scale) follow cumulative weight b->start, tallied
+ * as rt_tally_block does when `bits` is not NULL; returns the cumulative weight at the block's end. */
+double rt_offspring_block(const rt_offspring *o, const double *e, int64_t lo, int64_t hi, rt_block *b,
+                          int64_t *counts, const rt_bits *bits);
 /* Points that fell beyond the total by rounding (0 almost always)... */
 int64_t rt_offspring_leftover(const rt_offspring *o, double total);
 /* ...go to the last particle of nonzero weight; returns its slot (-1 when left is 0). */

@@ -101,6 +101,8 @@ static void test_offspring_blocks(int32_t scheme) {
   double *cum = malloc((size_t)n * sizeof(double)), *points = malloc((size_t)n * sizeof(double));
   int64_t *counts = malloc((size_t)n * sizeof(int64_t)), *ref = calloc((size_t)n, sizeof(int64_t));
   rt_block *blocks = malloc((size_t)nb * sizeof(rt_block));
+  uint64_t *words = malloc(4 * (size_t)rt_bit_words(n) * sizeof(uint64_t));
+  rt_bits bits = {words, words + rt_bit_words(n)}, again = {words + 2 * rt_bit_words(n), words + 3 * rt_bit_words(n)};
   for (uint32_t rep = 0; rep < 20; rep++) {
     fill_log_weights(logw, n, 100 + rep);
     for (int64_t k = 0; k < nb; k++) rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, &blocks[k]);
@@ -111,10 +113,29 @@ static void test_offspring_blocks(int32_t scheme) {
     rt_offspring_init(&o, scheme, n, s.total, &g);
     int ends_meet = 1;
     for (int64_t k = nb - 1; k >= 0; k--) {
-      double end = rt_offspring_block(&o, e, rt_block_lo(k), rt_block_hi(k, n), blocks[k].start, blocks[k].scale, counts);
+      double end = rt_offspring_block(&o, e, rt_block_lo(k), rt_block_hi(k, n), &blocks[k], counts, &bits);
       ends_meet &= end == (k + 1 < nb ? blocks[k + 1].start : s.total);
     }
     CHECK(ends_meet, "%s: each block ends where the next starts", scheme_name[scheme]);
+    /* The tally made with the counts: its bits and numbers are the counts', and rt_tally_block's. */
+    int64_t wrong_bits = 0, wrong_numbers = 0;
+    for (int64_t k = 0; k < nb; k++) {
+      int64_t n_free = 0, n_copies = 0;
+      for (int64_t i = rt_block_lo(k); i < rt_block_hi(k, n); i++) {
+        n_free += counts[i] == 0;
+        n_copies += counts[i] > 1 ? counts[i] - 1 : 0;
+        wrong_bits += (int64_t)(bits.free[i / 64] >> (i % 64) & 1) != (counts[i] == 0);
+        wrong_bits += (int64_t)(bits.extra[i / 64] >> (i % 64) & 1) != (counts[i] > 1);
+      }
+      rt_block b = blocks[k];
+      rt_tally_block(counts, rt_block_lo(k), rt_block_hi(k, n), &again, &b);
+      wrong_numbers += blocks[k].n_free != n_free || blocks[k].n_copies != n_copies;
+      wrong_numbers += b.n_free != n_free || b.n_copies != n_copies;
+    }
+    CHECK(wrong_bits == 0 && wrong_numbers == 0 &&
+              memcmp(bits.free, again.free, 2 * (size_t)rt_bit_words(n) * sizeof(uint64_t)) == 0,
+          "%s: the tally is the counts' (%lld bits, %lld numbers wrong)", scheme_name[scheme], (long long)wrong_bits,
+          (long long)wrong_numbers);
     rt_give_leftover(e, blocks, n, rt_offspring_leftover(&o, s.total), counts);
     /* The reference: cumulative weights in points, the N points, merged. */
     for (int64_t k = 0; k < nb; k++) {
@@ -152,6 +173,7 @@ static void test_offspring_blocks(int32_t scheme) {
   free(counts);
   free(ref);
   free(blocks);
+  free(words);
 }
 
 static void test_unbiased(int32_t scheme) {
