@@ -643,6 +643,7 @@ static void resume_range(void *arg, int k, int threads) {
   const sirenrt_span *span = span_view(f, sym, rows, &view);
   int drew = 0, any_at_resample = 0;
   int64_t keyed_to = f->keys_due ? lo : hi; /* streams to key before their slots run: [keyed_to, hi) */
+  if (f->keys_due) view.keyed = 0; /* every run is keyed before the loop is given it: no epoch to check */
   for (int64_t i = lo; i < hi; i++) {
     int32_t r;
     sirenrt_ctx *c;
