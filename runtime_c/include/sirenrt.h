@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 8
+#define SIRENRT_ABI_VERSION 9
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -77,7 +77,8 @@ typedef int32_t (*sirenrt_resume_fn)(sirenrt_ctx *ctx, uint8_t *frame, double *l
 
 /* The population's arrays for a run of resumes (sirenrt_span_fn); the runtime fills it once a pass. */
 typedef struct sirenrt_span {
-  uint8_t *ctx;             /* slot 0's context; slot i's is ctx + i * ctx_size */
+  uint8_t *ctx;             /* slot ctx_first's context; slot i's is ctx + (i - ctx_first) * ctx_size ... */
+  int64_t ctx_first;        /* ... (the runtime may hand a run of slots contexts of its own) */
   int64_t ctx_size;
   int64_t flagged_offset;   /* an int32 in a context: nonzero once its resume recorded an error or a zero weight */
   int64_t epoch_offset;     /* a uint32 in a context: the epoch its stream is keyed with ... */

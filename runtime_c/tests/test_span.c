@@ -60,7 +60,7 @@ static int64_t span_resumed, span_handed_back;
 /* The contract for any resume whose frames are frame_size bytes. */
 static int64_t span_of(const sirenrt_span *s, int64_t lo, int64_t hi, sirenrt_resume_fn resume, size_t frame_size) {
   for (int64_t i = lo; i < hi; i++) {
-    uint8_t *c = s->ctx + i * s->ctx_size;
+    uint8_t *c = s->ctx + (i - s->ctx_first) * s->ctx_size;
     int8_t state = s->state[i];
     uint32_t key;
     memcpy(&key, c + s->epoch_offset, sizeof key);
@@ -159,7 +159,8 @@ static void test_span_changes_no_answer(void) {
  * split across threads at odd slots. */
 enum { DRAW_T = 6, DRAW_N = 101 };
 static double drawn[DRAW_T][DRAW_N];
-static const sirenrt_filter *drawing; /* the filter whose contexts give a resume its slot */
+static const sirenrt_filter *drawing; /* the filter whose frames give a resume its slot (its context may be
+                                       * a lane of the population loop's own) */
 
 typedef struct draw_frame {
   int32_t pc, pad;
@@ -175,7 +176,7 @@ static int32_t draw_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight,
     return SIRENRT_FINISHED;
   }
   double z = sirenrt_sample_gaussian(ctx, 0.0, 1.0, 0);
-  drawn[f->t][ctx - drawing->ctx] = z;
+  drawn[f->t][(frame - drawing->frames) / (ptrdiff_t)sizeof(draw_frame)] = z;
   *log_weight += -0.5 * z * z; /* unequal weights: resampling copies and drops particles */
   f->t++;
   return SIRENRT_AT_RESAMPLE;
@@ -219,9 +220,80 @@ static void test_draws_from_slot_streams(void) {
     }
 }
 
+/* A particle that draws, then waits for its row, goes on drawing from the same stream when the row
+ * comes (no resampling in between), whichever context it drew from before it waited: streamed a row a
+ * step, the pass after each resampling draws z1 and stops at the missing row; the next step's row lets
+ * it draw z2, its stream's second normal. */
+static double drawn2[DRAW_T][DRAW_N];
+
+static int32_t wait_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)rows;
+  draw_frame *f = (draw_frame *)frame;
+  ptrdiff_t slot = (frame - drawing->frames) / (ptrdiff_t)sizeof(draw_frame);
+  if (f->pc == 0) {
+    drawn[f->t][slot] = sirenrt_sample_gaussian(ctx, 0.0, 1.0, 0);
+    f->pc = 1;
+  }
+  int64_t row = sirenrt_stream_row(ctx, f->t, 0);
+  if (row == SIRENRT_NEED) return SIRENRT_NEED_ROW;
+  if (row == SIRENRT_END || f->t + 1 == DRAW_T) {
+    f->result = (double)f->t;
+    return SIRENRT_FINISHED;
+  }
+  double z = sirenrt_sample_gaussian(ctx, 0.0, 1.0, 0);
+  drawn2[f->t][slot] = z;
+  *log_weight += -0.5 * z * z;
+  f->t++;
+  f->pc = 0;
+  return SIRENRT_AT_RESAMPLE;
+}
+
+static int64_t wait_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
+  return span_of(s, lo, hi, wait_resume, sizeof(draw_frame));
+}
+
+static void test_waiting_keeps_its_stream(void) {
+  sirenrt_model m = walk_model;
+  m.name = "wait";
+  m.frame_size = sizeof(draw_frame);
+  m.result_offset = offsetof(draw_frame, result);
+  m.resume = wait_resume;
+  const uint64_t seed = 31;
+  for (int with_span = 0; with_span < 2; with_span++)
+    for (int32_t threads = 1; threads <= 3; threads += 2) {
+      m.resume_span = with_span ? wait_span : NULL;
+      sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
+      sirenrt_filter *f = sirenrt_filter_new(&m, DRAW_N, seed, &o);
+      CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+      if (!f) return;
+      drawing = f;
+      memset(drawn, 0, sizeof drawn);
+      memset(drawn2, 0, sizeof drawn2);
+      int failed = 0;
+      for (int t = 0; t < DRAW_T && !failed; t++) {
+        double row = (double)t;
+        failed = sirenrt_filter_step(f, &row, 1);
+      }
+      CHECK(!failed, "wait: %s", sirenrt_filter_error(f));
+      int bad = 0;
+      for (int t = 0; t + 1 < DRAW_T; t++)
+        for (int i = 0; i < DRAW_N; i++) {
+          rt_rng g;
+          rt_rng_init(&g, seed, (uint64_t)i, (uint32_t)t, RT_DOMAIN_PARTICLE);
+          double z1 = rt_normal(&g), z2 = rt_normal(&g);
+          bad += memcmp(&z1, &drawn[t][i], sizeof z1) != 0;
+          bad += memcmp(&z2, &drawn2[t][i], sizeof z2) != 0;
+        }
+      CHECK(bad == 0, "%s span, %d threads: %d draws not where their slot's stream was", with_span ? "with" : "without",
+            (int)threads, bad);
+      sirenrt_filter_free(f);
+    }
+}
+
 int main(void) {
   walk_data(ys, T, 7, 1.0, 0.5);
   test_span_changes_no_answer();
   test_draws_from_slot_streams();
+  test_waiting_keeps_its_stream();
   return check_report("test_span");
 }

@@ -236,9 +236,9 @@ def _add_span(mod: ir.Module, resume: ir.Function, frame_size: int) -> ir.Functi
         at = b.gep(span, [ir.Constant(_I32, 0), ir.Constant(_I32, k)], inbounds=True, source_etype=span_t)
         return b.load(at, name=name, typ=span_t.elements[k])
 
-    ctx0, ctx_size, flagged_at, epoch_at, epoch, keyed, frames, log_weights, state, arenas, rows = (
-        field(n) for n in ("ctx", "ctx_size", "flagged_offset", "epoch_offset", "epoch", "keyed", "frames",
-                           "log_weights", "state", "arenas_used", "rows"))
+    ctx0, ctx_first, ctx_size, flagged_at, epoch_at, epoch, keyed, frames, log_weights, state, arenas, rows = (
+        field(n) for n in ("ctx", "ctx_first", "ctx_size", "flagged_offset", "epoch_offset", "epoch", "keyed",
+                           "frames", "log_weights", "state", "arenas_used", "rows"))
     keyed = b.icmp_signed("!=", keyed, ir.Constant(_I32, 0))
     b.branch(blocks["loop"])
 
@@ -252,7 +252,7 @@ def _add_span(mod: ir.Module, resume: ir.Function, frame_size: int) -> ir.Functi
     s = b.load(state_at, typ=_I8)
     may = b.or_(b.icmp_signed("==", s, ir.Constant(_I8, RUNNABLE)),
                 b.icmp_signed("==", s, ir.Constant(_I8, AT_RESAMPLE)))
-    ctx = b.gep(ctx0, [b.mul(i, ctx_size)], inbounds=True, source_etype=_I8)
+    ctx = b.gep(ctx0, [b.mul(b.sub(i, ctx_first), ctx_size)], inbounds=True, source_etype=_I8)
     b.cbranch(may, blocks["check"], blocks["handed_back"])
 
     b.position_at_end(blocks["check"])
