@@ -14,9 +14,11 @@ filters of the same model on the same data, all on one thread:
 * "C, fastest": benchmarks/handwritten/rw_bootstrap_fast.c, one sequential
   xoshiro256+ generator and an inlined ziggurat, built with -march=native.
 
-The ratio columns are sirenc's time over each. The last column is the compiled
-filter on every core (the hand-written filters have no parallel version; the
-answers do not change).
+The ratio columns are sirenc's time over each. Each timing is the best of
+--repeat rounds that run every contender once (interleaved), so a drift in the
+machine's speed reaches all of them. The last column is the compiled filter on
+every core (the hand-written filters have no parallel version; the answers do
+not change).
 
 A second table times the same model with x symbolic under each hybrid method
 (`-m ssi`, `-m ds`, `-m bp`: each particle carries an exact Gaussian belief), on
@@ -76,17 +78,36 @@ def time_handwritten(exe: Path, data: Path, n: int, repeat: int) -> float:
     return best
 
 
-def time_sirenc(model, rows: np.ndarray | None, n: int, repeat: int, threads: int = 1, steps: int = 0,
-                memory_limit: str | None = None) -> float:
-    """Best ns per particle-step; `rows` replace the data file (None: the program reads its own,
-    `steps` rows of it)."""
-    f = model.filter(particles=n, seed=0, threads=threads, memory_limit=memory_limit)
-    best = float("inf")
+def interleaved(timers: dict, repeat: int) -> dict:
+    """The best of `repeat` rounds for each timer (a function of no arguments giving one timing), a
+    round timing each once: when the machine's speed drifts (a shared machine's neighbours), every
+    contender sees the same stretches of it, so the ratios hold better than with their runs one
+    block after another."""
+    best = {key: float("inf") for key in timers}
     for _ in range(repeat):
+        for key, timer in timers.items():
+            best[key] = min(best[key], timer())
+    return best
+
+
+def sirenc_timer(model, rows: np.ndarray | None, n: int, threads: int = 1, steps: int = 0,
+                 memory_limit: str | None = None):
+    """A function that runs one filter (made once: later runs reuse its memory) and gives ns per
+    particle-step; `rows` replace the data file (None: the program reads its own, `steps` rows of it)."""
+    f = model.filter(particles=n, seed=0, threads=threads, memory_limit=memory_limit)
+
+    def timer() -> float:
         start = time.perf_counter()
         f.run(rows)
-        best = min(best, time.perf_counter() - start)
-    return best * 1e9 / (n * (len(rows) if rows is not None else steps))
+        return (time.perf_counter() - start) * 1e9 / (n * (len(rows) if rows is not None else steps))
+    return timer
+
+
+def time_sirenc(model, rows: np.ndarray | None, n: int, repeat: int, threads: int = 1, steps: int = 0,
+                memory_limit: str | None = None) -> float:
+    """Best ns per particle-step of `repeat` runs (sirenc_timer)."""
+    timer = sirenc_timer(model, rows, n, threads, steps, memory_limit)
+    return min(timer() for _ in range(repeat))
 
 
 HYBRID = ("ssi", "ds", "bp")
@@ -181,10 +202,11 @@ def main() -> None:
               f"{'C, fastest':>10} | {'ratio':>5} | {f'sirenc, {threads} threads':>18}")
         print(f"{'-' * 8}-+-{'-' * 12}-+-{'-' * 13}-+-{'-' * 5}-+-{'-' * 10}-+-{'-' * 5}-+-{'-' * 18}")
         for n in particles:
-            ours = time_sirenc(model, rows, n, args.repeat)
-            ref = time_handwritten(own, data, n, args.repeat)
-            ref_fast = time_handwritten(fast, data, n, args.repeat)
-            parallel = time_sirenc(model, rows, n, args.repeat, threads)
+            t = interleaved({"ours": sirenc_timer(model, rows, n),
+                             "ref": lambda: time_handwritten(own, data, n, 1),
+                             "ref_fast": lambda: time_handwritten(fast, data, n, 1),
+                             "parallel": sirenc_timer(model, rows, n, threads)}, args.repeat)
+            ours, ref, ref_fast, parallel = t["ours"], t["ref"], t["ref_fast"], t["parallel"]
             print(f"{n:>8} | {ours:>12.2f} | {ref:>13.2f} | {ours / ref:>5.2f} | {ref_fast:>10.2f} | "
                   f"{ours / ref_fast:>5.2f} | {parallel:>18.2f}")
         rb = build_handwritten(tmp, "rw_kalman_rb", native=True)
@@ -200,12 +222,11 @@ def main() -> None:
         print(f"{'-' * 8}-+-{'-' * 20}-+-" + "-+-".join(f"{'-' * 11}-+-{'-' * 5}" for _ in cols)
               + f"-+-{'-' * 7}-+-{'-' * 5}")
         for n in particles:
-            ref = time_handwritten(rb, data, n, args.repeat)
-            cells = []
-            for key in symbolic:
-                ours = time_sirenc(symbolic[key], rows, n, args.repeat)
-                cells.append(f"{ours:>11.2f} | {ours / ref:>5.2f}")
-            pf = time_sirenc(model, rows, n, args.repeat)
+            t = interleaved({"ref": lambda: time_handwritten(rb, data, n, 1),
+                             **{key: sirenc_timer(m, rows, n) for key, m in symbolic.items()},
+                             "pf": sirenc_timer(model, rows, n)}, args.repeat)
+            ref, pf = t["ref"], t["pf"]
+            cells = [f"{t[key]:>11.2f} | {t[key] / ref:>5.2f}" for key in symbolic]
             print(f"{n:>8} | {ref:>20.2f} | " + " | ".join(cells) + f" | {pf:>7.2f} | {pf / ref:>5.2f}")
         load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
         print(f"load average: {load}")
