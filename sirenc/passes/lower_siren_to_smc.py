@@ -45,16 +45,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter, PatternRewriteWalker, RewritePattern,
-)
-from xdsl.rewriter import InsertPoint
 
 from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
 from sirenc.ir.build import new_op
 from sirenc.ir.locations import span_of
-from sirenc.passes.rewriting import ByOpType, replace_result
+from sirenc.passes.rewriting import append, drop, insert_before, replace
 from sirenc.passes.errors import LoweringError, where
 
 
@@ -278,15 +274,16 @@ class _Builder:
     """Inserts new ops before the matched op (or at the end of a block being built),
     located at the matched op, so run-time errors point at the user's source."""
 
-    rewriter: PatternRewriter
     at: Operation
     facts: _Facts
     block: Block | None = None
 
     def add(self, op: Operation) -> Operation:
         op.location = self.at.location
-        where = InsertPoint.at_end(self.block) if self.block is not None else InsertPoint.before(self.at)
-        self.rewriter.insert(op, where)
+        if self.block is not None:
+            append(op, self.block)
+        else:
+            insert_before(op, self.at)
         return op
 
     def const_f(self, v: float) -> SSAValue:
@@ -439,7 +436,7 @@ def _replace_argument(arg: BlockArgument, flat: list[SSAValue], b: _Builder) -> 
 # -- patterns -------------------------------------------------------------------------------
 
 
-class _Lowering(RewritePattern):
+class _Lowering:
     """Lowers one kind of `siren` op: `lower` returns the scalars of its result."""
 
     op_type: ClassVar[type[Operation]]
@@ -447,21 +444,21 @@ class _Lowering(RewritePattern):
     def __init__(self, facts: _Facts):
         self.facts = facts
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) is not self.op_type or op in self.facts.skipped:
+    def rewrite(self, op: Operation) -> None:
+        if op in self.facts.skipped:
             return
-        b = _Builder(rewriter, op, self.facts)
-        out = self.lower(op, b)
+        out = self.lower(op, _Builder(op, self.facts))
         value = None
-        if not op.results:
-            rewriter.erase(op)
-        elif len(out) == 1 and out[0].type == op.results[0].type:
-            value = out[0]
-            replace_result(rewriter, op, value)
+        if op.results:
+            if len(out) == 1 and out[0].type == op.results[0].type:
+                value = out[0]
+            else:
+                cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
+                insert_before(cast, op)
+                value = cast.outputs[0]
+            replace(op, [value])
         else:
-            cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
-            value = cast.outputs[0]
-            rewriter.replace(op, [cast], [value])
+            drop(op)
         self.after_replace(op, value)
 
     def lower(self, op, b: _Builder) -> list[SSAValue]:
@@ -662,7 +659,7 @@ class _If(_Lowering):
                 if inner is terminator:
                     break
                 inner.detach()
-                b.rewriter.insert(inner, InsertPoint.before(op))
+                insert_before(inner, op)
             results.append(unpack(terminator.operands[0]))
         out = []
         for t, f in zip(*results, strict=True):
@@ -822,15 +819,15 @@ class _Resample(_Lowering):
 class _Yield(_Lowering):
     """A region's yield stays until the region's owner reads it and drops the region."""
 
-    def match_and_rewrite(self, op, rewriter):
+    def rewrite(self, op):
         return
 
 
 @lowers(func.ReturnOp)
 class _Return(_Lowering):
-    def match_and_rewrite(self, op: func.ReturnOp, rewriter):
-        if type(op) is func.ReturnOp:
-            rewriter.replace(op, smc.FinishOp(unpack(op.operands[0])), [])
+    def rewrite(self, op: func.ReturnOp):
+        insert_before(smc.FinishOp(unpack(op.operands[0])), op)
+        drop(op)
 
 
 # -- the pass -------------------------------------------------------------------------------
@@ -854,11 +851,12 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
         data_file = facts.abs_path(read.path.owner.value.data)
         facts.skipped = {source, read}
     fold_constant_lists(main)
-    walker = PatternRewriteWalker(
-        ByOpType((p.op_type, p(facts)) for p in _PATTERNS),
-        walk_regions_first=True, apply_recursively=False,
-    )
-    walker.rewrite_module(module)
+    # Every op once, a region's ops before its owner's (which moves them into a loop or a branch).
+    patterns = {p.op_type: p(facts) for p in _PATTERNS}
+    for op in list(module.walk(region_first=True)):
+        pattern = patterns.get(type(op))
+        if pattern is not None and op.parent is not None:
+            pattern.rewrite(op)
     _check_lowered(main)
     model = smc.ModelAttr.build(descriptor(result_type), facts.streamed is not None, reason, data_file)
     body = Region()
