@@ -239,8 +239,7 @@ def _erase_unused(op: Operation) -> None:
         if op.parent is None:
             continue
         owners = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
-        op.detach()
-        op.erase()
+        drop(op)
         work += [owner for owner in owners if all(not r.uses for r in owner.results)]
 
 
@@ -427,8 +426,7 @@ def _replace_argument(arg: BlockArgument, flat: list[SSAValue], b: _Builder) -> 
         if isinstance(user, UnrealizedConversionCastOp) and len(user.inputs) == 1:
             for old, new in zip(user.outputs, flat, strict=True):
                 old.replace_all_uses_with(new)
-            user.detach()
-            user.erase()
+            drop(user)
         else:
             user.operands[use.index] = b.add(UnrealizedConversionCastOp.get(flat, [arg.type])).results[0]
 
@@ -730,8 +728,7 @@ def _erase_stream_source(fold: siren.FoldOp, facts: _Facts) -> None:
     if fold is not facts.streamed:
         return
     for source in sorted(facts.skipped, key=lambda o: isinstance(o, siren.FileReadOp)):
-        source.detach()
-        source.erase()
+        drop(source)
 
 
 @lowers(siren.MapOp)
@@ -865,8 +862,7 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
     if facts.symbolic:
         particle.attributes["smc.vars"] = ArrayAttr([StringAttr(v) for v in facts.vars])
     for op in list(module.ops):
-        op.detach()
-        op.erase()
+        drop(op)
     module.body.block.add_op(particle)
 
 
@@ -878,8 +874,7 @@ def _check_lowered(main: func.FuncOp) -> None:
     """Drop casts nothing reads; any other leftover is an op no pattern lowered."""
     for op in reversed(list(main.walk())):
         if isinstance(op, UnrealizedConversionCastOp) and all(not r.uses for r in op.results):
-            op.detach()
-            op.erase()
+            drop(op)
     for op in main.walk():
         if op is not main and not op.name.startswith(_LOWERED_DIALECTS):
             raise LoweringError(f"lower-siren-to-smc: no lowering for {op.name}{where(op)}")

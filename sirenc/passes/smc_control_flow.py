@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from sirenc.ir import smc
+from sirenc.passes import rewriting
 from sirenc.passes.errors import LoweringError, where
 
 # What this step lowers: the ops that make or cut control flow.
@@ -100,8 +101,7 @@ class ControlFlowGraph:
         for op in ops:
             if isinstance(op, scf.YieldOp | scf.ConditionOp):
                 passed = list(op.operands)
-                op.detach()
-                op.erase()
+                rewriting.drop(op)
                 return passed
             if isinstance(op, scf.IfOp):
                 self.if_(op)
@@ -146,10 +146,7 @@ class ControlFlowGraph:
         self.replace(op, list(exit_block.args))
 
     def replace(self, op: Operation, results: list[SSAValue]) -> None:
-        for old, new in zip(op.results, results, strict=True):
-            old.replace_all_uses_with(new)
-        op.detach()
-        op.erase()
+        rewriting.replace(op, results)
 
     # -- suspension points
 
