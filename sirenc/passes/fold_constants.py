@@ -20,7 +20,7 @@ from xdsl.passes import ModulePass
 
 from sirenc.ir import siren
 from sirenc.ir.build import Attributes
-from sirenc.passes.rewriting import drop, replace
+from sirenc.passes.rewriting import drop, ops_of, replace
 
 
 def _fold(op: Operation, attrs: Attributes) -> None:
@@ -51,7 +51,7 @@ def _fold(op: Operation, attrs: Attributes) -> None:
 def fold_constants(module: ModuleOp) -> None:
     attrs = Attributes()
     # In program order: an op's operands are folded before it is.
-    for op in [op for op in module.walk() if type(op) in siren.FOLDS]:
+    for op in [op for op in ops_of(module) if type(op) in siren.FOLDS]:
         _fold(op, attrs)
 
 

@@ -50,7 +50,7 @@ from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
 from sirenc.ir.build import new_op
 from sirenc.ir.locations import span_of
-from sirenc.passes.rewriting import append, drop, insert_before, replace
+from sirenc.passes.rewriting import append, drop, insert_before, ops_of, replace
 from sirenc.passes.errors import LoweringError, where
 
 
@@ -111,7 +111,7 @@ def streamed_fold(main: func.FuncOp) -> tuple[siren.FoldOp | None, str]:
     if len(list(read.result.uses)) != 1 or (mapped and len(list(mapped.result.uses)) != 1):
         return None, "the data read by File.read is used outside the fold over it"
     path = read.path.owner
-    for other in main.walk():
+    for other in ops_of(main):
         if isinstance(other, siren.FileReadOp) and other is not read and _same_path(other.path.owner, path):
             return None, "the streamed data file is also read elsewhere"
     return fold, ""
@@ -134,7 +134,7 @@ def fold_constant_lists(main: func.FuncOp) -> None:
     units only (no words to count its elements by) keeps its conses. Literals are met outermost
     first, so a literal of literals (``[[1.], [2., 3.]]``) is one op too, its inner conses read
     and erased with it."""
-    for op in reversed(list(main.walk())):
+    for op in reversed(ops_of(main)):
         if isinstance(op, siren.ConsOp) and op.parent is not None and not _inner_constant_cons(op):
             _fold_literal(op)
 
@@ -837,7 +837,7 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
     result_type = main.function_type.outputs.data[0]
     facts = _Facts(base_dir, method)
     if facts.symbolic:
-        for op in main.walk():
+        for op in ops_of(main):
             if isinstance(op, siren.AssumeOp) and op.var.data:
                 facts.vars.setdefault(op.var.data, len(facts.vars))
     facts.streamed, reason = streamed_fold(main)
@@ -850,7 +850,7 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
     fold_constant_lists(main)
     # Every op once, a region's ops before its owner's (which moves them into a loop or a branch).
     patterns = {p.op_type: p(facts) for p in _PATTERNS}
-    for op in list(module.walk(region_first=True)):
+    for op in ops_of(module, region_first=True):
         pattern = patterns.get(type(op))
         if pattern is not None and op.parent is not None:
             pattern.rewrite(op)
@@ -872,10 +872,10 @@ _LOWERED_DIALECTS = ("smc.", "arith.", "math.", "scf.")
 
 def _check_lowered(main: func.FuncOp) -> None:
     """Drop casts nothing reads; any other leftover is an op no pattern lowered."""
-    for op in reversed(list(main.walk())):
+    for op in reversed(ops_of(main)):
         if isinstance(op, UnrealizedConversionCastOp) and all(not r.uses for r in op.results):
             drop(op)
-    for op in main.walk():
+    for op in ops_of(main):
         if op is not main and not op.name.startswith(_LOWERED_DIALECTS):
             raise LoweringError(f"lower-siren-to-smc: no lowering for {op.name}{where(op)}")
 

@@ -87,7 +87,7 @@ from sirenc.ir import sirenrt, smc
 from sirenc.ir.build import new_op
 from sirenc.ir.locations import loc_of, span_of
 from sirenc.model_info import RESUME_SYMBOL
-from sirenc.passes.rewriting import insert_before, replace
+from sirenc.passes.rewriting import insert_before, ops_of, replace
 from sirenc.passes.errors import LoweringError, where
 from sirenc.passes.smc_control_flow import STRUCTURAL, ControlFlowGraph, point_of
 from sirenc.runtime.abi import defines
@@ -800,8 +800,8 @@ _SMC_PATTERNS = [_FrameLoad, _FrameStore, _Finish, _Sample, _Observe, _Nil, _IsN
                  _SymConst, _SymBinOp, _SymNeg, _SymIte, _SymValue, _Assume, _SymObserve]
 
 def _check_step1(fn: llvm.FuncOp) -> None:
-    for op in fn.walk():
-        if op is not fn and not isinstance(op, STRUCTURAL) and op.dialect_name() != "llvm":
+    for op in ops_of(fn):
+        if op is not fn and not isinstance(op, STRUCTURAL) and not op.name.startswith("llvm."):
             raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{where(op)}")
 
 
@@ -924,7 +924,7 @@ def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
 
     # (1) every op in place, in program order (sites and files are numbered as met).
     patterns = {**{p.op_type: p(low) for p in _SMC_PATTERNS}, **{p.source: p for p in _ONE_TO_ONE}}
-    for op in list(fn.body.walk()):
+    for op in ops_of(fn):
         pattern = patterns.get(type(op))
         if pattern is not None:
             pattern.rewrite(op)

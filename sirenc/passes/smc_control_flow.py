@@ -109,9 +109,9 @@ class ControlFlowGraph:
                 self.while_(op)
             elif isinstance(op, smc.SUSPENSIONS):
                 self.suspension(op)
-            elif op.dialect_name() == "llvm":
+            elif op.name.startswith("llvm."):
                 op.detach()
-                self.block.add_op(op)
+                rewriting.append(op, self.block)
             else:
                 raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{where(op)}")
         return []
