@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from sirenc.passes.rewriting import drop, replace
+from sirenc.passes.rewriting import drop, insert_before, replace, replace_uses
 
 
 def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Operation]:
@@ -27,16 +27,15 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Ope
     inserted (in order)."""
     block: Block = callee.body.block if last else callee.body.clone().block
     for arg, operand in zip(block.args, call.operands, strict=True):
-        arg.replace_all_uses_with(operand)
+        replace_uses(arg, operand)
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
     results = list(ret.operands)
     drop(ret)
     inserted = list(block.ops)
-    target = call.parent
     for op in inserted:
         block.detach_op(op)
-        target.insert_op_before(op, call)
+        insert_before(op, call)
     replace(call, results)
     return inserted
 

@@ -49,15 +49,16 @@ def append(new: Operation, block: Block) -> None:
 
 def replace_uses(old: SSAValue, value: SSAValue) -> None:
     """``old.replace_all_uses_with(value)``, each use moved in place rather than through the
-    operand list's views (a new use each)."""
+    operand list's views (a new use each) and slices (an `SSAValues` each)."""
     if old is value:
         return
     use = old.first_use
     while use is not None:
         following = use._next_use
-        user, index = use._operation, use._index
-        operands = user._operands
-        user._operands = SSAValues((*operands[:index], value, *operands[index + 1:]))
+        user = use._operation
+        operands = list(user._operands)
+        operands[use._index] = value
+        user._operands = SSAValues(operands)
         value.add_use(use)
         use = following
     old.first_use = None
