@@ -135,7 +135,7 @@ def fold_constant_lists(main: func.FuncOp) -> None:
     first, so a literal of literals (``[[1.], [2., 3.]]``) is one op too, its inner conses read
     and erased with it."""
     for op in reversed(ops_of(main)):
-        if isinstance(op, siren.ConsOp) and op.parent is not None and not _inner_constant_cons(op):
+        if type(op) is siren.ConsOp and op.parent is not None and not _inner_constant_cons(op):
             _fold_literal(op)
 
 
@@ -148,11 +148,12 @@ def _inner_constant_cons(op: siren.ConsOp) -> bool:
 
 def _cons_before(op: siren.ConsOp) -> siren.ConsOp | None:
     """The cons of the same literal whose tail `op` is, if `op` is nothing else."""
-    uses = list(op.result.uses)
-    if len(uses) != 1:
+    result = op.results[0]
+    if not result.has_one_use():
         return None
-    user = uses[0].operation
-    if isinstance(user, siren.ConsOp) and uses[0].index == 1 and user.location == op.location:
+    use = result.first_use
+    user = use.operation
+    if type(user) is siren.ConsOp and use.index == 1 and user.location == op.location:
         return user
     return None
 
@@ -238,9 +239,9 @@ def _erase_unused(op: Operation) -> None:
         op = work.pop()
         if op.parent is None:
             continue
-        owners = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
+        owners = [v.owner for v in op.operands if type(v.owner) is not Block]
         drop(op)
-        work += [owner for owner in owners if all(not r.uses for r in owner.results)]
+        work += [owner for owner in owners if all(r.first_use is None for r in owner.results)]
 
 
 @dataclass

@@ -801,7 +801,7 @@ _SMC_PATTERNS = [_FrameLoad, _FrameStore, _Finish, _Sample, _Observe, _Nil, _IsN
 
 def _check_step1(fn: llvm.FuncOp) -> None:
     for op in ops_of(fn):
-        if op is not fn and not isinstance(op, STRUCTURAL) and not op.name.startswith("llvm."):
+        if not op.name.startswith("llvm.") and op is not fn and not isinstance(op, STRUCTURAL):
             raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{where(op)}")
 
 

@@ -99,19 +99,21 @@ class ControlFlowGraph:
     def emit(self, ops: list[Operation]) -> list[SSAValue]:
         """Moves `ops` (a structured block's) to the graph; returns what its terminator passes on."""
         for op in ops:
-            if isinstance(op, scf.YieldOp | scf.ConditionOp):
+            # Most ops are llvm ones, told apart by their name first (an isinstance of an xDSL op
+            # class goes through ABCMeta: a microsecond each).
+            if op.name.startswith("llvm."):
+                op.detach()
+                rewriting.append(op, self.block)
+            elif isinstance(op, scf.YieldOp | scf.ConditionOp):
                 passed = list(op.operands)
                 rewriting.drop(op)
                 return passed
-            if isinstance(op, scf.IfOp):
+            elif isinstance(op, scf.IfOp):
                 self.if_(op)
             elif isinstance(op, scf.WhileOp):
                 self.while_(op)
             elif isinstance(op, smc.SUSPENSIONS):
                 self.suspension(op)
-            elif op.name.startswith("llvm."):
-                op.detach()
-                rewriting.append(op, self.block)
             else:
                 raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{where(op)}")
         return []
