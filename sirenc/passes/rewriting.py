@@ -89,18 +89,20 @@ def ops_of(root: Operation, region_first: bool = False) -> list[Operation]:
     """``list(root.walk(region_first=region_first))``: without xDSL's generator per op and
     level of nesting, half the time of a walk of a big program (several per stage)."""
     out: list[Operation] = []
-
-    def visit(op: Operation) -> None:
-        if not region_first:
-            out.append(op)
-        for region in op.regions:
-            for block in region.blocks:
-                inner = block._first_op
-                while inner is not None:
-                    visit(inner)
-                    inner = inner._next_op
-        if region_first:
-            out.append(op)
-
-    visit(root)
+    _visit(root, out, region_first)
     return out
+
+
+# Not a closure in ops_of: one calling itself is a cycle that would keep the list, and every op a
+# lowering dropped from it, alive until the next full collection.
+def _visit(op: Operation, out: list[Operation], region_first: bool) -> None:
+    if not region_first:
+        out.append(op)
+    for region in op.regions:
+        for block in region.blocks:
+            inner = block._first_op
+            while inner is not None:
+                _visit(inner, out, region_first)
+                inner = inner._next_op
+    if region_first:
+        out.append(op)
