@@ -103,11 +103,22 @@ def decode_source(data: bytes, path: str) -> str:
 # ---- stages -------------------------------------------------------------------
 
 
+def _collecting_nothing(stage: Callable) -> Callable:
+    """A stage from the syntax tree to the `llvm` dialect runs with the cyclic collector paused
+    (`_collector_paused`)."""
+
+    def run(c: Compilation, product):
+        with _collector_paused():
+            return stage(c, product)
+
+    return run
+
+
+@_collecting_nothing
 def _ast(c: Compilation, _):
     from sirenc.frontend import load_source
 
-    with _collector_paused(promote=True):
-        return load_source(c.text, c.path)
+    return load_source(c.text, c.path)
 
 
 # The xDSL verifier re-checks every op of a stage's module against its definition: a check of
@@ -123,13 +134,14 @@ def _self_check(c: Compilation, module) -> None:
         module.verify()
 
 
+@_collecting_nothing
 def _siren(c: Compilation, typed):
     from sirenc.frontend.irgen import irgen
 
-    with _collector_paused():
-        return irgen(typed)
+    return irgen(typed)
 
 
+@_collecting_nothing
 def _plan(c: Compilation, module):
     from sirenc.passes.plan_analysis import analyze, annotate
     from sirenc.registry import get_pass
@@ -145,6 +157,7 @@ def _plan(c: Compilation, module):
     return module
 
 
+@_collecting_nothing
 def _symbolic(c: Compilation, module):
     from sirenc.registry import get_pass
 
@@ -155,6 +168,7 @@ def _symbolic(c: Compilation, module):
     return module
 
 
+@_collecting_nothing
 def _specialized(c: Compilation, module):
     from sirenc.passes.specialize_conjugacy import specialize
 
@@ -170,6 +184,7 @@ def specialized(c: Compilation) -> bool:
     return c.specialization is not None and c.specialization.applied
 
 
+@_collecting_nothing
 def _smc(c: Compilation, module):
     from sirenc.registry import get_pass
 
@@ -182,6 +197,7 @@ def _smc(c: Compilation, module):
     return module
 
 
+@_collecting_nothing
 def _llvm_dialect(c: Compilation, module):
     from sirenc.registry import get_pass
 
@@ -272,20 +288,21 @@ _saved_limit = 0
 _saved_gc: tuple[int, ...] = ()
 
 
-# The front end (tokens, syntax tree, types, the `siren` module) makes objects that live as long
-# as the compilation and next to no cyclic garbage (none on programs of 10^5 lines), which the
-# collector would traverse on their way to the oldest generation (a sixth of the front end's time
-# on such a program, from collections of the younger generations that free nothing). So it pauses
-# there, for every thread at once as the thresholds change, until no compilation is in its front
-# end; the lowerings, whose rewrites leave cycles behind, collect as usual. (Keeping what the
-# front end made frozen changed the order in which objects are finalized at interpreter exit: a
+# The stages from the syntax tree to the `llvm` dialect make objects that live as long as the
+# compilation (tokens, syntax tree, types, each stage's module) and next to no cyclic garbage (none
+# on programs of 10^5 lines: an op a lowering replaces is freed by reference counting,
+# `rewriting.drop`), which the collector would traverse on their way to the oldest generation (a
+# sixth of the front end's time on such a program, from collections of the younger generations that
+# free nothing). So it pauses there, for every thread at once as the thresholds change, until no
+# compilation is in such a stage (`_collecting_nothing`); the back end collects as usual. (Keeping
+# what a stage made frozen changed the order in which objects are finalized at interpreter exit: a
 # model alive then failed its __del__. `_to_oldest_generation` unfreezes it at once.)
 _paused = 0
 _paused_enabled = False
 
 
 @contextmanager
-def _collector_paused(promote: bool = False):
+def _collector_paused():
     global _paused, _paused_enabled
     with _deep_lock:
         if _paused == 0:
@@ -298,21 +315,17 @@ def _collector_paused(promote: bool = False):
         with _deep_lock:
             _paused -= 1
             if _paused == 0 and _paused_enabled:
-                if promote:
-                    _to_oldest_generation()
+                _to_oldest_generation()
                 gc.enable()
 
 
 def _to_oldest_generation() -> None:
     # What the pause let pile up in the youngest generation would be traversed whole by the next
-    # young collection and again by the next middle one, for no garbage: the syntax tree and types
-    # of the front end (`promote` at the end of the `ast` stage) go to the oldest generation at
-    # once instead, where they would have gone after those two (freeze, then unfreeze at once:
-    # they are not kept out of later collections, only spared the young ones; a garbage cycle
-    # another thread made in the meantime waits for a full collection). Not irgen's IR: the
-    # lowerings replace it, and its ops' cycles would then wait for a full collection too (a
-    # quarter more peak memory on 10^5 `let`s over a run-time value). A host that froze objects
-    # itself keeps them so, and the traversals.
+    # young collection and again by the next middle one, for no garbage: what a stage made goes to
+    # the oldest generation at once instead, where it would have gone after those two (freeze, then
+    # unfreeze at once: it is not kept out of later collections, only spared the young ones; a
+    # garbage cycle another thread made in the meantime waits for a full collection). A host that
+    # froze objects itself keeps them so, and the traversals.
     if gc.get_freeze_count() == 0:
         gc.freeze()
         gc.unfreeze()

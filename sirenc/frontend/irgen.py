@@ -17,6 +17,7 @@ from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
 from sirenc.ir.build import Attributes, new_func, new_op
+from sirenc.passes.rewriting import drop
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
@@ -170,8 +171,7 @@ class _FunctionBuilder:
         # let x1 = x0 + 1. in ...`) is not kept: nothing outside the body can name it.
         if type(e.value) in _OWN_VALUE and value is not result and value.first_use is None \
                 and isinstance(value.owner, siren.ConstOp):
-            value.owner.detach()
-            value.owner.erase()
+            drop(value.owner)
         return result
 
     def _BinOp(self, block, e: ast.BinOp, env):
@@ -219,8 +219,7 @@ class _FunctionBuilder:
             return self.emit(block, siren.ConstOp(self.attrs.float(result)), node)
         const = own.pop()
         for op in own:
-            op.detach()
-            op.erase()
+            drop(op)
         const.properties["value"] = self.attrs.float(result)
         const.location = self.attrs.loc(node.span)
         return const.result

@@ -20,6 +20,7 @@ from xdsl.passes import ModulePass
 
 from sirenc.ir import siren
 from sirenc.ir.build import Attributes
+from sirenc.passes.rewriting import drop, ops_of, replace
 
 
 def _fold(op: Operation, attrs: Attributes) -> None:
@@ -31,8 +32,7 @@ def _fold(op: Operation, attrs: Attributes) -> None:
     if result is None:
         return
     # A constant only op reads is reused for the value: it comes before op, so before every use
-    # of op's result too. The ops left unused are detached rather than erased: xDSL's erase marks
-    # each result erased through an object of its own, a third of this pass's time on a chain.
+    # of op's result too.
     block = op.parent
     dead = [value.owner for value in dict.fromkeys(operands)
             if all(use.operation is op for use in value.uses)]
@@ -43,16 +43,15 @@ def _fold(op: Operation, attrs: Attributes) -> None:
         const = siren.ConstOp(attrs.float(result))
         block.insert_op_before(const, op)
     const.location = op.location
-    op.results[0].replace_all_uses_with(const.result)
-    for unused in (op, *dead):
-        unused.parent.detach_op(unused)
-        unused.drop_all_references()
+    replace(op, [const.result])
+    for unused in dead:
+        drop(unused)
 
 
 def fold_constants(module: ModuleOp) -> None:
     attrs = Attributes()
     # In program order: an op's operands are folded before it is.
-    for op in [op for op in module.walk() if type(op) in siren.FOLDS]:
+    for op in [op for op in ops_of(module) if type(op) in siren.FOLDS]:
         _fold(op, attrs)
 
 

@@ -31,6 +31,7 @@ from xdsl.passes import ModulePass
 from xdsl.traits import IsTerminator, Pure
 
 from sirenc.ir import smc
+from sirenc.passes.rewriting import ops_of
 from sirenc.passes.spill_across_suspends import defined_inside, enclosing_loops, meeting, path_to
 
 
@@ -103,5 +104,5 @@ class HoistAboveResample(ModulePass):
     name = "hoist-above-resample"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for point in [o for o in op.walk() if isinstance(o, smc.ResampleOp)]:
+        for point in [o for o in ops_of(op) if isinstance(o, smc.ResampleOp)]:
             hoist(point)

@@ -18,6 +18,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
+from sirenc.passes.rewriting import drop, insert_before, replace, replace_uses
+
 
 def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Operation]:
     """Replace `call` by a copy of `callee`'s body, or by the body itself when this is the
@@ -25,27 +27,17 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Ope
     inserted (in order)."""
     block: Block = callee.body.block if last else callee.body.clone().block
     for arg, operand in zip(block.args, call.operands, strict=True):
-        arg.replace_all_uses_with(operand)
+        replace_uses(arg, operand)
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
     results = list(ret.operands)
-    _drop(ret)
+    drop(ret)
     inserted = list(block.ops)
-    target = call.parent
     for op in inserted:
         block.detach_op(op)
-        target.insert_op_before(op, call)
-    for result, value in zip(call.results, results, strict=True):
-        result.replace_all_uses_with(value)
-    _drop(call)
+        insert_before(op, call)
+    replace(call, results)
     return inserted
-
-
-def _drop(op: Operation) -> None:
-    """Erase `op`, whose results are unused, without xDSL's marking each result erased (an
-    object per result, per inlined call)."""
-    op.parent.detach_op(op)
-    op.drop_all_references()
 
 
 def _calls(op: Operation) -> list[func.CallOp]:
@@ -81,7 +73,7 @@ def inline_all(module: ModuleOp) -> None:
                 remaining.update(inner.callee.root_reference.data for inner in inner_calls)
     for name, f in funcs.items():
         if name != "main":
-            _drop(f)
+            drop(f)
 
 
 @dataclass(frozen=True)

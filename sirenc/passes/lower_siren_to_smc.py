@@ -45,16 +45,12 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter, PatternRewriteWalker, RewritePattern,
-)
-from xdsl.rewriter import InsertPoint
 
 from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
 from sirenc.ir.build import new_op
 from sirenc.ir.locations import span_of
-from sirenc.passes.rewriting import ByOpType, replace_result
+from sirenc.passes.rewriting import append, drop, insert_before, ops_of, replace
 from sirenc.passes.errors import LoweringError, where
 
 
@@ -115,7 +111,7 @@ def streamed_fold(main: func.FuncOp) -> tuple[siren.FoldOp | None, str]:
     if len(list(read.result.uses)) != 1 or (mapped and len(list(mapped.result.uses)) != 1):
         return None, "the data read by File.read is used outside the fold over it"
     path = read.path.owner
-    for other in main.walk():
+    for other in ops_of(main):
         if isinstance(other, siren.FileReadOp) and other is not read and _same_path(other.path.owner, path):
             return None, "the streamed data file is also read elsewhere"
     return fold, ""
@@ -138,8 +134,8 @@ def fold_constant_lists(main: func.FuncOp) -> None:
     units only (no words to count its elements by) keeps its conses. Literals are met outermost
     first, so a literal of literals (``[[1.], [2., 3.]]``) is one op too, its inner conses read
     and erased with it."""
-    for op in reversed(list(main.walk())):
-        if isinstance(op, siren.ConsOp) and op.parent is not None and not _inner_constant_cons(op):
+    for op in reversed(ops_of(main)):
+        if type(op) is siren.ConsOp and op.parent is not None and not _inner_constant_cons(op):
             _fold_literal(op)
 
 
@@ -152,11 +148,12 @@ def _inner_constant_cons(op: siren.ConsOp) -> bool:
 
 def _cons_before(op: siren.ConsOp) -> siren.ConsOp | None:
     """The cons of the same literal whose tail `op` is, if `op` is nothing else."""
-    uses = list(op.result.uses)
-    if len(uses) != 1:
+    result = op.results[0]
+    if not result.has_one_use():
         return None
-    user = uses[0].operation
-    if isinstance(user, siren.ConsOp) and uses[0].index == 1 and user.location == op.location:
+    use = result.first_use
+    user = use.operation
+    if type(user) is siren.ConsOp and use.index == 1 and user.location == op.location:
         return user
     return None
 
@@ -242,10 +239,9 @@ def _erase_unused(op: Operation) -> None:
         op = work.pop()
         if op.parent is None:
             continue
-        owners = [v.owner for v in op.operands if isinstance(v.owner, Operation)]
-        op.detach()
-        op.erase()
-        work += [owner for owner in owners if all(not r.uses for r in owner.results)]
+        owners = [v.owner for v in op.operands if type(v.owner) is not Block]
+        drop(op)
+        work += [owner for owner in owners if all(r.first_use is None for r in owner.results)]
 
 
 @dataclass
@@ -278,15 +274,16 @@ class _Builder:
     """Inserts new ops before the matched op (or at the end of a block being built),
     located at the matched op, so run-time errors point at the user's source."""
 
-    rewriter: PatternRewriter
     at: Operation
     facts: _Facts
     block: Block | None = None
 
     def add(self, op: Operation) -> Operation:
         op.location = self.at.location
-        where = InsertPoint.at_end(self.block) if self.block is not None else InsertPoint.before(self.at)
-        self.rewriter.insert(op, where)
+        if self.block is not None:
+            append(op, self.block)
+        else:
+            insert_before(op, self.at)
         return op
 
     def const_f(self, v: float) -> SSAValue:
@@ -430,8 +427,7 @@ def _replace_argument(arg: BlockArgument, flat: list[SSAValue], b: _Builder) -> 
         if isinstance(user, UnrealizedConversionCastOp) and len(user.inputs) == 1:
             for old, new in zip(user.outputs, flat, strict=True):
                 old.replace_all_uses_with(new)
-            user.detach()
-            user.erase()
+            drop(user)
         else:
             user.operands[use.index] = b.add(UnrealizedConversionCastOp.get(flat, [arg.type])).results[0]
 
@@ -439,7 +435,7 @@ def _replace_argument(arg: BlockArgument, flat: list[SSAValue], b: _Builder) -> 
 # -- patterns -------------------------------------------------------------------------------
 
 
-class _Lowering(RewritePattern):
+class _Lowering:
     """Lowers one kind of `siren` op: `lower` returns the scalars of its result."""
 
     op_type: ClassVar[type[Operation]]
@@ -447,21 +443,21 @@ class _Lowering(RewritePattern):
     def __init__(self, facts: _Facts):
         self.facts = facts
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) is not self.op_type or op in self.facts.skipped:
+    def rewrite(self, op: Operation) -> None:
+        if self.facts.skipped and op in self.facts.skipped:
             return
-        b = _Builder(rewriter, op, self.facts)
-        out = self.lower(op, b)
+        out = self.lower(op, _Builder(op, self.facts))
         value = None
-        if not op.results:
-            rewriter.erase(op)
-        elif len(out) == 1 and out[0].type == op.results[0].type:
-            value = out[0]
-            replace_result(rewriter, op, value)
+        if op.results:
+            if len(out) == 1 and out[0].type == op.results[0].type:
+                value = out[0]
+            else:
+                cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
+                insert_before(cast, op)
+                value = cast.outputs[0]
+            replace(op, [value])
         else:
-            cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
-            value = cast.outputs[0]
-            rewriter.replace(op, [cast], [value])
+            drop(op)
         self.after_replace(op, value)
 
     def lower(self, op, b: _Builder) -> list[SSAValue]:
@@ -662,7 +658,7 @@ class _If(_Lowering):
                 if inner is terminator:
                     break
                 inner.detach()
-                b.rewriter.insert(inner, InsertPoint.before(op))
+                insert_before(inner, op)
             results.append(unpack(terminator.operands[0]))
         out = []
         for t, f in zip(*results, strict=True):
@@ -733,8 +729,7 @@ def _erase_stream_source(fold: siren.FoldOp, facts: _Facts) -> None:
     if fold is not facts.streamed:
         return
     for source in sorted(facts.skipped, key=lambda o: isinstance(o, siren.FileReadOp)):
-        source.detach()
-        source.erase()
+        drop(source)
 
 
 @lowers(siren.MapOp)
@@ -822,15 +817,15 @@ class _Resample(_Lowering):
 class _Yield(_Lowering):
     """A region's yield stays until the region's owner reads it and drops the region."""
 
-    def match_and_rewrite(self, op, rewriter):
+    def rewrite(self, op):
         return
 
 
 @lowers(func.ReturnOp)
 class _Return(_Lowering):
-    def match_and_rewrite(self, op: func.ReturnOp, rewriter):
-        if type(op) is func.ReturnOp:
-            rewriter.replace(op, smc.FinishOp(unpack(op.operands[0])), [])
+    def rewrite(self, op: func.ReturnOp):
+        insert_before(smc.FinishOp(unpack(op.operands[0])), op)
+        drop(op)
 
 
 # -- the pass -------------------------------------------------------------------------------
@@ -843,7 +838,7 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
     result_type = main.function_type.outputs.data[0]
     facts = _Facts(base_dir, method)
     if facts.symbolic:
-        for op in main.walk():
+        for op in ops_of(main):
             if isinstance(op, siren.AssumeOp) and op.var.data:
                 facts.vars.setdefault(op.var.data, len(facts.vars))
     facts.streamed, reason = streamed_fold(main)
@@ -854,11 +849,12 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
         data_file = facts.abs_path(read.path.owner.value.data)
         facts.skipped = {source, read}
     fold_constant_lists(main)
-    walker = PatternRewriteWalker(
-        ByOpType((p.op_type, p(facts)) for p in _PATTERNS),
-        walk_regions_first=True, apply_recursively=False,
-    )
-    walker.rewrite_module(module)
+    # Every op once, a region's ops before its owner's (which moves them into a loop or a branch).
+    patterns = {p.op_type: p(facts) for p in _PATTERNS}
+    for op in ops_of(module, region_first=True):
+        pattern = patterns.get(type(op))
+        if pattern is not None and op.parent is not None:
+            pattern.rewrite(op)
     _check_lowered(main)
     model = smc.ModelAttr.build(descriptor(result_type), facts.streamed is not None, reason, data_file)
     body = Region()
@@ -867,8 +863,7 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
     if facts.symbolic:
         particle.attributes["smc.vars"] = ArrayAttr([StringAttr(v) for v in facts.vars])
     for op in list(module.ops):
-        op.detach()
-        op.erase()
+        drop(op)
     module.body.block.add_op(particle)
 
 
@@ -878,11 +873,10 @@ _LOWERED_DIALECTS = ("smc.", "arith.", "math.", "scf.")
 
 def _check_lowered(main: func.FuncOp) -> None:
     """Drop casts nothing reads; any other leftover is an op no pattern lowered."""
-    for op in reversed(list(main.walk())):
+    for op in reversed(ops_of(main)):
         if isinstance(op, UnrealizedConversionCastOp) and all(not r.uses for r in op.results):
-            op.detach()
-            op.erase()
-    for op in main.walk():
+            drop(op)
+    for op in ops_of(main):
         if op is not main and not op.name.startswith(_LOWERED_DIALECTS):
             raise LoweringError(f"lower-siren-to-smc: no lowering for {op.name}{where(op)}")
 

@@ -79,10 +79,6 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.passes import ModulePass
-from xdsl.pattern_rewriter import (
-    PatternRewriter, PatternRewriteWalker, RewritePattern,
-)
-from xdsl.rewriter import InsertPoint
 from xdsl.traits import SymbolTable
 
 from sirenc import distributions
@@ -91,7 +87,7 @@ from sirenc.ir import sirenrt, smc
 from sirenc.ir.build import new_op
 from sirenc.ir.locations import loc_of, span_of
 from sirenc.model_info import RESUME_SYMBOL
-from sirenc.passes.rewriting import ByOpType, replace_result
+from sirenc.passes.rewriting import insert_before, ops_of, replace
 from sirenc.passes.errors import LoweringError, where
 from sirenc.passes.smc_control_flow import STRUCTURAL, ControlFlowGraph, point_of
 from sirenc.runtime.abi import defines
@@ -359,15 +355,12 @@ class _Emitter:
             return self.add(llvm.TruncOp(word, typ)).results[0]
         return word
 
-    def replace(self, rewriter: PatternRewriter, results: list[SSAValue | None]) -> None:
+    def replace(self, results: list[SSAValue]) -> None:
         """Puts the collected ops in place of the op; only its results' replacements inherit
         its results' names (`PatternRewriter.replace` would give the name to every new value)."""
-        rewriter.insert(self.ops, InsertPoint.before(self.at))
-        for old, new in zip(self.at.results, results, strict=True):
-            if new.name_hint is None:
-                new.name_hint = old.name_hint
-            rewriter.replace_all_uses_with(old, new)
-        rewriter.erase(self.at)
+        for op in self.ops:
+            insert_before(op, self.at)
+        replace(self.at, results)
 
     def if_else(self, cond: SSAValue, then: Callable[[_Emitter], list[SSAValue]],
                 otherwise: Callable[[_Emitter], list[SSAValue]], types: list[Attribute]) -> list[SSAValue]:
@@ -383,37 +376,33 @@ class _Emitter:
 # -- step 1: one pattern per op ---------------------------------------------------------------
 
 
-class _Pattern(RewritePattern):
+class _Pattern:
     op_type: ClassVar[type[Operation]]
 
     def __init__(self, low: _Lowering):
         self.low = low
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) is self.op_type:
-            self.rewrite(op, rewriter)
-
-    def rewrite(self, op, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op) -> None:
         raise NotImplementedError
 
 
 class _FrameLoad(_Pattern):
     op_type = smc.FrameLoadOp
 
-    def rewrite(self, op: smc.FrameLoadOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.FrameLoadOp) -> None:
         e = _Emitter(self.low, op)
         ptr = e.frame_word(self.low.slot_offset(op.slot.value.data))
-        e.replace(rewriter, [e.add(llvm.LoadOp(ptr, machine(op.result.type))).dereferenced_value])
+        e.replace([e.add(llvm.LoadOp(ptr, machine(op.result.type))).dereferenced_value])
 
 
 class _FrameStore(_Pattern):
     op_type = smc.FrameStoreOp
 
-    def rewrite(self, op: smc.FrameStoreOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.FrameStoreOp) -> None:
         e = _Emitter(self.low, op)
         ptr = e.frame_word(self.low.slot_offset(op.slot.value.data))
         e.add(llvm.StoreOp(op.value, ptr))
-        e.replace(rewriter, [])
+        e.replace([])
 
 
 class _Finish(_Pattern):
@@ -421,19 +410,19 @@ class _Finish(_Pattern):
 
     op_type = smc.FinishOp
 
-    def rewrite(self, op: smc.FinishOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.FinishOp) -> None:
         e = _Emitter(self.low, op)
         for i, value in enumerate(op.values):
             word = e.to_word(value)
             e.add(llvm.StoreOp(word, e.frame_word(PC_BYTES + WORD * i)))
         e.add(llvm.ReturnOp(e.const_i(FINISHED, i32)))
-        e.replace(rewriter, [])
+        e.replace([])
 
 
 class _Sample(_Pattern):
     op_type = smc.SampleOp
 
-    def rewrite(self, op: smc.SampleOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.SampleOp) -> None:
         e = _Emitter(self.low, op)
         family, params = op.family.data, list(op.params)
         site = e.site()
@@ -441,7 +430,7 @@ class _Sample(_Pattern):
             draw = self.gaussian(e, *params, site)
         else:
             draw = e.call("sample_" + family, *params, site)
-        e.replace(rewriter, [draw])
+        e.replace([draw])
 
     @staticmethod
     def gaussian(e: _Emitter, mu: SSAValue, var: SSAValue, site: SSAValue) -> SSAValue:
@@ -462,7 +451,7 @@ class _Sample(_Pattern):
 class _Observe(_Pattern):
     op_type = smc.ObserveOp
 
-    def rewrite(self, op: smc.ObserveOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.ObserveOp) -> None:
         e = _Emitter(self.low, op)
         family, params = op.family.data, list(op.params)
         site = e.site()
@@ -470,7 +459,7 @@ class _Observe(_Pattern):
             self.gaussian(e, *params, op.value, site)
         else:
             e.call("observe_" + family, *params, op.value, site)
-        e.replace(rewriter, [])
+        e.replace([])
 
     def gaussian(self, e: _Emitter, mu: SSAValue, var: SSAValue, x: SSAValue, site: SSAValue) -> None:
         """Scores inline, -0.5 * log(var * 2pi) - (x - mu)^2 / (var * 2); the runtime
@@ -516,13 +505,13 @@ class _Observe(_Pattern):
 class _SymConst(_Pattern):
     op_type = smc.SymConstOp
 
-    def rewrite(self, op: smc.SymConstOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.SymConstOp) -> None:
         e = _Emitter(self.low, op)
         value = op.value
         if value.type == i1:
             value = e.add(llvm.SelectOp.create(operands=[value, e.const_f(1.0), e.const_f(0.0)],
                                                result_types=[f64])).results[0]
-        e.replace(rewriter, [e.add(llvm.BitcastOp(value, i64)).results[0]])
+        e.replace([e.add(llvm.BitcastOp(value, i64)).results[0]])
 
 
 def _ordered(e: _Emitter, *words: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
@@ -545,11 +534,11 @@ _INLINE_COMPARISONS = {"eq": "oeq", "lt": "olt"}
 class _SymBinOp(_Pattern):
     op_type = smc.SymBinOp
 
-    def rewrite(self, op: smc.SymBinOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.SymBinOp) -> None:
         e = _Emitter(self.low, op)
         kind = op.kind.data
         if kind not in _INLINE_BINOPS and kind not in _INLINE_COMPARISONS:
-            e.replace(rewriter, [e.call("sym_" + kind, op.lhs, op.rhs)])
+            e.replace([e.call("sym_" + kind, op.lhs, op.rhs)])
             return
         both, (a, b) = _ordered(e, op.lhs, op.rhs)
 
@@ -565,13 +554,13 @@ class _SymBinOp(_Pattern):
         def build(f: _Emitter) -> list[SSAValue]:
             return [f.call("sym_" + kind, op.lhs, op.rhs)]
 
-        e.replace(rewriter, [e.if_else(both, fold, build, [i64])[0]])
+        e.replace([e.if_else(both, fold, build, [i64])[0]])
 
 
 class _SymNeg(_Pattern):
     op_type = smc.SymNegOp
 
-    def rewrite(self, op: smc.SymNegOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.SymNegOp) -> None:
         e = _Emitter(self.low, op)
         ordered, (a,) = _ordered(e, op.operand)
 
@@ -581,23 +570,23 @@ class _SymNeg(_Pattern):
         def build(f: _Emitter) -> list[SSAValue]:
             return [f.call("sym_neg", op.operand)]
 
-        e.replace(rewriter, [e.if_else(ordered, fold, build, [i64])[0]])
+        e.replace([e.if_else(ordered, fold, build, [i64])[0]])
 
 
 class _SymIte(_Pattern):
     op_type = smc.SymIteOp
 
-    def rewrite(self, op: smc.SymIteOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.SymIteOp) -> None:
         e = _Emitter(self.low, op)
-        e.replace(rewriter, [e.call("sym_ite", op.cond, op.then_value, op.else_value)])
+        e.replace([e.call("sym_ite", op.cond, op.then_value, op.else_value)])
 
 
 class _SymValue(_Pattern):
     op_type = smc.SymValueOp
 
-    def rewrite(self, op: smc.SymValueOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.SymValueOp) -> None:
         e = _Emitter(self.low, op)
-        e.replace(rewriter, [e.call("sym_value", op.operand, e.site())])
+        e.replace([e.call("sym_value", op.operand, e.site())])
 
 
 def _family_and_params(e: _Emitter, family: str, params) -> list[SSAValue]:
@@ -610,41 +599,41 @@ def _family_and_params(e: _Emitter, family: str, params) -> list[SSAValue]:
 class _Assume(_Pattern):
     op_type = smc.AssumeOp
 
-    def rewrite(self, op: smc.AssumeOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.AssumeOp) -> None:
         e = _Emitter(self.low, op)
         head = _family_and_params(e, op.family.data, op.params)
         var, annotation = e.const_i(op.var.value.data, i32), e.const_i(op.annotation.value.data, i32)
         word = e.call("sym_assume", *head, var, annotation, e.site())
         if op.result.type == f64:   # `sample`: the drawn value's bits
             word = e.add(llvm.BitcastOp(word, f64)).results[0]
-        e.replace(rewriter, [word])
+        e.replace([word])
 
 
 class _SymObserve(_Pattern):
     op_type = smc.SymObserveOp
 
-    def rewrite(self, op: smc.SymObserveOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.SymObserveOp) -> None:
         e = _Emitter(self.low, op)
         head = _family_and_params(e, op.family.data, op.params)
         e.call("sym_observe", *head, op.value, e.site())
-        e.replace(rewriter, [])
+        e.replace([])
 
 
 class _Nil(_Pattern):
     op_type = smc.NilOp
 
-    def rewrite(self, op: smc.NilOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.NilOp) -> None:
         e = _Emitter(self.low, op)
-        e.replace(rewriter, [e.const_i(NIL, i64)])
+        e.replace([e.const_i(NIL, i64)])
 
 
 class _IsNil(_Pattern):
     op_type = smc.IsNilOp
 
-    def rewrite(self, op: smc.IsNilOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.IsNilOp) -> None:
         e = _Emitter(self.low, op)
         nil = e.const_i(NIL, i64)
-        e.replace(rewriter, [e.add(llvm.ICmpOp(op.list, nil, IntegerAttr(0, i64))).res])  # eq
+        e.replace([e.add(llvm.ICmpOp(op.list, nil, IntegerAttr(0, i64))).res])  # eq
 
 
 class _Cons(_Pattern):
@@ -652,12 +641,12 @@ class _Cons(_Pattern):
 
     op_type = smc.ConsOp
 
-    def rewrite(self, op: smc.ConsOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.ConsOp) -> None:
         e = _Emitter(self.low, op)
         cell = e.call("list_cons_at", op.tail, e.const_i(len(op.head), i32), e.site_if_known())
         for i, value in enumerate(op.head):
             e.call("list_set", cell, e.const_i(i, i32), e.to_word(value))
-        e.replace(rewriter, [cell])
+        e.replace([cell])
 
 
 class _ConstList(_Pattern):
@@ -666,7 +655,7 @@ class _ConstList(_Pattern):
 
     op_type = smc.ConstListOp
 
-    def rewrite(self, op: smc.ConstListOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.ConstListOp) -> None:
         e = _Emitter(self.low, op)
         if op.nested:   # sirenrt_list_from_nested_words: the element type, then the encoding
             element = op.result.type.element.data
@@ -678,26 +667,26 @@ class _ConstList(_Pattern):
         words = e.add(llvm.GEPOp(pool, [at], i8, inbounds=True)).result if at else pool
         if op.nested:
             n = e.const_i(len(data) // WORD, i64)
-            e.replace(rewriter, [e.call("list_from_nested_words", words, n, e.site_if_known())])
+            e.replace([e.call("list_from_nested_words", words, n, e.site_if_known())])
             return
         n, width = e.const_i(op.length, i64), e.const_i(op.element_words, i32)
-        e.replace(rewriter, [e.call("list_from_words", words, n, width, e.site_if_known())])
+        e.replace([e.call("list_from_words", words, n, width, e.site_if_known())])
 
 
 class _Head(_Pattern):
     op_type = smc.HeadOp
 
-    def rewrite(self, op: smc.HeadOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.HeadOp) -> None:
         e = _Emitter(self.low, op)
         site = e.site()
         if [r.type for r in op.values] == [f64]:   # a list of floats: maybe a data row
-            e.replace(rewriter, [e.from_word(self.row_head(e, op.list, site), f64)])
+            e.replace([e.from_word(self.row_head(e, op.list, site), f64)])
             return
         out = []
         for i, result in enumerate(op.values):
             word = e.call("list_head_word", op.list, e.const_i(i, i32), site)
             out.append(e.from_word(word, result.type))
-        e.replace(rewriter, out)
+        e.replace(out)
 
     @staticmethod
     def row_head(e: _Emitter, handle: SSAValue, site: SSAValue) -> SSAValue:
@@ -727,57 +716,57 @@ class _Head(_Pattern):
 class _Tail(_Pattern):
     op_type = smc.TailOp
 
-    def rewrite(self, op: smc.TailOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.TailOp) -> None:
         e = _Emitter(self.low, op)
-        e.replace(rewriter, [e.call("list_tl", op.list, e.site())])
+        e.replace([e.call("list_tl", op.list, e.site())])
 
 
 class _Length(_Pattern):
     op_type = smc.LengthOp
 
-    def rewrite(self, op: smc.LengthOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.LengthOp) -> None:
         e = _Emitter(self.low, op)
-        e.replace(rewriter, [e.call("list_len", op.list)])
+        e.replace([e.call("list_len", op.list)])
 
 
 class _Reverse(_Pattern):
     op_type = smc.ReverseOp
 
-    def rewrite(self, op: smc.ReverseOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.ReverseOp) -> None:
         e = _Emitter(self.low, op)
         words = len(smc.scalars_of(op.result.type.element.data))
-        e.replace(rewriter, [e.call("list_rev_at", op.list, e.const_i(words, i32), e.site_if_known())])
+        e.replace([e.call("list_rev_at", op.list, e.const_i(words, i32), e.site_if_known())])
 
 
 class _Range(_Pattern):
     op_type = smc.RangeOp
 
-    def rewrite(self, op: smc.RangeOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.RangeOp) -> None:
         e = _Emitter(self.low, op)
-        e.replace(rewriter, [e.call("list_range", op.lo, op.hi, e.site())])
+        e.replace([e.call("list_range", op.lo, op.hi, e.site())])
 
 
 class _ReadFile(_Pattern):
     op_type = smc.ReadFileOp
 
-    def rewrite(self, op: smc.ReadFileOp, rewriter: PatternRewriter) -> None:
+    def rewrite(self, op: smc.ReadFileOp) -> None:
         e = _Emitter(self.low, op)
         file_id = e.const_i(self.low.file_id(op.path.data, op), i32)
-        e.replace(rewriter, [e.call("file", file_id, e.site())])
+        e.replace([e.call("file", file_id, e.site())])
 
 
 @dataclass(frozen=True)
-class _OneToOne(RewritePattern):
+class _OneToOne:
     """An arith or math op that is one `llvm` op."""
 
     source: type[Operation]
     build: Callable[[Operation], Operation]
 
-    def match_and_rewrite(self, op: Operation, rewriter: PatternRewriter) -> None:
-        if type(op) is self.source:
-            new = self.build(op)
-            new.location = op.location
-            replace_result(rewriter, op, new.results[0], new)
+    def rewrite(self, op: Operation) -> None:
+        new = self.build(op)
+        new.location = op.location
+        insert_before(new, op)
+        replace(op, new.results)
 
 
 # arith.cmpf's predicates by number; llvm.icmp numbers its predicates as arith.cmpi does.
@@ -811,8 +800,8 @@ _SMC_PATTERNS = [_FrameLoad, _FrameStore, _Finish, _Sample, _Observe, _Nil, _IsN
                  _SymConst, _SymBinOp, _SymNeg, _SymIte, _SymValue, _Assume, _SymObserve]
 
 def _check_step1(fn: llvm.FuncOp) -> None:
-    for op in fn.walk():
-        if op is not fn and not isinstance(op, STRUCTURAL) and op.dialect_name() != "llvm":
+    for op in ops_of(fn):
+        if not op.name.startswith("llvm.") and op is not fn and not isinstance(op, STRUCTURAL):
             raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{where(op)}")
 
 
@@ -934,9 +923,11 @@ def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
     particle.erase()
 
     # (1) every op in place, in program order (sites and files are numbered as met).
-    patterns = [*((p.op_type, p(low)) for p in _SMC_PATTERNS), *((p.source, p) for p in _ONE_TO_ONE)]
-    walker = PatternRewriteWalker(ByOpType(patterns), apply_recursively=False)
-    walker.rewrite_region(fn.body)
+    patterns = {**{p.op_type: p(low) for p in _SMC_PATTERNS}, **{p.source: p for p in _ONE_TO_ONE}}
+    for op in ops_of(fn):
+        pattern = patterns.get(type(op))
+        if pattern is not None:
+            pattern.rewrite(op)
     _check_step1(fn)
     low.add_pool()
 

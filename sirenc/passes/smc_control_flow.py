@@ -37,6 +37,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, i32, i64
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 
 from sirenc.ir import smc
+from sirenc.passes import rewriting
 from sirenc.passes.errors import LoweringError, where
 
 # What this step lowers: the ops that make or cut control flow.
@@ -98,20 +99,21 @@ class ControlFlowGraph:
     def emit(self, ops: list[Operation]) -> list[SSAValue]:
         """Moves `ops` (a structured block's) to the graph; returns what its terminator passes on."""
         for op in ops:
-            if isinstance(op, scf.YieldOp | scf.ConditionOp):
-                passed = list(op.operands)
+            # Most ops are llvm ones, told apart by their name first (an isinstance of an xDSL op
+            # class goes through ABCMeta: a microsecond each).
+            if op.name.startswith("llvm."):
                 op.detach()
-                op.erase()
+                rewriting.append(op, self.block)
+            elif isinstance(op, scf.YieldOp | scf.ConditionOp):
+                passed = list(op.operands)
+                rewriting.drop(op)
                 return passed
-            if isinstance(op, scf.IfOp):
+            elif isinstance(op, scf.IfOp):
                 self.if_(op)
             elif isinstance(op, scf.WhileOp):
                 self.while_(op)
             elif isinstance(op, smc.SUSPENSIONS):
                 self.suspension(op)
-            elif op.dialect_name() == "llvm":
-                op.detach()
-                self.block.add_op(op)
             else:
                 raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{where(op)}")
         return []
@@ -146,10 +148,7 @@ class ControlFlowGraph:
         self.replace(op, list(exit_block.args))
 
     def replace(self, op: Operation, results: list[SSAValue]) -> None:
-        for old, new in zip(op.results, results, strict=True):
-            old.replace_all_uses_with(new)
-        op.detach()
-        op.erase()
+        rewriting.replace(op, results)
 
     # -- suspension points
 

@@ -51,6 +51,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from sirenc.ir import smc
+from sirenc.passes.rewriting import ops_of
 
 
 def _preorder(op: Operation, order: dict[Operation, int]) -> None:
@@ -162,15 +163,14 @@ def live_across(particle: smc.ParticleOp, order: dict[Operation, int]) -> dict[O
     return live
 
 
-def _suspending(particle: smc.ParticleOp) -> set[Operation]:
+def _suspending(particle: smc.ParticleOp, points: list[Operation]) -> set[Operation]:
     """Every suspension point and every op with one somewhere inside it."""
     out: set[Operation] = set()
-    for op in particle.walk():
-        if isinstance(op, smc.SUSPENSIONS):
-            parent: Operation | None = op
-            while parent is not None and parent is not particle:
-                out.add(parent)
-                parent = parent.parent_op()
+    for op in points:
+        parent: Operation | None = op
+        while parent is not None and parent is not particle:
+            out.add(parent)
+            parent = parent.parent_op()
     return out
 
 
@@ -229,7 +229,12 @@ def _assign_slots(busy: dict[SSAValue, tuple[int, int]], first: int) -> dict[SSA
 
 def spill(particle: smc.ParticleOp) -> None:
     model = particle.model
-    suspending = _suspending(particle)
+    first = model.frame_slots.value.data
+    points = [op for op in ops_of(particle) if isinstance(op, smc.SUSPENSIONS)]
+    if not points:   # nothing to keep across one: the model as it was
+        particle.model = model.with_frame(first, model.root_list())
+        return
+    suspending = _suspending(particle, points)
     order = program_order(particle)
     live = live_across(particle, order)
     # a loop's last op, in program order: the last of the ops inside it, numbered after it
@@ -244,7 +249,6 @@ def spill(particle: smc.ParticleOp) -> None:
                 use.operation.operands[use.index] = copy.result
             continue
         reloads[value] = uses
-    first = model.frame_slots.value.data
     busy = {v: _busy(v, [u.operation for u in uses], order, loop_end) for v, uses in reloads.items()}
     slots = _assign_slots(busy, first)
     for value, uses in reloads.items():
@@ -265,7 +269,7 @@ def spill(particle: smc.ParticleOp) -> None:
     # Number the suspension points, and record which slots hold list handles or symbolic
     # words at each.
     roots = model.root_list()
-    for point, suspend in enumerate((op for op in particle.walk() if isinstance(op, smc.SUSPENSIONS)), start=1):
+    for point, suspend in enumerate(points, start=1):
         suspend.point = IntegerAttr(point, i32)
         for value in live.get(suspend, []):
             if isinstance(value.type, smc.ListHandleType) and value in slots:
