@@ -158,7 +158,7 @@ static void test_span_changes_no_answer(void) {
  * normal per step and resamples after it, on a population that is not a whole number of key batches,
  * split across threads at odd slots. */
 enum { DRAW_T = 6, DRAW_N = 101 };
-static double drawn[DRAW_T][DRAW_N];
+static double drawn[DRAW_T][DRAW_N], drawn2[DRAW_T][DRAW_N]; /* z1 and z2 of test_waiting_keeps_its_stream */
 static const sirenrt_filter *drawing; /* the filter whose frames give a resume its slot (its context may be
                                        * a lane of the population loop's own) */
 
@@ -186,25 +186,38 @@ static int64_t draw_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
   return span_of(s, lo, hi, draw_resume, sizeof(draw_frame));
 }
 
-static void test_draws_from_slot_streams(void) {
+/* The walk's descriptor for a model of draw_frames resumed by `resume` (and `span` with a span), and
+ * its filter of DRAW_N particles, with the draws' records cleared; NULL (a failed check) if none. */
+static sirenrt_model draw_model(const char *name, sirenrt_resume_fn resume, sirenrt_span_fn span, int with_span) {
   sirenrt_model m = walk_model;
-  m.name = "draw";
+  m.name = name;
   m.frame_size = sizeof(draw_frame);
   m.result_offset = offsetof(draw_frame, result);
-  m.resume = draw_resume;
-  m.streamable = 0;
-  m.n_files = 0;
-  m.files = NULL;
+  m.resume = resume;
+  m.resume_span = with_span ? span : NULL;
+  return m;
+}
+
+static sirenrt_filter *draw_filter(const sirenrt_model *m, uint64_t seed, int32_t threads) {
+  sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
+  sirenrt_filter *f = sirenrt_filter_new(m, DRAW_N, seed, &o);
+  CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+  drawing = f;
+  memset(drawn, 0, sizeof drawn);
+  memset(drawn2, 0, sizeof drawn2);
+  return f;
+}
+
+static void test_draws_from_slot_streams(void) {
   const uint64_t seed = 29;
   for (int with_span = 0; with_span < 2; with_span++)
     for (int32_t threads = 1; threads <= 3; threads += 2) {
-      m.resume_span = with_span ? draw_span : NULL;
-      sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
-      sirenrt_filter *f = sirenrt_filter_new(&m, DRAW_N, seed, &o);
-      CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+      sirenrt_model m = draw_model("draw", draw_resume, draw_span, with_span);
+      m.streamable = 0;
+      m.n_files = 0;
+      m.files = NULL;
+      sirenrt_filter *f = draw_filter(&m, seed, threads);
       if (!f) return;
-      drawing = f;
-      memset(drawn, 0, sizeof drawn);
       CHECK(sirenrt_filter_run(f, NULL, 0, 0) == 0, "draw: %s", sirenrt_filter_error(f));
       int bad = 0;
       for (int t = 0; t < DRAW_T; t++)
@@ -224,8 +237,6 @@ static void test_draws_from_slot_streams(void) {
  * comes (no resampling in between), whichever context it drew from before it waited: streamed a row a
  * step, the pass after each resampling draws z1 and stops at the missing row; the next step's row lets
  * it draw z2, its stream's second normal. */
-static double drawn2[DRAW_T][DRAW_N];
-
 static int32_t wait_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
   (void)rows;
   draw_frame *f = (draw_frame *)frame;
@@ -253,22 +264,12 @@ static int64_t wait_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
 }
 
 static void test_waiting_keeps_its_stream(void) {
-  sirenrt_model m = walk_model;
-  m.name = "wait";
-  m.frame_size = sizeof(draw_frame);
-  m.result_offset = offsetof(draw_frame, result);
-  m.resume = wait_resume;
   const uint64_t seed = 31;
   for (int with_span = 0; with_span < 2; with_span++)
     for (int32_t threads = 1; threads <= 3; threads += 2) {
-      m.resume_span = with_span ? wait_span : NULL;
-      sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
-      sirenrt_filter *f = sirenrt_filter_new(&m, DRAW_N, seed, &o);
-      CHECK(f != NULL, "filter_new: %s", sirenrt_last_error());
+      sirenrt_model m = draw_model("wait", wait_resume, wait_span, with_span);
+      sirenrt_filter *f = draw_filter(&m, seed, threads);
       if (!f) return;
-      drawing = f;
-      memset(drawn, 0, sizeof drawn);
-      memset(drawn2, 0, sizeof drawn2);
       int failed = 0;
       for (int t = 0; t < DRAW_T && !failed; t++) {
         double row = (double)t;

@@ -18,33 +18,28 @@ from xdsl.ir import Block, Operation, SSAValue, SSAValues
 def insert_before(new: Operation, at: Operation) -> None:
     """``at.parent.insert_op_before(new, at)`` for a new op (or one just detached), which no
     region of `at`'s block can contain: without the check of ancestors."""
-    if new.parent is not None:
-        raise ValueError("insert_before: the op is still in a block")
-    block = at.parent
-    new.parent = block
-    prev = at._prev_op
-    if prev is None:
-        block._first_op = new
-    else:
-        prev._next_op = new
-    new._prev_op = prev
-    new._next_op = at
-    at._prev_op = new
+    _link(new, at.parent, at._prev_op, at, "insert_before")
 
 
 def append(new: Operation, block: Block) -> None:
     """``block.add_op(new)`` for a new op (or one just detached), without the check of ancestors."""
+    _link(new, block, block._last_op, None, "append")
+
+
+def _link(new: Operation, block: Block, prev: Operation | None, next_op: Operation | None, caller: str) -> None:
+    """Puts `new` into `block` between `prev` and `next_op` (None: the block's end)."""
     if new.parent is not None:
-        raise ValueError("append: the op is still in a block")
+        raise ValueError(f"{caller}: the op is still in a block")
     new.parent = block
-    last = block._last_op
-    if last is None:
+    new._prev_op, new._next_op = prev, next_op
+    if prev is None:
         block._first_op = new
     else:
-        last._next_op = new
-    new._prev_op = last
-    new._next_op = None
-    block._last_op = new
+        prev._next_op = new
+    if next_op is None:
+        block._last_op = new
+    else:
+        next_op._prev_op = new
 
 
 def replace_uses(old: SSAValue, value: SSAValue) -> None:
