@@ -489,6 +489,10 @@ static int record_history(sirenrt_filter *f, rt_weights s, int resampled) {
   return 0;
 }
 
+/* Every barrier resamples, whatever the weights: no ESS threshold, and not an MH chain (which never
+ * does). */
+static int resamples_always(const sirenrt_filter *f) { return !f->mh && !(f->opts.ess_threshold > 0.0); }
+
 /* A resample() barrier: check the weights, resample when due, release the waiting particles. */
 static int barrier(sirenrt_filter *f) {
   int64_t n = f->n, nb = rt_n_blocks(n);
@@ -500,7 +504,7 @@ static int barrier(sirenrt_filter *f) {
   rt_weights s = rt_combine_blocks(f->blocks, nb);
   /* An MH chain's run never resamples, and a zero weight there is a proposal to reject (mh.c). */
   if (s.log_sum == -INFINITY && !f->mh) return rt_zero_weight_error(f);
-  int resample = !f->mh && !(f->opts.ess_threshold > 0.0 && s.ess >= f->opts.ess_threshold * (double)n);
+  int resample = resamples_always(f) || (!f->mh && !(s.ess >= f->opts.ess_threshold * (double)n));
   if (record_history(f, s, resample)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   a.lists = f->max_held > 0;
   a.sym = __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED);
@@ -622,7 +626,7 @@ static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sir
  * context and reading it back cost the walk about 4 ns a particle-step at N = 10^5 (a hand-written
  * filter given one context a particle against one keying 16 streams on the stack). */
 static int lanes_apply(const sirenrt_filter *f, const sirenrt_span *span) {
-  return span && f->keys_due && !f->mh && !(f->opts.ess_threshold > 0.0) && f->model->n_vars == 0;
+  return span && f->keys_due && resamples_always(f) && f->model->n_vars == 0;
 }
 
 /* A lane as a particle's context is before it resumes; its arena stays the lane's. */

@@ -32,12 +32,11 @@ typedef struct batch {
 __attribute__((noinline)) static void batch_finish(const batch *b, const uint64_t out[4][RT_RNG_LANES]) {
   uint8_t *at = (uint8_t *)b->first;
   for (int l = 0; l < b->m; l++, at += b->stride) {
-    uint64_t slot = b->slot0 + (uint64_t)l;
     rt_rng *s = (rt_rng *)(void *)at;
-    *s = (rt_rng){.key = {(uint32_t)b->seed, (uint32_t)(b->seed >> 32)},
-                  .ctr = {1, (uint32_t)slot, b->epoch, (b->domain << 24) | ((uint32_t)(slot >> 32) & 0xFFFFFFu)},
-                  .buf = {(uint32_t)out[0][l], (uint32_t)out[1][l], (uint32_t)out[2][l], (uint32_t)out[3][l]},
-                  .left = 4};
+    rt_rng_init(s, b->seed, b->slot0 + (uint64_t)l, b->epoch, b->domain);
+    for (int w = 0; w < 4; w++) s->buf[w] = (uint32_t)out[w][l];
+    s->ctr[0] = 1;
+    s->left = 4;
   }
 }
 
