@@ -5,7 +5,7 @@
 
 For each generated program shape and size n, a fresh process runs the driver's stages one after
 another (``ast -> siren -> plan -> symbolic -> smc -> llvm-dialect``) and then the back end in its
-parts (``to-llvmlite``: the llvmlite module and its text; ``parse``: LLVM parses and verifies it;
+parts (``ir-text``: the module's LLVM IR text; ``parse``: LLVM parses and verifies it;
 ``opt``: the O2 pipeline; ``jit``: MCJIT's code generation), and prints the CPU seconds of each
 (CPU, not wall-clock time: on a shared machine the wall clock mostly measures the others) and the
 process's peak resident set after the whole compilation. The last column is the total; ``x``
@@ -66,7 +66,7 @@ def program(shape: str, n: int) -> str:
 
 SHAPES = ("let", "letx", "list", "lists", "neg", "sum", "negx", "sumx", "val")
 FRONT = ("ast", "siren", "plan", "symbolic", "smc", "llvm-dialect")
-BACK = ("to-llvmlite", "parse", "opt", "jit")
+BACK = ("ir-text", "parse", "opt", "jit")
 
 
 def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
@@ -96,8 +96,8 @@ def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
         tm = backend._target_machine(jit=True, native=True)
         context = backend.llvm.create_context()
         t = time.process_time()
-        text = str(backend.to_llvmlite(module, info, data_layout=str(tm.target_data)))
-        seconds["to-llvmlite"] = time.process_time() - t
+        text = backend.ir_text(module, info, data_layout=str(tm.target_data))
+        seconds["ir-text"] = time.process_time() - t
         t = time.process_time()
         ref = backend.llvm.parse_assembly(text, context=context)
         ref.verify()

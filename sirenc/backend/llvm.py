@@ -4,9 +4,9 @@ The lowering hands over a ``builtin.module`` of ``llvm.func`` ops (the
 definition of ``@siren_resume`` plus declarations of ``sirenrt_*``) and a
 ``ModelInfo``. This stage
 
-1. converts the module with xDSL's ``convert_module`` into an llvmlite module,
-2. gives every function definition internal linkage (the converter drops
-   linkage, P5: the only symbol a compiled model exports is its descriptor),
+1. prints the module as LLVM IR text (``llvm_text.py``),
+2. gives every function definition internal linkage (P5: the only symbol a
+   compiled model exports is its descriptor),
 3. adds the descriptor ``@sirenc_model`` (``sirenrt_model`` in
    ``runtime_c/include/sirenrt.h``; its LLVM type is read off the header
    through cffi) with its strings, files and sites,
@@ -110,22 +110,24 @@ def _target_machine(*, jit: bool, native: bool) -> llvm.TargetMachine:
     )
 
 
-# ------------------------------------------------------ xDSL → llvmlite module
+# ------------------------------------------------------ llvm dialect → LLVM IR text
 
-def to_llvmlite(module: Any, info: ModelInfo, data_layout: str = "") -> ir.Module:
-    """Convert the ``llvm``-dialect module and add the model descriptor."""
-    from xdsl.backend.llvm.convert import convert_module
-    from xdsl.dialects import llvm as llvm_dialect
+def ir_text(module: Any, info: ModelInfo, data_layout: str = "") -> str:
+    """The module's LLVM IR text, with the model descriptor and the span loop."""
+    from sirenc.backend.llvm_text import module_text
 
     _initialize()
-    mod = convert_module(module, fallback_target_triple=llvm.get_process_triple(),
-                         data_layout=data_layout)
-    for op in module.ops:
-        if isinstance(op, llvm_dialect.FuncOp) and op.body.blocks:
-            fn = mod.get_global(op.sym_name.data)
-            fn.linkage = _definition_linkage(op.linkage.linkage.data)
-    _add_descriptor(mod, info)
-    return mod
+    text = module_text(module, _definition_linkage)
+    if RESUME_SYMBOL not in text.sizes:
+        raise ValueError(f"the module defines no @{RESUME_SYMBOL}")
+    # The descriptor and the span loop are small: llvmlite builds them, in a module of their own
+    # that declares @siren_resume, and their text follows the program's.
+    mod = ir.Module()
+    resume = ir.Function(mod, ir.FunctionType(_I32, [_PTR] * 4), name=RESUME_SYMBOL)
+    _add_descriptor(mod, info, resume, text.sizes[RESUME_SYMBOL])
+    header = [f'target triple = "{llvm.get_process_triple()}"', f'target datalayout = "{data_layout}"', ""]
+    return "\n".join(header + [text.body] + [str(g) for g in mod.global_values if g is not resume]
+                     + [text.intrinsics])
 
 
 def _definition_linkage(declared: str) -> str:
@@ -169,11 +171,7 @@ def _private_array(mod: ir.Module, name: str, elem: ir.Type, values: list) -> ir
     return g
 
 
-def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
-    try:
-        resume = mod.get_global(RESUME_SYMBOL)
-    except KeyError:
-        raise ValueError(f"the module defines no @{RESUME_SYMBOL}") from None
+def _add_descriptor(mod: ir.Module, info: ModelInfo, resume: ir.Function, resume_size: int) -> None:
     string = _Strings(mod)
     sites = [
         _struct("sirenrt_site", file=string(s.file), line=s.line, col=s.col,
@@ -185,7 +183,7 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
     sym_roots = [_struct("sirenrt_root", pc=pc, offset=offset, type=string(typ))
                  for pc, offset, typ in info.sym_roots]
     variables = [string(v) for v in info.vars]
-    span = _add_span(mod, resume, info.frame_size)
+    span = _add_span(mod, resume, resume_size, info.frame_size)
     model = _struct(
         "sirenrt_model",
         abi_version=abi_version(),
@@ -218,7 +216,7 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo) -> None:
 _INLINE_RESUME_BELOW = 2000
 
 
-def _add_span(mod: ir.Module, resume: ir.Function, frame_size: int) -> ir.Function:
+def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size: int) -> ir.Function:
     """``sirenrt_span_fn`` (sirenrt.h): the runtime's per-particle loop for its common case, with
     @siren_resume inlined: a particle then costs no indirect call, and its frame's address is a
     multiple of a constant."""
@@ -263,7 +261,7 @@ def _add_span(mod: ir.Module, resume: ir.Function, frame_size: int) -> ir.Functi
     b.position_at_end(blocks["run"])
     frame = b.gep(frames, [b.mul(i, ir.Constant(_I64, frame_size))], inbounds=True, source_etype=_I8)
     weight = b.gep(log_weights, [i], inbounds=True, source_etype=ir.DoubleType())
-    small = sum(len(block.instructions) for block in resume.blocks) < _INLINE_RESUME_BELOW
+    small = resume_size < _INLINE_RESUME_BELOW
     r = b.call(resume, [ctx, frame, weight, rows], attrs=("alwaysinline",) if small else ())
     b.store(b.trunc(r, _I8), state_at)
     flagged = b.load(b.gep(ctx, [flagged_at], inbounds=True, source_etype=_I8), typ=_I32)
@@ -287,8 +285,8 @@ def _add_span(mod: ir.Module, resume: ir.Function, frame_size: int) -> ir.Functi
 
 # ------------------------------------------------------------ LLVM pipeline
 
-def _parse(mod: ir.Module, context: Any = None) -> llvm.ModuleRef:
-    ref = llvm.parse_assembly(str(mod), context=context)
+def _parse(text: str, context: Any = None) -> llvm.ModuleRef:
+    ref = llvm.parse_assembly(text, context=context)
     ref.verify()
     return ref
 
@@ -316,7 +314,7 @@ def _dispose_pass_manager(mpm: Any) -> None:
 
 def _module_ref(module: Any, info: ModelInfo, tm: llvm.TargetMachine,
                 optimize: bool, context: Any = None) -> llvm.ModuleRef:
-    ref = _parse(to_llvmlite(module, info, data_layout=str(tm.target_data)), context)
+    ref = _parse(ir_text(module, info, data_layout=str(tm.target_data)), context)
     if optimize:
         _optimize(ref, tm)
     return ref

@@ -9,7 +9,7 @@ import llvmlite.binding as llvm
 import llvmlite.ir as ir
 import pytest
 
-from sirenc.backend.llvm import descriptor_type, llvm_ir_text, object_bytes, to_llvmlite
+from sirenc.backend.llvm import descriptor_type, ir_text, llvm_ir_text, object_bytes
 from markers import needs_runtime, needs_tools
 from toy_model import toy_model
 
@@ -83,7 +83,7 @@ def test_missing_resume_function_is_reported():
     fn = next(op for op in module.ops if op.sym_name.data == "siren_resume")
     fn.sym_name = type(fn.sym_name)("renamed")
     with pytest.raises(ValueError, match="siren_resume"):
-        to_llvmlite(module, info)
+        ir_text(module, info)
 
 
 def test_object_is_pic_elf_defining_the_descriptor(toy):
