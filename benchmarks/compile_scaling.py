@@ -93,7 +93,7 @@ def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
             return
         info = driver.model_info(c, module)
         backend._load_runtime()
-        tm = backend._target_machine(jit=True, native=True)
+        tm = backend._target_machine(jit=True, native=True, module=module)
         context = backend.llvm.create_context()
         t = time.process_time()
         text = backend.ir_text(module, info, data_layout=str(tm.target_data))

@@ -43,7 +43,7 @@ class Compilation:
     check: bool = True
     max_rvs: int = 4
     analysis_budget: int | None = None   # plan-analysis work budget; None: its DEFAULT_BUDGET
-    # Keep every stage's product (what --emit and tests look at). Without, a stage that
+    # Keep every stage's product (what tests look at). Without, a stage that
     # transforms a module takes its input's place instead of a copy: faster to compile.
     snapshots: bool = True
     tier: int = 2                  # 1: the general symbolic runtime even where tier 2 applies
@@ -124,8 +124,8 @@ def _ast(c: Compilation, _):
 # The xDSL verifier re-checks every op of a stage's module against its definition: a check of
 # the compiler itself (each pass's output), never of the user's program, and a third of the
 # compile time of a big program. Every program is checked where stages are kept for inspection
-# (--emit, tests: `snapshots`) and every program of ordinary size in any case; a large one
-# compiled straight through skips it (LLVM's own verifier still checks the final IR).
+# (tests: `snapshots`) and every program of ordinary size in any case; a large one compiled
+# straight through skips it (LLVM's own verifier still checks the final IR).
 _SELF_CHECK_CHARS = 20_000
 
 

@@ -88,7 +88,7 @@ def run(args) -> int:
         options, particles = {}, args.particles
     memory_limit = cli.memory_limit_option(args.memory_limit)
     analyze = args.analyze or args.analyze_only
-    c = driver.open_source(args.file, args.method, check=analyze, max_rvs=args.max_rvs)
+    c = driver.open_source(args.file, args.method, check=analyze, max_rvs=args.max_rvs, snapshots=False)
     driver.run_until(c, "siren")          # syntax, name and type errors: before any output
     cli.print_warnings(c, args.warnings)
     _emit(cli.block("Handler", [args.handler.upper()])

@@ -32,7 +32,7 @@ from typing import Any
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
 
-from sirenc.backend.schedulers import code_generation
+from sirenc.backend.schedulers import code_generation, codegen_level
 from sirenc.diagnostics import source_line
 from sirenc.model_info import MODEL_SYMBOL, RESUME_SYMBOL, ModelInfo
 from sirenc.passes.lower_smc_to_llvm import AT_RESAMPLE, RUNNABLE
@@ -96,14 +96,16 @@ def _initialize() -> None:
         _initialized = True
 
 
-def _target_machine(*, jit: bool, native: bool) -> llvm.TargetMachine:
-    """A fresh target machine; never share one with a JIT engine (P11)."""
+def _target_machine(*, jit: bool, native: bool, module: Any = None) -> llvm.TargetMachine:
+    """A fresh target machine, to generate the code of ``module`` if given; never share one with a
+    JIT engine (P11)."""
     _initialize()
     target = llvm.Target.from_default_triple()
     cpu = llvm.get_host_cpu_name() if native else ""
     features = llvm.get_host_cpu_features().flatten() if native else ""
+    opt = 2 if module is None else codegen_level(module, target.triple, features)
     return target.create_target_machine(
-        cpu=cpu, features=features, opt=2,
+        cpu=cpu, features=features, opt=opt,
         reloc="default" if jit else "pic",
         codemodel="jitdefault" if jit else "default",
         jit=jit,
@@ -332,7 +334,7 @@ def object_bytes(module: Any, info: ModelInfo, *, native: bool = False) -> bytes
     ``native=True`` tunes for this machine's CPU; the default object runs on
     any CPU of the target architecture, like the runtime it is linked with.
     """
-    tm = _target_machine(jit=False, native=native)
+    tm = _target_machine(jit=False, native=native, module=module)
     ref = _module_ref(module, info, tm, optimize=True)
     with code_generation(module):
         return tm.emit_object(ref)
@@ -401,7 +403,7 @@ def _check_external_symbols(ref: llvm.ModuleRef) -> None:
 def jit_compile(module: Any, info: ModelInfo) -> JitModel:
     """Optimise and JIT-compile with MCJIT, linking against ``libsirenrt.so``."""
     _load_runtime()
-    tm = _target_machine(jit=True, native=True)
+    tm = _target_machine(jit=True, native=True, module=module)
     context = llvm.create_context()
     ref = _module_ref(module, info, tm, optimize=True, context=context)   # ref keeps context alive
     _check_external_symbols(ref)

@@ -10,6 +10,7 @@ import sirenc
 from sirenc import driver
 from sirenc.backend import schedulers
 from sirenc.backend.llvm import object_bytes
+from markers import needs_tools
 from threads import on_threads
 
 SMALL = "let p <- beta(1., 1.) in let () = observe(bernoulli(p), true) in p * 2. + 1."
@@ -66,3 +67,22 @@ def test_a_huge_function_compiles_and_computes_what_it_says():
     module, _ = driver.compile_to_llvm_dialect(_chain(n))
     assert schedulers.largest_function(module) > schedulers.HUGE_FUNCTION
     assert sirenc.compile(_chain(n), method="pf").filter(particles=1, seed=0).run().estimate() == n
+
+
+def test_a_huge_function_without_avx_is_generated_at_level_0():
+    huge, _ = driver.compile_to_llvm_dialect(_chain(schedulers.HUGE_FUNCTION // 2 + 1000))
+    small, _ = driver.compile_to_llvm_dialect(SMALL)
+    x86 = "x86_64-unknown-linux-gnu"
+    assert schedulers.codegen_level(huge, x86, "") == 0
+    assert schedulers.codegen_level(huge, x86, "+64bit,-avx,+sse2") == 0
+    assert schedulers.codegen_level(huge, x86, "+64bit,+avx,+sse2") == 2
+    assert schedulers.codegen_level(huge, "aarch64-unknown-linux-gnu", "") == 2
+    assert schedulers.codegen_level(small, x86, "") == 2
+
+
+@needs_tools("cc")
+def test_a_huge_function_in_a_shared_object_computes_what_it_says(tmp_path):
+    # The object is generated for any x86-64 CPU, without AVX: the level-0 path on this machine.
+    n = schedulers.HUGE_FUNCTION // 2 + 1000
+    model = sirenc.compile(_chain(n), method="pf", output=tmp_path / "chain.so")
+    assert model.filter(particles=1, seed=0).run().estimate() == n
