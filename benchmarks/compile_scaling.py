@@ -1,12 +1,14 @@
 """Compile time and memory against program size, stage by stage (issue 11, item 2).
 
     python benchmarks/compile_scaling.py [--sizes 1000,10000,100000] [--shapes let,list,...]
-                                         [--method pf] [--profile SHAPE:N]
+                                         [--method pf] [--object] [--profile SHAPE:N]
 
 For each generated program shape and size n, a fresh process runs the driver's stages one after
 another (``ast -> siren -> plan -> symbolic -> smc -> llvm-dialect``) and then the back end in its
 parts (``ir-text``: the module's LLVM IR text; ``parse``: LLVM parses and verifies it;
-``opt``: the O2 pipeline; ``jit``: MCJIT's code generation), and prints the CPU seconds of each
+``opt``: the O2 pipeline; ``code``: MCJIT's code generation, as ``sirenc run`` and
+``sirenc.compile(src)`` do, or with ``--object`` the portable object that ``sirenc -o model.so``
+links), and prints the CPU seconds of each
 (CPU, not wall-clock time: on a shared machine the wall clock mostly measures the others) and the
 process's peak resident set after the whole compilation. The last column is the total; ``x``
 columns give the growth of the total against the size before (10 for linear work when sizes grow
@@ -66,10 +68,10 @@ def program(shape: str, n: int) -> str:
 
 SHAPES = ("let", "letx", "list", "lists", "neg", "sum", "negx", "sumx", "val")
 FRONT = ("ast", "siren", "plan", "symbolic", "smc", "llvm-dialect")
-BACK = ("ir-text", "parse", "opt", "jit")
+BACK = ("ir-text", "parse", "opt", "code")
 
 
-def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
+def measure(shape: str, n: int, method: str, front_only: bool = False, obj: bool = False) -> dict:
     """One compilation in this process: CPU seconds per stage and the peak resident set (MiB)."""
     import resource
     import time
@@ -93,7 +95,7 @@ def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
             return
         info = driver.model_info(c, module)
         backend._load_runtime()
-        tm = backend._target_machine(jit=True, native=True, module=module)
+        tm = backend._target_machine(jit=not obj, native=not obj, module=module)
         context = backend.llvm.create_context()
         t = time.process_time()
         text = backend.ir_text(module, info, data_layout=str(tm.target_data))
@@ -107,10 +109,13 @@ def measure(shape: str, n: int, method: str, front_only: bool = False) -> dict:
         seconds["opt"] = time.process_time() - t
         t = time.process_time()
         with schedulers.code_generation(module):
-            engine = backend.llvm.create_mcjit_compiler(ref, tm)
-            engine.finalize_object()
-        assert engine.get_global_value_address(backend.MODEL_SYMBOL)
-        seconds["jit"] = time.process_time() - t
+            if obj:
+                assert tm.emit_object(ref)
+            else:
+                engine = backend.llvm.create_mcjit_compiler(ref, tm)
+                engine.finalize_object()
+                assert engine.get_global_value_address(backend.MODEL_SYMBOL)
+        seconds["code"] = time.process_time() - t
 
     # The driver's deep-stack worker, as sirenc.compile runs it (the back end too: LLVM's
     # passes recurse on some shapes).
@@ -145,12 +150,14 @@ def main() -> None:
     ap.add_argument("--shapes", default=",".join(SHAPES))
     ap.add_argument("--method", default="pf")
     ap.add_argument("--profile", help="SHAPE:N: profile one compilation instead")
+    ap.add_argument("--object", action="store_true",
+                    help="generate the portable object of `sirenc -o` instead of JIT code")
     ap.add_argument("--front-only", action="store_true",
                     help="stop at the llvm dialect (for an older sirenc on PYTHONPATH without its runtime)")
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        print(json.dumps(measure(args.child[0], int(args.child[1]), args.method, args.front_only)))
+        print(json.dumps(measure(args.child[0], int(args.child[1]), args.method, args.front_only, args.object)))
         return
     if args.profile:
         shape, n = args.profile.split(":")
@@ -159,13 +166,15 @@ def main() -> None:
     columns = FRONT + BACK
     header = f"{'shape':<6}{'n':>8} " + "".join(f"{c[:8]:>9}" for c in columns) + \
         f"{'total s':>9}{'x':>6}{'peak MiB':>10}{'x':>6}"
-    print(f"method {args.method}; CPU seconds per stage, peak resident set of the process")
+    print(f"method {args.method}; code {'object' if args.object else 'JIT'}; CPU seconds per stage, "
+          "peak resident set of the process")
     print(header)
     for shape in args.shapes.split(","):
         before = None
         for n in (int(s) for s in args.sizes.split(",")):
             out = subprocess.run([sys.executable, __file__, "--method", args.method, "--child", shape, str(n)]
-                                 + (["--front-only"] if args.front_only else []), capture_output=True, text=True)
+                                 + (["--front-only"] if args.front_only else []) + (["--object"] if args.object else []),
+                                 capture_output=True, text=True)
             if out.returncode != 0:
                 tail = (out.stderr.strip().splitlines() or ["?"])[-1]
                 print(f"{shape:<6}{n:>8}  failed: {tail}")
