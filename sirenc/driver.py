@@ -397,8 +397,10 @@ def run_until(c: Compilation, stage: str):
         raise SirenUsageError(f"unknown stage '{stage}' (choose one of {', '.join(ORDER)})")
     if not on_deep_stack():
         return _on_deep_stack(run_until, c, stage)
+    # Back to the latest stage made: without snapshots, a stage that transformed its input
+    # consumed the stages before it, and they are not made again.
     chain = [stage]
-    while STAGES[chain[-1]].after is not None:
+    while chain[-1] not in c.products and STAGES[chain[-1]].after is not None:
         chain.append(STAGES[chain[-1]].after)
     for name in reversed(chain):
         if name not in c.products:

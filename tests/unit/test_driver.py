@@ -49,3 +49,15 @@ def test_without_snapshots_a_stage_consumes_its_input():
     # Transformed in place: the inputs are gone rather than left half-transformed.
     assert not {"siren", "plan", "symbolic", "specialized", "smc"} & set(c.products)
     assert "ast" in c.products
+
+
+def test_without_snapshots_a_later_stage_starts_from_the_latest_product(monkeypatch):
+    c = driver.open_source(WALK, snapshots=False)
+    driver.run_until(c, "plan")            # consumed the siren module
+    ran = []
+    for name in ("siren", "plan"):
+        stage = driver.STAGES[name]
+        monkeypatch.setitem(driver.STAGES, name, driver.Stage(lambda c, p, name=name: ran.append(name),
+                                                              stage.after, stage.transforms))
+    assert "llvm.func" in _names(driver.run_until(c, "llvm-dialect"))
+    assert ran == []                       # nothing before the plan was made again
