@@ -792,17 +792,8 @@ class _SameValues:
         for result in new.results:
             result.op = new
         op._operands, op._operand_uses, op.results = SSAValues(), (), SSAValues()
-        block, prev, following = op.parent, op._prev_op, op._next_op
-        new.parent, new._prev_op, new._next_op = block, prev, following
-        op.parent = op._prev_op = op._next_op = None
-        if prev is None:
-            block._first_op = new
-        else:
-            prev._next_op = new
-        if following is None:
-            block._last_op = new
-        else:
-            following._prev_op = new
+        insert_before(new, op)
+        op.parent.detach_op(op)
 
 
 _NO_PROPERTIES: dict[str, Attribute] = {}
