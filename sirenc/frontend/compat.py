@@ -40,7 +40,7 @@ class OriginalReader(Parser):
         return self.expr_at(_OPERAND_ONLY)
 
     def expr_at(self, level: int) -> ast.Expr:
-        if self.tok.kind == "let" and not self.assume_ahead():
+        if self.kind == "let" and not self.assume_ahead():
             let = self.advance()
             pattern = self.parse_params()
             self.expect("=")
@@ -51,7 +51,7 @@ class OriginalReader(Parser):
         left = self.operand()
         while True:
             self.split_arrow()
-            op = self.tok.kind
+            op = self.kind
             if op not in _LEVEL or _LEVEL[op] < level:
                 return left
             op_tok = self.advance()
@@ -63,11 +63,11 @@ class OriginalReader(Parser):
                 left = ast.BinOp(span, op, left, right)
 
     def operand(self) -> ast.Expr:
-        if self.tok.kind == "if" or (self.tok.kind == "let" and self.assume_ahead()):
+        if self.kind == "if" or (self.kind == "let" and self.assume_ahead()):
             return self.parse_open()
-        if self.tok.kind == "let":
+        if self.kind == "let":
             return self.expr_at(_OPERAND_ONLY)
-        if self.tok.kind == "-" and self.peek().kind != "number":
+        if self.kind == "-" and self.peek().kind != "number":
             minus = self.advance()
             inner = self.operand()
             return ast.Neg(join(minus.span, inner.span), inner)

@@ -25,7 +25,13 @@ _EXPR_START = frozenset(
     {"number", "string", "name", "true", "false", "nil", "(", "[", "let", "if", "fold",
      "observe", "resample", "-"}
 )
-_COMPARISONS = ("=", "<")
+_OPEN = ("let", "if")
+# Binary operators by level, loosest first, and the level of their right operand: the next one
+# for the left-associative `+` `-` `*` `/` and the non-associative comparisons, the same one for
+# the right-associative `::`. Level 5 is a unary expression.
+_LEVEL = {"=": 1, "<": 1, "::": 2, "+": 3, "-": 3, "*": 4, "/": 4}
+_RIGHT_LEVEL = {"=": 2, "<": 2, "::": 2, "+": 4, "-": 4, "*": 5, "/": 5}
+_new = tuple.__new__
 
 # Brackets -- parentheses, list brackets, argument lists -- nest at most this deep. Each
 # level is a dozen recursive calls of the parser and of every later stage; no program
@@ -35,7 +41,7 @@ MAX_BRACKET_DEPTH = 1000
 
 def join(first: Span, last: Span) -> Span:
     """The span from the start of ``first`` to the end of ``last``."""
-    return Span(first.file, first.line, first.col, last.end_line, last.end_col)
+    return _new(Span, first[:3] + last[3:])
 
 
 def parse(text: str, path: str) -> ast.Program:
@@ -58,6 +64,9 @@ class Parser:
     def __init__(self, tokens: list[Token], path: str) -> None:
         self.tokens = tokens
         self.i = 0
+        # The token at `i` and its kind, kept up to date by `advance` (read for nearly every token).
+        self.tok = tokens[0]
+        self.kind = self.tok.kind
         self.path = path
         # ids of expressions written inside their own parentheses, e.g. `(a + b)`.
         self.parenthesized: set[int] = set()
@@ -72,29 +81,30 @@ class Parser:
 
     # ---- token access ----------------------------------------------------------
 
-    @property
-    def tok(self) -> Token:
-        return self.tokens[self.i]
-
     def peek(self, k: int = 1) -> Token:
         return self.tokens[min(self.i + k, len(self.tokens) - 1)]
 
     def advance(self) -> Token:
-        tok = self.tokens[self.i]
-        if tok.kind != "eof":
+        tok = self.tok
+        if self.kind != "eof":
             self.i += 1
+            self.tok = following = self.tokens[self.i]
+            self.kind = following.kind
         return tok
 
     def expect(self, kind: str, message: str | None = None, note: Note | None = None,
                hint: str = "") -> Token:
-        if self.tok.kind != kind:
-            text = message or f"expected '{kind}'"
-            raise SirenSyntaxError(f"{text} but found {self.tok.describe()}{hint}", self.tok.span,
-                                   [note] if note else [])
+        if self.kind != kind:
+            raise self.missing(message or f"expected '{kind}'", note, hint)
         return self.advance()
 
+    def missing(self, text: str, note: Note | None = None, hint: str = "") -> SirenSyntaxError:
+        """The error for an expected token that is not there."""
+        return SirenSyntaxError(f"{text} but found {self.tok.describe()}{hint}", self.tok.span,
+                                [note] if note else [])
+
     def starts_expr(self) -> bool:
-        return self.tok.kind in _EXPR_START or (self.tok.kind == "+" and self.peek().kind == "number")
+        return self.kind in _EXPR_START or (self.kind == "+" and self.peek().kind == "number")
 
     def unexpected_after_expr(self, expected: str, note: Note | None = None) -> SirenSyntaxError:
         tok = self.tok
@@ -116,39 +126,46 @@ class Parser:
         less = Token("<", "<", Span(s.file, s.line, s.col, s.line, s.col + 1), tok.pos)
         minus = Token("-", "-", Span(s.file, s.line, s.col + 1, s.line, s.col + 2), tok.pos + 1)
         self.tokens[self.i:self.i + 1] = [less, minus]
+        self.tok, self.kind = less, "<"
 
     # ---- program ---------------------------------------------------------------
 
     def parse_program(self) -> ast.Program:
         first = self.tok
         funcs = []
-        while self.tok.kind == "val":
+        while self.kind == "val":
             funcs.append(self.parse_fundef())
-        if self.tok.kind == "eof":
+        if self.kind == "eof":
             raise SirenSyntaxError("expected the main expression but found end of file",
                                    self.tok.span)
         main = self.parse_expr()
-        if self.tok.kind != "eof":
+        if self.kind != "eof":
             raise self.unexpected_after_expr("the end of the program")
         return ast.Program(join(first.span, main.span), funcs, main, self.path)
 
     def parse_fundef(self) -> ast.FunDef:
         val = self.advance()
         name = self.parse_name("a function name after 'val'")
-        self.expect("=", f"expected '=' after 'val {name.text}'")
-        self.expect("fun", "expected 'fun'",
-                    hint=f" (functions are defined as 'val {name.text} = fun x -> ... in')")
+        if self.kind != "=":
+            raise self.missing(f"expected '=' after 'val {name.text}'")
+        self.advance()
+        if self.kind != "fun":
+            raise self.missing("expected 'fun'", None,
+                               f" (functions are defined as 'val {name.text} = fun x -> ... in')")
+        self.advance()
         params = self.parse_params()
         self.expect("->", "expected '->' after the parameters")
         body = self.parse_expr()
-        end = self.expect("in", f"expected 'in' after the body of function '{name.text}'",
-                          Note(f"the definition of '{name.text}' starts here", val.span))
+        if self.kind != "in":
+            raise self.missing(f"expected 'in' after the body of function '{name.text}'",
+                               Note(f"the definition of '{name.text}' starts here", val.span))
+        end = self.advance()
         return ast.FunDef(join(val.span, end.span), name.text, name.span, params, body)
 
     def parse_name(self, what: str) -> Token:
-        if self.tok.kind == "name":
+        if self.kind == "name":
             return self.advance()
-        if self.tok.kind in KEYWORDS:
+        if self.kind in KEYWORDS:
             raise SirenSyntaxError(f"'{self.tok.text}' is a reserved word and cannot be used as a name",
                                    self.tok.span)
         raise SirenSyntaxError(f"expected {what} but found {self.tok.describe()}", self.tok.span)
@@ -158,7 +175,7 @@ class Parser:
     def parse_params(self) -> ast.Pattern:
         """A pattern whose top-level tuple may be written without parentheses: `a, (b, c)`."""
         items = [self.parse_pattern()]
-        while self.tok.kind == ",":
+        while self.kind == ",":
             self.advance()
             items.append(self.parse_pattern())
         if len(items) == 1:
@@ -176,7 +193,7 @@ class Parser:
             raise SirenSyntaxError(f"expected a pattern (a name, '()' or a tuple) but found "
                                    f"{tok.describe()}", tok.span)
         self.advance()
-        if self.tok.kind == ")":
+        if self.kind == ")":
             return ast.PUnit(join(tok.span, self.advance().span))
         self.open_bracket(tok)
         try:
@@ -186,9 +203,9 @@ class Parser:
 
     def _tuple_pattern(self, tok: Token) -> ast.Pattern:
         items = [self.parse_pattern()]
-        while self.tok.kind == ",":
+        while self.kind == ",":
             comma = self.advance()
-            if self.tok.kind == ")":
+            if self.kind == ")":
                 raise SirenSyntaxError("trailing ',' in a pattern", comma.span)
             items.append(self.parse_pattern())
         close = self.expect(")", "expected ',' or ')' in this pattern",
@@ -202,94 +219,108 @@ class Parser:
 
     def parse_expr(self) -> ast.Expr:
         """A full expression, in a position delimited by a keyword or punctuation."""
-        if self.tok.kind in ("let", "if"):
+        if self.kind in _OPEN:
             return self.parse_open()
-        return self.parse_comparison()
+        return self.parse_operators(1)
 
-    def parse_right_operand(self, op: Token, operand) -> ast.Expr:
-        if self.tok.kind in ("let", "if"):
-            return self.parse_open()
-        if not self.starts_expr():
-            raise SirenSyntaxError(f"'{op.text}' needs a right operand but found {self.tok.describe()}",
-                                   self.tok.span, [Note(f"the '{op.text}' is here", op.span)])
-        return operand()
-
-    def parse_comparison(self) -> ast.Expr:
-        left = self.parse_cons()
-        self.split_arrow()
-        if self.tok.kind not in _COMPARISONS:
-            return left
-        op = self.advance()
-        right = self.parse_right_operand(op, self.parse_cons)
-        self.split_arrow()
-        if self.tok.kind in _COMPARISONS:
-            raise SirenSyntaxError(
-                f"'{self.tok.text}' cannot follow a comparison without parentheses "
-                "(comparison operators do not associate)", self.tok.span,
-                [Note(f"the first comparison '{op.text}' is here", op.span)])
-        return ast.BinOp(join(left.span, right.span), op.text, left, right)
-
-    def parse_cons(self) -> ast.Expr:
-        left = self.parse_sum()
-        if self.tok.kind != "::":
-            return left
-        op = self.advance()
-        right = self.parse_right_operand(op, self.parse_cons)
-        return ast.Call(join(left.span, right.span), "cons", [left, right], name_span=op.span)
-
-    def parse_sum(self) -> ast.Expr:
-        return self.parse_left_assoc(("+", "-"), self.parse_product)
-
-    def parse_product(self) -> ast.Expr:
-        return self.parse_left_assoc(("*", "/"), self.parse_unary)
-
-    def parse_left_assoc(self, ops: tuple[str, ...], operand) -> ast.Expr:
-        left = operand()
-        while self.tok.kind in ops:
+    def parse_operators(self, level: int) -> ast.Expr:
+        """An expression whose operators are all of ``level`` or tighter (1: any), by precedence
+        climbing: one call per operand rather than one per level."""
+        left = self.parse_unary()
+        comparison = None  # the comparison's operator, once `left` is one
+        while True:
+            kind = self.kind
+            if kind == "<-":  # `x<-1` after an expression is `x < -1`: `<-` only follows `let NAME`
+                self.split_arrow()
+                kind = "<"
+            op_level = _LEVEL.get(kind)
+            if op_level is None or op_level < level:
+                return left
+            if comparison is not None:  # (only comparisons are as loose as a comparison)
+                raise SirenSyntaxError(
+                    f"'{self.tok.text}' cannot follow a comparison without parentheses "
+                    "(comparison operators do not associate)", self.tok.span,
+                    [Note(f"the first comparison '{comparison.text}' is here", comparison.span)])
             op = self.advance()
-            right = self.parse_right_operand(op, operand)
-            left = ast.BinOp(join(left.span, right.span), op.text, left, right)
-        return left
+            if self.kind in _OPEN:  # `1 + let x = 2 in x * 3`
+                right = self.parse_open()
+            elif not self.starts_expr():
+                raise SirenSyntaxError(f"'{op.text}' needs a right operand but found {self.tok.describe()}",
+                                       self.tok.span, [Note(f"the '{op.text}' is here", op.span)])
+            else:
+                right_level = _RIGHT_LEVEL[kind]
+                right = self.parse_unary() if right_level > 4 else self.parse_operators(right_level)
+            span = _new(Span, left.span[:3] + right.span[3:])
+            if kind == "::":
+                left = ast.Call(span, "cons", [left, right], name_span=op.span)
+            else:
+                left = ast.BinOp(span, kind, left, right)
+                if op_level == 1:
+                    comparison = op
 
     def parse_unary(self) -> ast.Expr:
-        tok = self.tok
-        if tok.kind == "+" and self.peek().kind == "number":  # `+1`, accepted as in the original
-            self.advance()
+        kind = self.kind
+        if kind == "name":
+            return self.parse_name_or_call()
+        if kind == "number":
+            tok = self.advance()
+            return ast.Const(tok.span, float(tok.text))
+        if kind == "+" and self.peek().kind == "number":  # `+1`, accepted as in the original
+            tok = self.advance()
             number = self.advance()
             return ast.Const(join(tok.span, number.span), float(number.text))
-        if tok.kind != "-":
+        if kind != "-":
             return self.parse_atom()
-        self.advance()
-        if self.tok.kind == "number":  # a negative literal
+        # `- - x`: each '-' negates what follows; a number right after one is a negative literal.
+        signs = []
+        while self.kind == "-":
+            signs.append(self.advance())
+        if self.kind == "number":
             number = self.advance()
-            return ast.Const(join(tok.span, number.span), -float(number.text))
-        if self.tok.kind in ("let", "if"):
+            operand = ast.Const(join(signs.pop().span, number.span), -float(number.text))
+        elif self.kind in _OPEN:
             operand = self.parse_open()
         elif self.starts_expr():
             operand = self.parse_unary()
         else:
             raise SirenSyntaxError(f"'-' needs an operand but found {self.tok.describe()}",
                                    self.tok.span)
-        return ast.Neg(join(tok.span, operand.span), operand)
+        for sign in reversed(signs):
+            operand = ast.Neg(join(sign.span, operand.span), operand)
+        return operand
 
     def parse_open(self) -> ast.Expr:
-        """`if`, `let p = e in e` or `let x <- d in e`: the body extends as far right as possible."""
-        if self.tok.kind == "if":
-            return self.parse_if()
-        if self.assume_ahead():
+        """`if`, `let p = e in e` or `let x <- d in e`: the body extends as far right as possible.
+
+        A chain of `let p = e in` is read by a loop, its bodies built from the innermost out."""
+        lets = []
+        while True:
+            if self.kind == "if":
+                body = self.parse_if()
+                break
+            if self.assume_ahead():
+                start = self.advance()
+                annotation = self.advance() if self.kind in ("sample", "symbolic") else None
+                body = self.parse_assume(start, annotation)
+                break
             start = self.advance()
-            annotation = self.advance() if self.tok.kind in ("sample", "symbolic") else None
-            return self.parse_assume(start, annotation)
-        start = self.advance()
-        pattern = self.parse_params()
-        if self.tok.kind == "<-":
-            raise SirenSyntaxError("a random variable is bound to a single name, as in "
-                                   "'let x <- gaussian(0., 1.) in ...'", pattern.span)
-        self.expect("=", "expected '=' after the pattern of 'let'")
-        value = self.parse_expr()
-        self.expect("in", "expected 'in' after the value of 'let'", Note("the 'let' is here", start.span))
-        body = self.parse_expr()
-        return ast.Let(join(start.span, body.span), pattern, value, body)
+            pattern = self.parse_params()
+            if self.kind == "<-":
+                raise SirenSyntaxError("a random variable is bound to a single name, as in "
+                                       "'let x <- gaussian(0., 1.) in ...'", pattern.span)
+            self.expect("=", "expected '=' after the pattern of 'let'")
+            value = self.parse_expr()
+            if self.kind != "in":
+                raise self.missing("expected 'in' after the value of 'let'",
+                                   Note("the 'let' is here", start.span))
+            self.advance()
+            lets.append((start, pattern, value))
+            if self.kind not in _OPEN:
+                body = self.parse_operators(1)
+                break
+        for start, pattern, value in reversed(lets):
+            body = ast.Let(join(start.span, body.span), pattern, value, body)
+        return body
 
     def assume_ahead(self) -> bool:
         """At `let`: is this `let [sample|symbolic] x <- ...` rather than `let p = ...`?"""
@@ -317,12 +348,12 @@ class Parser:
         name = self.parse_name("the name of a random variable")
         name_span = name.span
         text = name.text
-        if self.tok.kind == "." and self.peek().kind == "name":  # `let M.x <- ...`, rejected by resolve
+        if self.kind == "." and self.peek().kind == "name":  # `let M.x <- ...`, rejected by resolve
             self.advance()
             field = self.advance()
             name_span = join(name.span, field.span)
             text = f"{name.text}.{field.text}"
-        if self.tok.kind == "=" and annotation is not None:
+        if self.kind == "=" and annotation is not None:
             raise SirenSyntaxError(f"'{annotation.text}' annotates a random variable: write "
                                    f"'let {annotation.text} {text} <- DISTRIBUTION in ...'", self.tok.span)
         self.expect("<-", "expected '<-' after the random variable's name")
@@ -334,11 +365,9 @@ class Parser:
                           name_span, dist, body, annotation.span if annotation else None)
 
     def parse_atom(self) -> ast.Expr:
+        """An expression that is not a name, a number or a negation (``parse_unary`` reads those)."""
         tok = self.tok
         kind = tok.kind
-        if kind == "number":
-            self.advance()
-            return ast.Const(tok.span, float(tok.text))
         if kind == "string":
             self.advance()
             return ast.Const(tok.span, tok.text[1:-1])  # escapes are kept, as in the original
@@ -348,8 +377,6 @@ class Parser:
         if kind == "nil":
             self.advance()
             return ast.ListLit(tok.span, [])
-        if kind == "name":
-            return self.parse_name_or_call()
         if kind == "(":
             return self.parse_parenthesized()
         if kind == "[":
@@ -391,17 +418,17 @@ class Parser:
         name = self.advance()
         module = None
         callee = name
-        if self.tok.kind == ".":
+        if self.kind == ".":
             self.advance()
             field = self.parse_name(f"a function name after '{name.text}.'")
             module, callee = name.text, field
             name_span = join(name.span, field.span)
-            if self.tok.kind != "(":
+            if self.kind != "(":
                 raise SirenSyntaxError(f"'{name.text}.{field.text}' is a library function: it can only be "
                                        f"called, as in {name.text}.{field.text}(...)", name_span)
         else:
             name_span = name.span
-            if self.tok.kind != "(":
+            if self.kind != "(":
                 return ast.Var(name.span, name.text)
         open_ = self.advance()
         args = self.parse_sequence(")", open_, "argument list")
@@ -410,7 +437,7 @@ class Parser:
 
     def parse_parenthesized(self) -> ast.Expr:
         open_ = self.advance()
-        if self.tok.kind == ")":
+        if self.kind == ")":
             return ast.Const(join(open_.span, self.advance().span), None)
         items = self.parse_sequence(")", open_, "parenthesis")
         close = self.advance()
@@ -423,7 +450,7 @@ class Parser:
     def parse_sequence(self, close: str, open_: Token, what: str) -> list[ast.Expr]:
         """Comma-separated expressions up to (not including) ``close``."""
         items: list[ast.Expr] = []
-        if self.tok.kind == close:
+        if self.kind == close:
             return items
         self.open_bracket(open_)
         try:
@@ -433,16 +460,16 @@ class Parser:
 
     def _sequence(self, close: str, open_: Token, what: str, items: list[ast.Expr]) -> list[ast.Expr]:
         while True:
-            if not self.starts_expr() and self.tok.kind not in KEYWORDS:
+            if not self.starts_expr() and self.kind not in KEYWORDS:
                 raise SirenSyntaxError(f"expected an expression but found {self.tok.describe()}",
                                        self.tok.span, [Note(f"in the {what} opened here", open_.span)])
             items.append(self.parse_expr())
-            if self.tok.kind == ",":
+            if self.kind == ",":
                 comma = self.advance()
-                if self.tok.kind == close:
+                if self.kind == close:
                     raise SirenSyntaxError(f"trailing ',' before '{close}'", comma.span)
                 continue
-            if self.tok.kind == close:
+            if self.kind == close:
                 return items
             raise self.unexpected_after_expr(f"',' or '{close}'",
                                              Note(f"the {what} opened here", open_.span))
@@ -457,12 +484,12 @@ class Parser:
             self.brackets -= 1
 
     def _fold(self, fold: Token, open_: Token) -> ast.Fold:
-        if self.tok.kind != "name":
+        if self.kind != "name":
             raise SirenSyntaxError("the first argument of fold must be the name of a function, "
                                    f"but found {self.tok.describe()}", self.tok.span)
         first = self.advance()
         func, func_span = first.text, first.span
-        if self.tok.kind == "." and self.peek().kind == "name":  # `fold(List.hd, ...)`: a name error
+        if self.kind == "." and self.peek().kind == "name":  # `fold(List.hd, ...)`: a name error
             self.advance()
             field = self.advance()
             func, func_span = f"{first.text}.{field.text}", join(first.span, field.span)
@@ -471,7 +498,7 @@ class Parser:
         lst = self.parse_expr()
         self.expect(",", arity)
         init = self.parse_expr()
-        if self.tok.kind == ",":
+        if self.kind == ",":
             raise SirenSyntaxError(arity, self.tok.span)
         close = self.expect(")", "expected ')' to close 'fold('", Note("'fold(' is here", open_.span))
         return ast.Fold(join(fold.span, close.span), func, func_span, lst, init)
