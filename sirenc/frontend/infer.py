@@ -20,6 +20,7 @@ from sirenc.frontend.types import (
 )
 
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+_ON_NUMBERS = {op: f"'{op}' works on numbers" for op in ("+", "-", "*", "/", "<")}
 _MAX_INSTANTIATION_NOTES = 3
 
 
@@ -141,7 +142,7 @@ class Inference:
     # ---- expressions ----------------------------------------------------------
 
     def infer(self, e: ast.Expr, env: dict[str, Type], body: _Body) -> Type:
-        t = getattr(self, "infer_" + type(e).__name__)(e, env, body)
+        t = _RULES[type(e)](self, e, env, body)
         body.types[id(e)] = t
         return t
 
@@ -172,6 +173,8 @@ class Inference:
 
     def number(self, node: ast.Expr, env, body, why: str) -> None:
         t = self.infer(node, env, body)
+        if t is TFloat or prune(t) is TFloat:  # (most operands: nothing to unify or convert)
+            return
         if prune(t) == TBool:
             self.convert(node, t, TFloat, body, widen_message(node, t, TFloat, why))
         else:
@@ -222,17 +225,39 @@ class Inference:
             return joined
 
     def infer_Let(self, e: ast.Let, env, body) -> Type:
-        value = self.infer(e.value, env, body)
-        inner: dict[str, Type] = {}
-        matched = self.pattern(e.pattern, inner, body)
+        # A chain of lets (each one the body of the one before) by a loop: its type is the last
+        # body's. Each let's bindings are undone afterwards, innermost first, as `infer_with` does.
+        chain: list[tuple[ast.Let, dict[str, Type], dict[str, Type]]] = []
         try:
-            unify(matched, value)
-        except _Mismatch:
-            raise SirenTypeError(
-                f"this pattern expects {_describe_pattern(e.pattern)}, but the value has type {show(value)}",
-                e.pattern.span,
-                [Note("the value is here", e.value.span)]) from None
-        return self.infer_with(inner, e.body, env, body)
+            while True:
+                value = self.infer(e.value, env, body)
+                inner: dict[str, Type] = {}
+                pattern = e.pattern
+                if type(pattern) is ast.PVar:  # a fresh variable: `unify` would only bind it
+                    matched = inner[pattern.name] = body.types[id(pattern)] = TVar()
+                    matched.ref = prune(value)
+                else:
+                    matched = self.pattern(pattern, inner, body)
+                    try:
+                        unify(matched, value)
+                    except _Mismatch:
+                        raise SirenTypeError(
+                            f"this pattern expects {_describe_pattern(pattern)}, but the value has type "
+                            f"{show(value)}", pattern.span, [Note("the value is here", e.value.span)]) from None
+                chain.append((e, inner, {name: env[name] for name in inner if name in env}))
+                env.update(inner)
+                e = e.body
+                if type(e) is not ast.Let:
+                    break
+            t = self.infer(e, env, body)
+        finally:
+            for _, inner, saved in reversed(chain):
+                for name in inner:
+                    del env[name]
+                env.update(saved)
+        for let, _, _ in reversed(chain[1:]):  # the first one's type is recorded by `infer`
+            body.types[id(let)] = t
+        return t
 
     def infer_with(self, bindings: dict[str, Type], e: ast.Expr, env: dict[str, Type], body: _Body) -> Type:
         """Infer ``e`` with ``bindings`` added to ``env`` (in place, undone afterwards)."""
@@ -249,8 +274,8 @@ class Inference:
         return self.operator(e, e.op, e.left, e.right, env, body)
 
     def operator(self, e, op: str, left: ast.Expr, right: ast.Expr, env, body) -> Type:
-        if op in ("+", "-", "*", "/", "<"):
-            why = f"'{op}' works on numbers"
+        why = _ON_NUMBERS.get(op)
+        if why is not None:
             self.number(left, env, body, why)
             self.number(right, env, body, why)
             return TBool if op == "<" else TFloat
@@ -451,6 +476,12 @@ class Inference:
         arg = e.args[0]
         self.expect(arg, self.infer(arg, env, body), TList(elem), f"{name} takes a list")
         return {"List.hd": elem, "List.len": TFloat}.get(name, TList(elem))
+
+
+# The rule for each kind of expression, by the node's class (no node class has subclasses).
+_RULES = {cls: getattr(Inference, "infer_" + cls.__name__)
+          for cls in (ast.Const, ast.Var, ast.Tuple, ast.ListLit, ast.Let, ast.BinOp, ast.Neg, ast.Call,
+                      ast.If, ast.Fold, ast.Assume, ast.Observe, ast.Resample)}
 
 
 def _comparable(t: Type) -> str | None:

@@ -324,11 +324,13 @@ class Parser:
 
     def assume_ahead(self) -> bool:
         """At `let`: is this `let [sample|symbolic] x <- ...` rather than `let p = ...`?"""
-        after = self.peek()
-        if after.kind in ("sample", "symbolic"):
+        after = self.peek().kind
+        if after in ("sample", "symbolic"):
             return True
-        return after.kind == "name" and (self.peek(2).kind == "<-" or (
-            self.peek(2).kind == "." and self.peek(3).kind == "name" and self.peek(4).kind == "<-"))
+        if after != "name":
+            return False
+        second = self.peek(2).kind
+        return second == "<-" or (second == "." and self.peek(3).kind == "name" and self.peek(4).kind == "<-")
 
     def parse_tail(self) -> ast.Expr:
         """The last expression of an `if` or `let <-`."""

@@ -186,6 +186,8 @@ def _occurs(v: TVar, t: Type) -> bool:
 
 def resolve(t: Type) -> Type:
     """The type with every variable replaced; open variables become ``float`` for good."""
+    if t.__class__ is TBase:  # (most types of a program: nothing to replace)
+        return t
     t = prune(t)
     if isinstance(t, TVar):
         t.ref = TFloat
