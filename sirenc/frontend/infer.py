@@ -15,7 +15,7 @@ from sirenc.diagnostics import Note, SirenNameError, SirenTypeError, Span
 from sirenc.frontend import ast
 from sirenc.frontend.coercions import converts, truth_message, try_join, widen_message
 from sirenc.frontend.types import (
-    Instance, TBool, TDist, TFloat, TList, TPair, TString, TUnit, TVar, Type, TypedProgram, _Mismatch,
+    Instance, TBase, TBool, TDist, TFloat, TList, TPair, TString, TUnit, TVar, Type, TypedProgram, _Mismatch,
     contains, is_ground, pack, pattern_text, prune, resolve, show, show_all, unify,
 )
 
@@ -113,14 +113,14 @@ class Inference:
                     taken.add(name)
                     merged[key] = name
                     functions[name] = Instance(name, func, param, result,
-                                               {k: resolve(t) for k, t in body.types.items()}, targets,
+                                               _resolved(body.types), targets,
                                                coercions, fold_results)
                 names[id(body)] = merged[key]
             if not self.instances[func.name]:
                 self.program.warnings.append(
                     (f"function '{func.name}' is never called, so it is not type-checked", func.name_span))
         main_instance = Instance("main", None, TUnit, resolve(main.result),
-                                 {k: resolve(t) for k, t in main.types.items()},
+                                 _resolved(main.types),
                                  {k: names[id(v)] for k, v in main.targets.items()},
                                  {k: resolve(t) for k, t in main.coercions.items()},
                                  {k: (resolve(a), resolve(b)) for k, (a, b) in main.fold_results.items()})
@@ -509,6 +509,11 @@ def _result_expression(e: ast.Expr) -> ast.Expr:
     while isinstance(e, (ast.Let, ast.Assume)):
         e = e.body
     return e
+
+
+def _resolved(types: dict[int, Type]) -> dict[int, Type]:
+    """``resolve`` of each type (most are base types already: no call for those)."""
+    return {k: t if t.__class__ is TBase else resolve(t) for k, t in types.items()}
 
 
 def resolve_copy(t: Type) -> Type:

@@ -26,11 +26,9 @@ _EXPR_START = frozenset(
      "observe", "resample", "-"}
 )
 _OPEN = ("let", "if")
-# Binary operators by level, loosest first, and the level of their right operand: the next one
-# for the left-associative `+` `-` `*` `/` and the non-associative comparisons, the same one for
-# the right-associative `::`. Level 5 is a unary expression.
+# Binary operators by level, loosest first: comparisons (non-associative), `::` (groups to the
+# right), `+` `-` and `*` `/` (to the left).
 _LEVEL = {"=": 1, "<": 1, "::": 2, "+": 3, "-": 3, "*": 4, "/": 4}
-_RIGHT_LEVEL = {"=": 2, "<": 2, "::": 2, "+": 4, "-": 4, "*": 5, "/": 5}
 _new = tuple.__new__
 
 # Brackets -- parentheses, list brackets, argument lists -- nest at most this deep. Each
@@ -91,6 +89,11 @@ class Parser:
             self.tok = following = self.tokens[self.i]
             self.kind = following.kind
         return tok
+
+    def goto(self, i: int) -> None:
+        self.i = i
+        self.tok = tok = self.tokens[i]
+        self.kind = tok.kind
 
     def expect(self, kind: str, message: str | None = None, note: Note | None = None,
                hint: str = "") -> Token:
@@ -221,46 +224,65 @@ class Parser:
         """A full expression, in a position delimited by a keyword or punctuation."""
         if self.kind in _OPEN:
             return self.parse_open()
-        return self.parse_operators(1)
+        return self.parse_operators()
 
-    def parse_operators(self, level: int) -> ast.Expr:
-        """An expression whose operators are all of ``level`` or tighter (1: any), by precedence
-        climbing: one call per operand rather than one per level."""
-        left = self.parse_unary()
-        comparison = None  # the comparison's operator, once `left` is one
+    def parse_operators(self) -> ast.Expr:
+        """Unary expressions joined by binary operators, by operator precedence: the operands and
+        the operators still waiting for their right operand are on stacks, so that neither a long
+        chain nor the number of levels costs calls."""
+        operands = [self.parse_unary()]
+        waiting: list[tuple[int, Token]] = []  # (level, operator), tighter ones last
+        comparison = None  # the comparison's operator, once there is one
         while True:
             kind = self.kind
             if kind == "<-":  # `x<-1` after an expression is `x < -1`: `<-` only follows `let NAME`
                 self.split_arrow()
                 kind = "<"
-            op_level = _LEVEL.get(kind)
-            if op_level is None or op_level < level:
-                return left
-            if comparison is not None:  # (only comparisons are as loose as a comparison)
-                raise SirenSyntaxError(
-                    f"'{self.tok.text}' cannot follow a comparison without parentheses "
-                    "(comparison operators do not associate)", self.tok.span,
-                    [Note(f"the first comparison '{comparison.text}' is here", comparison.span)])
+            level = _LEVEL.get(kind)
+            if level is None:
+                break
+            # The operators waiting that bind tighter, or as tight and are not `::` (which groups
+            # to the right), have their right operand now.
+            while waiting and (waiting[-1][0] > level or (waiting[-1][0] == level and level != 2)):
+                self.reduce(operands, waiting.pop()[1])
+            if level == 1:
+                if comparison is not None:
+                    raise SirenSyntaxError(
+                        f"'{self.tok.text}' cannot follow a comparison without parentheses "
+                        "(comparison operators do not associate)", self.tok.span,
+                        [Note(f"the first comparison '{comparison.text}' is here", comparison.span)])
+                comparison = self.tok
             op = self.advance()
+            waiting.append((level, op))
             if self.kind in _OPEN:  # `1 + let x = 2 in x * 3`
-                right = self.parse_open()
-            elif not self.starts_expr():
+                operands.append(self.parse_open())
+            elif self.starts_expr():
+                operands.append(self.parse_unary())
+            else:
                 raise SirenSyntaxError(f"'{op.text}' needs a right operand but found {self.tok.describe()}",
                                        self.tok.span, [Note(f"the '{op.text}' is here", op.span)])
-            else:
-                right_level = _RIGHT_LEVEL[kind]
-                right = self.parse_unary() if right_level > 4 else self.parse_operators(right_level)
-            span = _new(Span, left.span[:3] + right.span[3:])
-            if kind == "::":
-                left = ast.Call(span, "cons", [left, right], name_span=op.span)
-            else:
-                left = ast.BinOp(span, kind, left, right)
-                if op_level == 1:
-                    comparison = op
+        while waiting:
+            self.reduce(operands, waiting.pop()[1])
+        return operands[0]
+
+    @staticmethod
+    def reduce(operands: list[ast.Expr], op: Token) -> None:
+        """Replaces the last two operands by ``op`` applied to them."""
+        right = operands.pop()
+        left = operands[-1]
+        span = _new(Span, left.span[:3] + right.span[3:])
+        if op.kind == "::":
+            operands[-1] = ast.Call(span, "cons", [left, right], name_span=op.span)
+        else:
+            operands[-1] = ast.BinOp(span, op.kind, left, right)
 
     def parse_unary(self) -> ast.Expr:
         kind = self.kind
         if kind == "name":
+            following = self.tokens[self.i + 1].kind  # (the last token is the end of file)
+            if following != "(" and following != ".":
+                tok = self.advance()
+                return ast.Var(tok.span, tok.text)
             return self.parse_name_or_call()
         if kind == "number":
             tok = self.advance()
@@ -298,17 +320,22 @@ class Parser:
             if self.kind == "if":
                 body = self.parse_if()
                 break
-            if self.assume_ahead():
-                start = self.advance()
+            start, name = self.tok, self.tokens[self.i + 1]
+            if name.kind == "name" and self.tokens[self.i + 2].kind == "=":  # `let x =`, most of them
+                pattern = ast.PVar(name.span, name.text)
+                self.goto(self.i + 3)
+            elif self.assume_ahead():
+                self.advance()
                 annotation = self.advance() if self.kind in ("sample", "symbolic") else None
                 body = self.parse_assume(start, annotation)
                 break
-            start = self.advance()
-            pattern = self.parse_params()
-            if self.kind == "<-":
-                raise SirenSyntaxError("a random variable is bound to a single name, as in "
-                                       "'let x <- gaussian(0., 1.) in ...'", pattern.span)
-            self.expect("=", "expected '=' after the pattern of 'let'")
+            else:
+                self.advance()
+                pattern = self.parse_params()
+                if self.kind == "<-":
+                    raise SirenSyntaxError("a random variable is bound to a single name, as in "
+                                           "'let x <- gaussian(0., 1.) in ...'", pattern.span)
+                self.expect("=", "expected '=' after the pattern of 'let'")
             value = self.parse_expr()
             if self.kind != "in":
                 raise self.missing("expected 'in' after the value of 'let'",
@@ -316,7 +343,7 @@ class Parser:
             self.advance()
             lets.append((start, pattern, value))
             if self.kind not in _OPEN:
-                body = self.parse_operators(1)
+                body = self.parse_operators()
                 break
         for start, pattern, value in reversed(lets):
             body = ast.Let(join(start.span, body.span), pattern, value, body)
