@@ -51,6 +51,8 @@ def join(a: Type, b: Type) -> Type:
 def converts(source: Type, target: Type) -> bool:
     """Whether a value of type ``source`` needs a conversion to have type ``target``."""
     source, target = prune(source), prune(target)
+    if source is target:  # (the common case: nothing to convert)
+        return False
     if (source, target) in ((TBool, TFloat), (TFloat, TBool)):
         return True
     if isinstance(source, TPair) and isinstance(target, TPair):

@@ -203,8 +203,8 @@ class Inference:
             t = self.infer(item, env, body)
             first = e.items[0]
             joined = self.join_or_expect(item, t, elem, "the elements of a list must all have the same type",
-                                         *([Note(f"the first element has type {show(elem)}", first.span)]
-                                           if item is not first else []))
+                                         lambda: [Note(f"the first element has type {show(elem)}", first.span)]
+                                         if item is not first else [])
             elem = elem if joined is None else joined
         for item in e.items:
             t = body.types[id(item)]
@@ -213,15 +213,19 @@ class Inference:
                     item, t, elem, f"this list mixes bools and numbers, and this element has type {show(t)}"))
         return TList(elem)
 
-    def join_or_expect(self, node: ast.Expr, actual: Type, expected: Type, why: str, *notes: Note) -> Type | None:
-        """Unify ``actual`` with ``expected``; where only a bool meets a float, their join instead."""
+    def join_or_expect(self, node: ast.Expr, actual: Type, expected: Type, why: str,
+                       notes: Callable[[], list[Note]]) -> Type | None:
+        """Unify ``actual`` with ``expected``; where only a bool meets a float, their join instead.
+
+        ``notes`` makes the error's notes, only when there is one (the types are then as they were
+        before the call: neither unify nor try_join keeps a binding when it fails)."""
         try:
             unify(actual, expected)
             return None
         except _Mismatch:
             joined = try_join(expected, actual)
             if joined is None:
-                self.expect(node, actual, expected, why, *notes)  # raises the plain type error
+                self.expect(node, actual, expected, why, *notes())  # raises the plain type error
             return joined
 
     def infer_Let(self, e: ast.Let, env, body) -> Type:
@@ -282,7 +286,7 @@ class Inference:
         lt = self.infer(left, env, body)
         rt = self.infer(right, env, body)
         joined = self.join_or_expect(right, rt, lt, "both sides of '=' must have the same type",
-                                     Note(f"the left side has type {show(lt)}", left.span))
+                                     lambda: [Note(f"the left side has type {show(lt)}", left.span)])
         if joined is not None:
             a, b = show_all(lt, rt)
             for side, t in ((left, lt), (right, rt)):
@@ -434,7 +438,7 @@ class Inference:
         tail = self.infer(args[1], env, body)
         joined = self.join_or_expect(args[1], tail, TList(head),
                                      "the right side of '::' must be a list of the left side's type",
-                                     Note(f"the left side has type {show(head)}", args[0].span))
+                                     lambda: [Note(f"the left side has type {show(head)}", args[0].span)])
         if joined is None:
             return tail
         h, t = show_all(head, tail)

@@ -99,10 +99,13 @@ Type = TBase | TPair | TList | TDist | TVar
 
 def prune(t: Type) -> Type:
     """Follow bound variables to the type they stand for."""
-    while isinstance(t, TVar) and t.ref is not None:
-        if isinstance(t.ref, TVar) and t.ref.ref is not None:
-            t.ref = t.ref.ref  # path compression
-        t = t.ref
+    while t.__class__ is TVar:  # (no type class has subclasses)
+        ref = t.ref
+        if ref is None:
+            break
+        if ref.__class__ is TVar and ref.ref is not None:
+            t.ref = ref = ref.ref  # path compression
+        t = ref
     return t
 
 
@@ -140,6 +143,8 @@ class _Mismatch(Exception):
 
 def unify(a: Type, b: Type) -> None:
     """Make ``a`` and ``b`` equal by binding variables, or raise ``_Mismatch`` and bind nothing."""
+    if a is b:
+        return
     trail: list[TVar] = []
     try:
         _unify(a, b, trail)
