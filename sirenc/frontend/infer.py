@@ -8,6 +8,7 @@ signatures follow SPEC 7.4, 8 and 9. A call to a user function (directly, by
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Callable
 
 from sirenc import distributions
@@ -19,6 +20,7 @@ from sirenc.frontend.types import (
     contains, is_ground, pack, pattern_text, prune, resolve, show, show_all, unify,
 )
 
+_first = itemgetter(0)
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _ON_NUMBERS = {op: f"'{op}' works on numbers" for op in ("+", "-", "*", "/", "<")}
 _MAX_INSTANTIATION_NOTES = 3
@@ -106,16 +108,17 @@ class Inference:
                 coercions = {k: resolve(t) for k, t in body.coercions.items()}
                 fold_results = {k: (resolve(a), resolve(b)) for k, (a, b) in body.fold_results.items()}
                 key = (param, result, tuple(sorted(targets.items())),
-                       tuple(sorted(coercions.items(), key=lambda kv: kv[0])),
-                       tuple(sorted(fold_results.items(), key=lambda kv: kv[0])))
-                if key not in merged:
+                       tuple(sorted(coercions.items(), key=_first)),
+                       tuple(sorted(fold_results.items(), key=_first)))
+                name = merged.get(key)
+                if name is None:
                     name = func.name if func.name != "main" and not merged else _unused(func.name, taken)
                     taken.add(name)
                     merged[key] = name
                     functions[name] = Instance(name, func, param, result,
                                                _resolved(body.types), targets,
                                                coercions, fold_results)
-                names[id(body)] = merged[key]
+                names[id(body)] = name
             if not self.instances[func.name]:
                 self.program.warnings.append(
                     (f"function '{func.name}' is never called, so it is not type-checked", func.name_span))

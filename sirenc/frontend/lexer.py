@@ -21,25 +21,32 @@ KEYWORDS = frozenset(
 PUNCTUATION = ("::", "->", "<-", "(", ")", "[", "]", ",", "=", "+", "-", "*", "/", "<", ".")
 
 _NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
-# One match per token with the blanks before it on its line, or per stretch of blanks and line
-# breaks, comment, or character in error: `finditer` then walks the whole text in C, and the loop
-# below does little per token. Every character matches some alternative (the last one catches
-# the rest), so no text is skipped. A block comment needs at least one character between `(*`
-# and `*)`: `(**)` is an error.
+# The blanks before a token on its line, and the token; or a stretch of blanks and line breaks, a
+# comment, the end, or a character in error, which make no token. `findall` walks the whole text
+# in C, and the loop below does little per token. Every character matches some alternative (the
+# last one catches the rest), so the matches cover the text one after another and their lengths
+# add up to positions. A block comment needs at least one character between `(*` and `*)`: `(**)`
+# is an error.
 _SCAN = re.compile(
-    r"[ \t]*(?:"
-    r"(?P<number>" + _NUMBER + r")"
-    r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<punct>" + "|".join(re.escape(p) + {"(": r"(?!\*)", "*": r"(?!\))"}.get(p, "") for p in PUNCTUATION)
-    + r")"
-    r'|(?P<string>"(?:\\.|[^"\\\n])*")'
-    r"|(?P<space>[\r\n][ \t\r\n]*|\#[^\n]*|\Z)"
-    r"|(?P<block>\(\*(?!\*\))[\s\S][\s\S]*?\*\))"
-    r"|(?P<error>\(\*|\*\)|[\s\S])"
-    r")"
-).finditer
-_KIND = {"number": "number", "string": "string"}
-_KEYWORD = {word: word for word in KEYWORDS}
+    r"([ \t]*)("
+    + _NUMBER
+    + r"|[A-Za-z_][A-Za-z0-9_]*|"
+    + "|".join(re.escape(p) + {"(": r"(?!\*)", "*": r"(?!\))"}.get(p, "") for p in PUNCTUATION)
+    + r'|"(?:\\.|[^"\\\n])*"'
+    r"|[\r\n][ \t\r\n]*|\#[^\n]*|\Z"
+    r"|\(\*(?!\*\))[\s\S][\s\S]*?\*\)"
+    r"|\(\*|\*\)|[\s\S])"
+).findall
+# A match's kind by its text: keywords and punctuation are their own kind; a `(*`, `*)` or `"`
+# on its own is an error. Otherwise the kind follows from the first character: "" for what makes
+# no token (blanks and line breaks, comments, the end), "error" for a character of no token.
+_KIND = {**{word: word for word in KEYWORDS}, **{p: p for p in PUNCTUATION},
+         "(*": "error", "*)": "error", '"': "error"}
+_KIND_BY_START = {
+    **dict.fromkeys("0123456789.", "number"),
+    **dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_", "name"),
+    '"': "string", "": "", "\r": "", "\n": "", "#": "", "(": "",
+}
 
 # Characters that are not Siren, with what the writer probably meant.
 _HINTS = {
@@ -79,31 +86,28 @@ def tokenize(text: str, path: str) -> list[Token]:
     tokens: list[Token] = []
     append = tokens.append
     new = tuple.__new__  # Token(...) and Span(...) without their constructors' calls
-    keyword = _KEYWORD.get
     kind_of = _KIND.get
+    kind_by_start = _KIND_BY_START.get
     # The current line and the offset where it starts (columns count characters from 1). Only
     # whitespace and comments span lines, and they make no token, so a token's span is on one line.
-    line, line_start = 1, 0
-    for m in _SCAN(text):
-        group = m.lastgroup
-        start, stop = m.span(group)
-        word = text[start:stop]
-        if group == "word":
-            kind = keyword(word, "name")
-        elif group == "punct":
-            kind = word
-        elif group == "space" or group == "block":
-            newlines = word.count("\n")
-            if newlines:
-                line += newlines
-                line_start = start + word.rindex("\n") + 1
-            continue
-        elif group == "error":
+    line, line_start, pos = 1, 0, 0
+    for blanks, word in _SCAN(text):
+        start = pos + len(blanks)
+        n = len(word)
+        pos = start + n
+        kind = kind_of(word)
+        if kind is None:
+            kind = kind_by_start(word[:1], "error")
+            if not kind:
+                newlines = word.count("\n")
+                if newlines:
+                    line += newlines
+                    line_start = start + word.rindex("\n") + 1
+                continue
+        if kind == "error":
             _error(text, path, start, line, line_start)
-        else:
-            kind = kind_of(group)
         col = start - line_start + 1
-        append(new(Token, (kind, word, new(Span, (path, line, col, line, col + stop - start)), start)))
+        append(new(Token, (kind, word, new(Span, (path, line, col, line, col + n)), start)))
     # End of file is reported just after the last token, so that its caret lands on a real line.
     if tokens:
         last = tokens[-1].span
