@@ -102,19 +102,24 @@ class Inference:
         functions: dict[str, Instance] = {}
         for func in self.program.funcs:
             merged: dict[tuple, str] = {}
-            for body in self.instances[func.name]:
+            bodies = self.instances[func.name]
+            several = len(bodies) > 1  # else there is nothing to merge (most functions)
+            for body in bodies:
                 param, result = resolve(body.param), resolve(body.result)
                 targets = {k: names[id(v)] for k, v in body.targets.items()}
-                coercions = {k: resolve(t) for k, t in body.coercions.items()}
-                fold_results = {k: (resolve(a), resolve(b)) for k, (a, b) in body.fold_results.items()}
+                # (Most instances convert nothing: no calls for those.)
+                coercions = {k: resolve(t) for k, t in body.coercions.items()} if body.coercions else {}
+                fold_results = ({k: (resolve(a), resolve(b)) for k, (a, b) in body.fold_results.items()}
+                                if body.fold_results else {})
                 key = (param, result, tuple(sorted(targets.items())),
-                       tuple(sorted(coercions.items(), key=_first)),
-                       tuple(sorted(fold_results.items(), key=_first)))
-                name = merged.get(key)
+                       tuple(sorted(coercions.items(), key=_first)) if coercions else (),
+                       tuple(sorted(fold_results.items(), key=_first)) if fold_results else ()) if several else None
+                name = merged.get(key) if several else None
                 if name is None:
                     name = func.name if func.name != "main" and not merged else _unused(func.name, taken)
                     taken.add(name)
-                    merged[key] = name
+                    if several:
+                        merged[key] = name
                     functions[name] = Instance(name, func, param, result,
                                                _resolved(body.types), targets,
                                                coercions, fold_results)

@@ -85,8 +85,8 @@ class Parser:
     def advance(self) -> Token:
         tok = self.tok
         if self.kind != "eof":
-            self.i += 1
-            self.tok = following = self.tokens[self.i]
+            self.i = i = self.i + 1
+            self.tok = following = self.tokens[i]
             self.kind = following.kind
         return tok
 
@@ -147,15 +147,19 @@ class Parser:
         return ast.Program(join(first.span, main.span), funcs, main, self.path)
 
     def parse_fundef(self) -> ast.FunDef:
-        val = self.advance()
-        name = self.parse_name("a function name after 'val'")
-        if self.kind != "=":
-            raise self.missing(f"expected '=' after 'val {name.text}'")
-        self.advance()
-        if self.kind != "fun":
-            raise self.missing("expected 'fun'", None,
-                               f" (functions are defined as 'val {name.text} = fun x -> ... in')")
-        self.advance()
+        val, name = self.tok, self.tokens[self.i + 1]
+        if name.kind == "name" and self.tokens[self.i + 2].kind == "=" and self.tokens[self.i + 3].kind == "fun":
+            self.goto(self.i + 4)
+        else:
+            self.advance()
+            name = self.parse_name("a function name after 'val'")
+            if self.kind != "=":
+                raise self.missing(f"expected '=' after 'val {name.text}'")
+            self.advance()
+            if self.kind != "fun":
+                raise self.missing("expected 'fun'", None,
+                                   f" (functions are defined as 'val {name.text} = fun x -> ... in')")
+            self.advance()
         params = self.parse_params()
         self.expect("->", "expected '->' after the parameters")
         body = self.parse_expr()
@@ -177,6 +181,10 @@ class Parser:
 
     def parse_params(self) -> ast.Pattern:
         """A pattern whose top-level tuple may be written without parentheses: `a, (b, c)`."""
+        tok = self.tok
+        if self.kind == "name" and self.tokens[self.i + 1].kind != ",":  # one name, most of them
+            self.advance()
+            return ast.PVar(tok.span, tok.text)
         items = [self.parse_pattern()]
         while self.kind == ",":
             self.advance()

@@ -191,17 +191,18 @@ def _occurs(v: TVar, t: Type) -> bool:
 
 def resolve(t: Type) -> Type:
     """The type with every variable replaced; open variables become ``float`` for good."""
-    if t.__class__ is TBase:  # (most types of a program: nothing to replace)
-        return t
     t = prune(t)
-    if isinstance(t, TVar):
+    cls = t.__class__  # (no type class has subclasses)
+    if cls is TBase:  # (most types of a program: nothing to replace)
+        return t
+    if cls is TVar:
         t.ref = TFloat
         return TFloat
-    if isinstance(t, TPair):
+    if cls is TPair:
         return TPair(resolve(t.fst), resolve(t.snd))
-    if isinstance(t, TList):
+    if cls is TList:
         return TList(resolve(t.elem))
-    if isinstance(t, TDist):
+    if cls is TDist:
         return TDist(t.family, resolve(t.value))
     return t
 
