@@ -15,7 +15,6 @@ compound, which the original may group to the right, get their own warning.
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import cached_property
 
 from sirenc.diagnostics import SirenError, Span
@@ -79,7 +78,10 @@ def original_reading_warnings(program: ast.Program, tokens: list[Token],
     """Warnings for ``program``, parsed from ``tokens``; ``parenthesized`` holds ids of `(e)` nodes."""
     source = _Source(tokens)
     warnings: list[tuple[str, Span]] = []
-    kinds = [t.kind for t in tokens]
+    # The kinds, each between line breaks of its own ("\nlet\n\nx\n..."): counting and finding
+    # kinds and pairs of kinds in this text is done in C, where a Python loop over the tokens of a
+    # big program would take a good part of the front end's time.
+    kinds = "\n" + "\n\n".join([t.kind for t in tokens]) + "\n"
     try:
         original = (None if _read_alike(kinds)
                     else OriginalReader(list(tokens), program.path).parse_program())
@@ -94,15 +96,16 @@ def original_reading_warnings(program: ast.Program, tokens: list[Token],
             if source.has_top_level(ours.span, "::"):
                 continue  # the original rejects `::` altogether, so there is no reading to compare
             warnings.append((_explain(ours, theirs, source, parenthesized), ours.span))
-    if "-" in kinds or "/" in kinds:
+    if "\n-\n" in kinds or "\n/\n" in kinds:
         for func in program.funcs:
             _chains(func.body, False, source, parenthesized, warnings)
         _chains(program.main, False, source, parenthesized, warnings)
     return warnings
 
 
-def _read_alike(kinds: list[str]) -> bool:
-    """Whether the original surely reads the tokens of these kinds as sirenc does (up to the
+def _read_alike(kinds: str) -> bool:
+    """Whether the original surely reads the tokens of these kinds (each between line breaks of
+    its own) as sirenc does (up to the
     regrouping of `+`/`-` and `*`/`/` chains, which is no difference), so that a second reading
     would be wasted (most of the front end's time on a big program).
 
@@ -112,13 +115,11 @@ def _read_alike(kinds: list[str]) -> bool:
     next operator of its level) and where `x<-1` is split; everywhere else both read the same
     grammar. Without comparisons, every `=` is the one of a `let` or a `val`.
     """
-    counts = Counter(kinds)
-    if counts["if"] or counts["<-"] or counts["<"] or counts["::"]:
+    if any(f"\n{kind}\n" in kinds for kind in ("if", "<-", "<", "::")):
         return False
-    if counts["="] != counts["let"] + counts["val"]:
+    if kinds.count("\n=\n") != kinds.count("\nlet\n") + kinds.count("\nval\n"):
         return False
-    after = set(zip(kinds, kinds[1:]))
-    return not any((op, "let") in after for op in ("+", "-", "*", "/"))
+    return not any(f"\n{op}\n\nlet\n" in kinds for op in ("+", "-", "*", "/"))
 
 
 # ---- comparing the two readings ----------------------------------------------

@@ -243,12 +243,15 @@ class Inference:
         try:
             while True:
                 value = self.infer(e.value, env, body)
-                inner: dict[str, Type] = {}
                 pattern = e.pattern
                 if type(pattern) is ast.PVar:  # a fresh variable: `unify` would only bind it
-                    matched = inner[pattern.name] = body.types[id(pattern)] = TVar()
+                    name = pattern.name
+                    matched = body.types[id(pattern)] = TVar()
                     matched.ref = prune(value)
+                    inner = {name: matched}
+                    saved = {name: env[name]} if name in env else {}
                 else:
+                    inner = {}
                     matched = self.pattern(pattern, inner, body)
                     try:
                         unify(matched, value)
@@ -256,7 +259,8 @@ class Inference:
                         raise SirenTypeError(
                             f"this pattern expects {_describe_pattern(pattern)}, but the value has type "
                             f"{show(value)}", pattern.span, [Note("the value is here", e.value.span)]) from None
-                chain.append((e, inner, {name: env[name] for name in inner if name in env}))
+                    saved = {name: env[name] for name in inner if name in env}
+                chain.append((e, inner, saved))
                 env.update(inner)
                 e = e.body
                 if type(e) is not ast.Let:

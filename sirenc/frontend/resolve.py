@@ -107,6 +107,11 @@ class _Resolver:
         if kind is ast.Var:
             if e.name not in scope.counts:
                 self.variable(e, scope)
+        elif kind is ast.Const:
+            pass
+        elif kind is ast.BinOp:
+            self.expr(e.left, scope)
+            self.expr(e.right, scope)
         elif kind is ast.Let:
             # A chain of lets (each one the body of the one before) by a loop; the names each
             # binds leave the scope afterwards, innermost first.
@@ -216,10 +221,8 @@ class _Scope:
 _CHILDREN = {
     ast.Tuple: lambda e: e.items,
     ast.ListLit: lambda e: e.items,
-    ast.BinOp: lambda e: (e.left, e.right),
     ast.Neg: lambda e: (e.operand,),
     ast.If: lambda e: (e.cond, e.then, e.else_),
     ast.Observe: lambda e: (e.dist, e.value),
-    ast.Const: lambda e: (),
     ast.Resample: lambda e: (),
 }
