@@ -180,8 +180,15 @@ class Inference:
             raise SirenTypeError(message, node.span, list(notes)) from None
 
     def number(self, node: ast.Expr, env, body, why: str) -> None:
-        t = self.infer(node, env, body)
-        if t is TFloat or prune(t) is TFloat:  # (most operands: nothing to unify or convert)
+        kind = type(node)
+        if kind is ast.Const and type(node.value) is float:  # (most operands: no rule to call)
+            body.types[id(node)] = TFloat
+            return
+        if kind is ast.Var and node.name in env:
+            t = body.types[id(node)] = env[node.name]
+        else:
+            t = self.infer(node, env, body)
+        if t is TFloat or prune(t) is TFloat:  # (nothing to unify or convert)
             return
         if prune(t) == TBool:
             self.convert(node, t, TFloat, body, widen_message(node, t, TFloat, why))

@@ -264,7 +264,7 @@ class Parser:
             waiting.append((level, op))
             if self.kind in _OPEN:  # `1 + let x = 2 in x * 3`
                 operands.append(self.parse_open())
-            elif self.starts_expr():
+            elif self.kind in _EXPR_START or self.starts_expr():
                 operands.append(self.parse_unary())
             else:
                 raise SirenSyntaxError(f"'{op.text}' needs a right operand but found {self.tok.describe()}",
@@ -286,15 +286,18 @@ class Parser:
 
     def parse_unary(self) -> ast.Expr:
         kind = self.kind
-        if kind == "name":
-            following = self.tokens[self.i + 1].kind  # (the last token is the end of file)
-            if following != "(" and following != ".":
-                tok = self.advance()
+        if kind == "name" or kind == "number":
+            # (Most operands: read here, with `advance` written out, as their token is not the end.)
+            tok = self.tok
+            self.i = i = self.i + 1
+            self.tok = following = self.tokens[i]
+            self.kind = following.kind
+            if kind == "number":
+                return ast.Const(tok.span, float(tok.text))
+            if following.kind != "(" and following.kind != ".":
                 return ast.Var(tok.span, tok.text)
+            self.goto(i - 1)
             return self.parse_name_or_call()
-        if kind == "number":
-            tok = self.advance()
-            return ast.Const(tok.span, float(tok.text))
         if kind == "+" and self.peek().kind == "number":  # `+1`, accepted as in the original
             tok = self.advance()
             number = self.advance()

@@ -158,19 +158,22 @@ def _unify(a: Type, b: Type, trail: list[TVar]) -> None:
     a, b = prune(a), prune(b)
     if a is b:
         return
-    if isinstance(a, TVar):
+    cls = a.__class__  # (no type class has subclasses)
+    if cls is TVar:
         if _occurs(a, b):
             raise _Mismatch("infinite")
         a.ref = b
         trail.append(a)
-    elif isinstance(b, TVar):
+    elif b.__class__ is TVar:
         _unify(b, a, trail)
-    elif isinstance(a, TPair) and isinstance(b, TPair):
+    elif cls is not b.__class__:
+        raise _Mismatch()
+    elif cls is TList:
+        _unify(a.elem, b.elem, trail)
+    elif cls is TPair:
         _unify(a.fst, b.fst, trail)
         _unify(a.snd, b.snd, trail)
-    elif isinstance(a, TList) and isinstance(b, TList):
-        _unify(a.elem, b.elem, trail)
-    elif isinstance(a, TDist) and isinstance(b, TDist) and a.family == b.family:
+    elif cls is TDist and a.family == b.family:
         _unify(a.value, b.value, trail)
     elif a != b:
         raise _Mismatch()
