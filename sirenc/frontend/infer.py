@@ -78,13 +78,18 @@ class Inference:
                     return body.result
         body = _Body(func)
         env: dict[str, Type] = {}
-        body.param = self.pattern(func.params, env, body)
-        try:
-            unify(body.param, arg)
-        except _Mismatch:
-            raise SirenTypeError(
-                f"'{name}' takes {_describe_pattern(func.params)} but is called with {show(arg)}",
-                site_span, [Note(f"the parameters of '{name}' are here", func.params.span)]) from None
+        params = func.params
+        if type(params) is ast.PVar:  # a fresh variable: `unify` would only bind it
+            body.param = env[params.name] = body.types[id(params)] = TVar()
+            body.param.ref = prune(arg)
+        else:
+            body.param = self.pattern(params, env, body)
+            try:
+                unify(body.param, arg)
+            except _Mismatch:
+                raise SirenTypeError(
+                    f"'{name}' takes {_describe_pattern(params)} but is called with {show(arg)}",
+                    site_span, [Note(f"the parameters of '{name}' are here", params.span)]) from None
         try:
             body.result = self.infer(func.body, env, body)
         except SirenTypeError as error:

@@ -500,7 +500,7 @@ class Parser:
 
     def _sequence(self, close: str, open_: Token, what: str, items: list[ast.Expr]) -> list[ast.Expr]:
         while True:
-            if not self.starts_expr() and self.kind not in KEYWORDS:
+            if self.kind not in _EXPR_START and not self.starts_expr() and self.kind not in KEYWORDS:
                 raise SirenSyntaxError(f"expected an expression but found {self.tok.describe()}",
                                        self.tok.span, [Note(f"in the {what} opened here", open_.span)])
             items.append(self.parse_expr())
