@@ -71,7 +71,10 @@ def source_lines(text: str) -> list[str]:
     """The lines of ``text`` as the lexer counts them: only '\\n' ends a line (not the form
     feeds, vertical tabs, U+2028 ... that ``str.splitlines`` also breaks at); a '\\r'
     before the '\\n' is not part of the line."""
-    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+    lines = text.split("\n")
+    if "\r" not in text:
+        return lines
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def source_line(span: Span) -> str | None:

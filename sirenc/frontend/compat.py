@@ -16,6 +16,7 @@ compound, which the original may group to the right, get their own warning.
 from __future__ import annotations
 
 from functools import cached_property
+from operator import attrgetter
 
 from sirenc.diagnostics import SirenError, Span
 from sirenc.frontend import ast
@@ -27,6 +28,7 @@ _LEVEL = {"+": 1, "-": 2, "*": 3, "/": 4, "::": 5, "=": 6, "<": 7}
 _OPERAND_ONLY = 99
 _OPEN = (ast.Let, ast.If, ast.Assume)
 _ONE_TOKEN = (ast.Var, ast.Const)
+_KIND_OF = attrgetter("kind")
 
 
 class OriginalReader(Parser):
@@ -81,7 +83,7 @@ def original_reading_warnings(program: ast.Program, tokens: list[Token],
     # The kinds, each between line breaks of its own ("\nlet\n\nx\n..."): counting and finding
     # kinds and pairs of kinds in this text is done in C, where a Python loop over the tokens of a
     # big program would take a good part of the front end's time.
-    kinds = "\n" + "\n\n".join([t.kind for t in tokens]) + "\n"
+    kinds = "\n" + "\n\n".join(map(_KIND_OF, tokens)) + "\n"
     try:
         original = (None if _read_alike(kinds)
                     else OriginalReader(list(tokens), program.path).parse_program())
@@ -98,8 +100,8 @@ def original_reading_warnings(program: ast.Program, tokens: list[Token],
             warnings.append((_explain(ours, theirs, source, parenthesized), ours.span))
     if "\n-\n" in kinds or "\n/\n" in kinds:
         for func in program.funcs:
-            _chains(func.body, False, source, parenthesized, warnings)
-        _chains(program.main, False, source, parenthesized, warnings)
+            _chains(func.body, source, parenthesized, warnings)
+        _chains(program.main, source, parenthesized, warnings)
     return warnings
 
 
@@ -225,37 +227,43 @@ def _find_open(node: ast.Expr, where: Span) -> ast.Expr | None:
 # ---- same-operator chains -----------------------------------------------------
 
 
-def _chains(node: ast.Expr, left_of_same: bool, source: "_Source", parens: set[int],
-            out: list) -> None:
-    if isinstance(node, ast.BinOp) and node.op in ("-", "/") and not left_of_same:
-        operands = []
-        link = node
-        while isinstance(link, ast.BinOp) and link.op == node.op and (link is node or id(link) not in parens):
-            operands.append(link.right)
-            link = link.left
-        operands.append(link)
-        operands.reverse()
-        later = operands[1:]
-        if len(operands) >= 3 and any(
-                id(x) not in parens and (isinstance(x, (ast.BinOp, ast.Neg) + _OPEN) or source.is_infix_cons(x))
-                for x in later):
-            grouped = source.operand(operands[-1])
-            for i, x in enumerate(reversed(operands[:-1])):
-                grouped = f"{source.operand(x)} {node.op} {grouped if i == 0 else f'({grouped})'}"
-            out.append((f"the original Siren may group this '{node.op}' chain to the right, as "
-                        f"`{grouped}`, while sirenc groups it to the left, as `{source.explicit(node)}`; "
-                        "add parentheses to make the meaning explicit", node.span))
-    for child, is_left in _children(node):
-        same = (is_left and isinstance(node, ast.BinOp) and isinstance(child, ast.BinOp)
-                and child.op == node.op and id(child) not in parens)
-        _chains(child, same, source, parens, out)
+def _chains(root: ast.Expr, source: "_Source", parens: set[int], out: list) -> None:
+    # Depth first, left to right, with a stack: a long chain of `-` is a deep tree.
+    stack = [(root, False)]  # (node, whether it is the left operand of the same operator)
+    while stack:
+        node, left_of_same = stack.pop()
+        kind = type(node)
+        if kind is ast.BinOp:
+            if node.op in ("-", "/") and not left_of_same:
+                _chain(node, source, parens, out)
+            left = node.left
+            stack.append((node.right, False))
+            stack.append((left, type(left) is ast.BinOp and left.op == node.op and id(left) not in parens))
+        elif kind is ast.Neg:
+            stack.append((node.operand, False))
+        elif kind is not ast.Var and kind is not ast.Const:
+            stack.extend((kid, False) for kid in reversed(_shape(node)[1]))
 
 
-def _children(node: ast.Expr) -> list[tuple[ast.Expr, bool]]:
-    """Direct sub-expressions, each with whether it is a binary operator's left operand."""
-    if isinstance(node, ast.BinOp):
-        return [(node.left, True), (node.right, False)]
-    return [(kid, False) for kid in _shape(node)[1]]
+def _chain(node: ast.BinOp, source: "_Source", parens: set[int], out: list) -> None:
+    """The warning for the chain of ``node``'s operator that ``node`` ends, if it needs one."""
+    operands = []
+    link = node
+    while isinstance(link, ast.BinOp) and link.op == node.op and (link is node or id(link) not in parens):
+        operands.append(link.right)
+        link = link.left
+    operands.append(link)
+    operands.reverse()
+    later = operands[1:]
+    if len(operands) >= 3 and any(
+            id(x) not in parens and (isinstance(x, (ast.BinOp, ast.Neg) + _OPEN) or source.is_infix_cons(x))
+            for x in later):
+        grouped = source.operand(operands[-1])
+        for i, x in enumerate(reversed(operands[:-1])):
+            grouped = f"{source.operand(x)} {node.op} {grouped if i == 0 else f'({grouped})'}"
+        out.append((f"the original Siren may group this '{node.op}' chain to the right, as "
+                    f"`{grouped}`, while sirenc groups it to the left, as `{source.explicit(node)}`; "
+                    "add parentheses to make the meaning explicit", node.span))
 
 
 # ---- showing a reading ----------------------------------------------------------
