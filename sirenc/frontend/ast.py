@@ -22,6 +22,9 @@ OPERATORS = ("add", "sub", "mul", "div", "eq", "lt", "cons", "lst", "pair")
 DISTRIBUTIONS = distributions.NAMES
 LIBRARY = {"List": ("hd", "tl", "len", "range", "rev", "map"), "File": ("read",)}
 BINOPS = ("+", "-", "*", "/", "::", "=", "<")
+# For `Call.kind`, asked of every call by each stage.
+_OPERATOR_SET = frozenset(OPERATORS)
+_DISTRIBUTION_SET = frozenset(DISTRIBUTIONS)
 
 
 @dataclass(eq=False)
@@ -107,9 +110,9 @@ class Call(Node):
     def kind(self) -> str:
         if self.module is not None:
             return "library"
-        if self.name in OPERATORS:
+        if self.name in _OPERATOR_SET:
             return "operator"
-        if self.name in DISTRIBUTIONS:
+        if self.name in _DISTRIBUTION_SET:
             return "distribution"
         return "user"
 

@@ -51,13 +51,16 @@ def join(a: Type, b: Type) -> Type:
 def converts(source: Type, target: Type) -> bool:
     """Whether a value of type ``source`` needs a conversion to have type ``target``."""
     source, target = prune(source), prune(target)
-    if (source, target) in ((TBool, TFloat), (TFloat, TBool)):
-        return True
-    if isinstance(source, TPair) and isinstance(target, TPair):
-        return converts(source.fst, target.fst) or converts(source.snd, target.snd)
-    if isinstance(source, TList) and isinstance(target, TList):
+    if source is target:  # (the common case: nothing to convert)
+        return False
+    cls = source.__class__  # (no type class has subclasses)
+    if cls is not target.__class__:
+        return False
+    if cls is TList:
         return converts(source.elem, target.elem)
-    return False
+    if cls is TPair:
+        return converts(source.fst, target.fst) or converts(source.snd, target.snd)
+    return (source, target) in ((TBool, TFloat), (TFloat, TBool))
 
 
 def try_join(a: Type, b: Type) -> Type | None:

@@ -15,8 +15,8 @@ compound, which the original may group to the right, get their own warning.
 
 from __future__ import annotations
 
-from collections import Counter
 from functools import cached_property
+from operator import attrgetter
 
 from sirenc.diagnostics import SirenError, Span
 from sirenc.frontend import ast
@@ -28,6 +28,7 @@ _LEVEL = {"+": 1, "-": 2, "*": 3, "/": 4, "::": 5, "=": 6, "<": 7}
 _OPERAND_ONLY = 99
 _OPEN = (ast.Let, ast.If, ast.Assume)
 _ONE_TOKEN = (ast.Var, ast.Const)
+_KIND_OF = attrgetter("kind")
 
 
 class OriginalReader(Parser):
@@ -40,7 +41,7 @@ class OriginalReader(Parser):
         return self.expr_at(_OPERAND_ONLY)
 
     def expr_at(self, level: int) -> ast.Expr:
-        if self.tok.kind == "let" and not self.assume_ahead():
+        if self.kind == "let" and not self.assume_ahead():
             let = self.advance()
             pattern = self.parse_params()
             self.expect("=")
@@ -51,7 +52,7 @@ class OriginalReader(Parser):
         left = self.operand()
         while True:
             self.split_arrow()
-            op = self.tok.kind
+            op = self.kind
             if op not in _LEVEL or _LEVEL[op] < level:
                 return left
             op_tok = self.advance()
@@ -63,11 +64,11 @@ class OriginalReader(Parser):
                 left = ast.BinOp(span, op, left, right)
 
     def operand(self) -> ast.Expr:
-        if self.tok.kind == "if" or (self.tok.kind == "let" and self.assume_ahead()):
+        if self.kind == "if" or (self.kind == "let" and self.assume_ahead()):
             return self.parse_open()
-        if self.tok.kind == "let":
+        if self.kind == "let":
             return self.expr_at(_OPERAND_ONLY)
-        if self.tok.kind == "-" and self.peek().kind != "number":
+        if self.kind == "-" and self.peek().kind != "number":
             minus = self.advance()
             inner = self.operand()
             return ast.Neg(join(minus.span, inner.span), inner)
@@ -79,7 +80,10 @@ def original_reading_warnings(program: ast.Program, tokens: list[Token],
     """Warnings for ``program``, parsed from ``tokens``; ``parenthesized`` holds ids of `(e)` nodes."""
     source = _Source(tokens)
     warnings: list[tuple[str, Span]] = []
-    kinds = [t.kind for t in tokens]
+    # The kinds, each between line breaks of its own ("\nlet\n\nx\n..."): counting and finding
+    # kinds and pairs of kinds in this text is done in C, where a Python loop over the tokens of a
+    # big program would take a good part of the front end's time.
+    kinds = "\n" + "\n\n".join(map(_KIND_OF, tokens)) + "\n"
     try:
         original = (None if _read_alike(kinds)
                     else OriginalReader(list(tokens), program.path).parse_program())
@@ -94,15 +98,16 @@ def original_reading_warnings(program: ast.Program, tokens: list[Token],
             if source.has_top_level(ours.span, "::"):
                 continue  # the original rejects `::` altogether, so there is no reading to compare
             warnings.append((_explain(ours, theirs, source, parenthesized), ours.span))
-    if "-" in kinds or "/" in kinds:
+    if "\n-\n" in kinds or "\n/\n" in kinds:
         for func in program.funcs:
-            _chains(func.body, False, source, parenthesized, warnings)
-        _chains(program.main, False, source, parenthesized, warnings)
+            _chains(func.body, source, parenthesized, warnings)
+        _chains(program.main, source, parenthesized, warnings)
     return warnings
 
 
-def _read_alike(kinds: list[str]) -> bool:
-    """Whether the original surely reads the tokens of these kinds as sirenc does (up to the
+def _read_alike(kinds: str) -> bool:
+    """Whether the original surely reads the tokens of these kinds (each between line breaks of
+    its own) as sirenc does (up to the
     regrouping of `+`/`-` and `*`/`/` chains, which is no difference), so that a second reading
     would be wasted (most of the front end's time on a big program).
 
@@ -112,13 +117,11 @@ def _read_alike(kinds: list[str]) -> bool:
     next operator of its level) and where `x<-1` is split; everywhere else both read the same
     grammar. Without comparisons, every `=` is the one of a `let` or a `val`.
     """
-    counts = Counter(kinds)
-    if counts["if"] or counts["<-"] or counts["<"] or counts["::"]:
+    if any(f"\n{kind}\n" in kinds for kind in ("if", "<-", "<", "::")):
         return False
-    if counts["="] != counts["let"] + counts["val"]:
+    if kinds.count("\n=\n") != kinds.count("\nlet\n") + kinds.count("\nval\n"):
         return False
-    after = set(zip(kinds, kinds[1:]))
-    return not any((op, "let") in after for op in ("+", "-", "*", "/"))
+    return not any(f"\n{op}\n\nlet\n" in kinds for op in ("+", "-", "*", "/"))
 
 
 # ---- comparing the two readings ----------------------------------------------
@@ -224,37 +227,43 @@ def _find_open(node: ast.Expr, where: Span) -> ast.Expr | None:
 # ---- same-operator chains -----------------------------------------------------
 
 
-def _chains(node: ast.Expr, left_of_same: bool, source: "_Source", parens: set[int],
-            out: list) -> None:
-    if isinstance(node, ast.BinOp) and node.op in ("-", "/") and not left_of_same:
-        operands = []
-        link = node
-        while isinstance(link, ast.BinOp) and link.op == node.op and (link is node or id(link) not in parens):
-            operands.append(link.right)
-            link = link.left
-        operands.append(link)
-        operands.reverse()
-        later = operands[1:]
-        if len(operands) >= 3 and any(
-                id(x) not in parens and (isinstance(x, (ast.BinOp, ast.Neg) + _OPEN) or source.is_infix_cons(x))
-                for x in later):
-            grouped = source.operand(operands[-1])
-            for i, x in enumerate(reversed(operands[:-1])):
-                grouped = f"{source.operand(x)} {node.op} {grouped if i == 0 else f'({grouped})'}"
-            out.append((f"the original Siren may group this '{node.op}' chain to the right, as "
-                        f"`{grouped}`, while sirenc groups it to the left, as `{source.explicit(node)}`; "
-                        "add parentheses to make the meaning explicit", node.span))
-    for child, is_left in _children(node):
-        same = (is_left and isinstance(node, ast.BinOp) and isinstance(child, ast.BinOp)
-                and child.op == node.op and id(child) not in parens)
-        _chains(child, same, source, parens, out)
+def _chains(root: ast.Expr, source: "_Source", parens: set[int], out: list) -> None:
+    # Depth first, left to right, with a stack: a long chain of `-` is a deep tree.
+    stack = [(root, False)]  # (node, whether it is the left operand of the same operator)
+    while stack:
+        node, left_of_same = stack.pop()
+        kind = type(node)
+        if kind is ast.BinOp:
+            if node.op in ("-", "/") and not left_of_same:
+                _chain(node, source, parens, out)
+            left = node.left
+            stack.append((node.right, False))
+            stack.append((left, type(left) is ast.BinOp and left.op == node.op and id(left) not in parens))
+        elif kind is ast.Neg:
+            stack.append((node.operand, False))
+        elif kind is not ast.Var and kind is not ast.Const:
+            stack.extend((kid, False) for kid in reversed(_shape(node)[1]))
 
 
-def _children(node: ast.Expr) -> list[tuple[ast.Expr, bool]]:
-    """Direct sub-expressions, each with whether it is a binary operator's left operand."""
-    if isinstance(node, ast.BinOp):
-        return [(node.left, True), (node.right, False)]
-    return [(kid, False) for kid in _shape(node)[1]]
+def _chain(node: ast.BinOp, source: "_Source", parens: set[int], out: list) -> None:
+    """The warning for the chain of ``node``'s operator that ``node`` ends, if it needs one."""
+    operands = []
+    link = node
+    while isinstance(link, ast.BinOp) and link.op == node.op and (link is node or id(link) not in parens):
+        operands.append(link.right)
+        link = link.left
+    operands.append(link)
+    operands.reverse()
+    later = operands[1:]
+    if len(operands) >= 3 and any(
+            id(x) not in parens and (isinstance(x, (ast.BinOp, ast.Neg) + _OPEN) or source.is_infix_cons(x))
+            for x in later):
+        grouped = source.operand(operands[-1])
+        for i, x in enumerate(reversed(operands[:-1])):
+            grouped = f"{source.operand(x)} {node.op} {grouped if i == 0 else f'({grouped})'}"
+        out.append((f"the original Siren may group this '{node.op}' chain to the right, as "
+                    f"`{grouped}`, while sirenc groups it to the left, as `{source.explicit(node)}`; "
+                    "add parentheses to make the meaning explicit", node.span))
 
 
 # ---- showing a reading ----------------------------------------------------------

@@ -8,6 +8,7 @@ signatures follow SPEC 7.4, 8 and 9. A call to a user function (directly, by
 
 from __future__ import annotations
 
+from operator import itemgetter
 from typing import Callable
 
 from sirenc import distributions
@@ -15,11 +16,13 @@ from sirenc.diagnostics import Note, SirenNameError, SirenTypeError, Span
 from sirenc.frontend import ast
 from sirenc.frontend.coercions import converts, truth_message, try_join, widen_message
 from sirenc.frontend.types import (
-    Instance, TBool, TDist, TFloat, TList, TPair, TString, TUnit, TVar, Type, TypedProgram, _Mismatch,
+    Instance, TBase, TBool, TDist, TFloat, TList, TPair, TString, TUnit, TVar, Type, TypedProgram, _Mismatch,
     contains, is_ground, pack, pattern_text, prune, resolve, show, show_all, unify,
 )
 
+_first = itemgetter(0)
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
+_ON_NUMBERS = {op: f"'{op}' works on numbers" for op in ("+", "-", "*", "/", "<")}
 _MAX_INSTANTIATION_NOTES = 3
 
 
@@ -75,13 +78,18 @@ class Inference:
                     return body.result
         body = _Body(func)
         env: dict[str, Type] = {}
-        body.param = self.pattern(func.params, env, body)
-        try:
-            unify(body.param, arg)
-        except _Mismatch:
-            raise SirenTypeError(
-                f"'{name}' takes {_describe_pattern(func.params)} but is called with {show(arg)}",
-                site_span, [Note(f"the parameters of '{name}' are here", func.params.span)]) from None
+        params = func.params
+        if type(params) is ast.PVar:  # a fresh variable: `unify` would only bind it
+            body.param = env[params.name] = body.types[id(params)] = TVar()
+            body.param.ref = prune(arg)
+        else:
+            body.param = self.pattern(params, env, body)
+            try:
+                unify(body.param, arg)
+            except _Mismatch:
+                raise SirenTypeError(
+                    f"'{name}' takes {_describe_pattern(params)} but is called with {show(arg)}",
+                    site_span, [Note(f"the parameters of '{name}' are here", params.span)]) from None
         try:
             body.result = self.infer(func.body, env, body)
         except SirenTypeError as error:
@@ -99,27 +107,33 @@ class Inference:
         functions: dict[str, Instance] = {}
         for func in self.program.funcs:
             merged: dict[tuple, str] = {}
-            for body in self.instances[func.name]:
+            bodies = self.instances[func.name]
+            several = len(bodies) > 1  # else there is nothing to merge (most functions)
+            for body in bodies:
                 param, result = resolve(body.param), resolve(body.result)
                 targets = {k: names[id(v)] for k, v in body.targets.items()}
-                coercions = {k: resolve(t) for k, t in body.coercions.items()}
-                fold_results = {k: (resolve(a), resolve(b)) for k, (a, b) in body.fold_results.items()}
+                # (Most instances convert nothing: no calls for those.)
+                coercions = {k: resolve(t) for k, t in body.coercions.items()} if body.coercions else {}
+                fold_results = ({k: (resolve(a), resolve(b)) for k, (a, b) in body.fold_results.items()}
+                                if body.fold_results else {})
                 key = (param, result, tuple(sorted(targets.items())),
-                       tuple(sorted(coercions.items(), key=lambda kv: kv[0])),
-                       tuple(sorted(fold_results.items(), key=lambda kv: kv[0])))
-                if key not in merged:
+                       tuple(sorted(coercions.items(), key=_first)) if coercions else (),
+                       tuple(sorted(fold_results.items(), key=_first)) if fold_results else ()) if several else None
+                name = merged.get(key) if several else None
+                if name is None:
                     name = func.name if func.name != "main" and not merged else _unused(func.name, taken)
                     taken.add(name)
-                    merged[key] = name
+                    if several:
+                        merged[key] = name
                     functions[name] = Instance(name, func, param, result,
-                                               {k: resolve(t) for k, t in body.types.items()}, targets,
+                                               _resolved(body.types), targets,
                                                coercions, fold_results)
-                names[id(body)] = merged[key]
+                names[id(body)] = name
             if not self.instances[func.name]:
                 self.program.warnings.append(
                     (f"function '{func.name}' is never called, so it is not type-checked", func.name_span))
         main_instance = Instance("main", None, TUnit, resolve(main.result),
-                                 {k: resolve(t) for k, t in main.types.items()},
+                                 _resolved(main.types),
                                  {k: names[id(v)] for k, v in main.targets.items()},
                                  {k: resolve(t) for k, t in main.coercions.items()},
                                  {k: (resolve(a), resolve(b)) for k, (a, b) in main.fold_results.items()})
@@ -141,7 +155,7 @@ class Inference:
     # ---- expressions ----------------------------------------------------------
 
     def infer(self, e: ast.Expr, env: dict[str, Type], body: _Body) -> Type:
-        t = getattr(self, "infer_" + type(e).__name__)(e, env, body)
+        t = _RULES[type(e)](self, e, env, body)
         body.types[id(e)] = t
         return t
 
@@ -171,7 +185,16 @@ class Inference:
             raise SirenTypeError(message, node.span, list(notes)) from None
 
     def number(self, node: ast.Expr, env, body, why: str) -> None:
-        t = self.infer(node, env, body)
+        kind = type(node)
+        if kind is ast.Const and type(node.value) is float:  # (most operands: no rule to call)
+            body.types[id(node)] = TFloat
+            return
+        if kind is ast.Var and node.name in env:
+            t = body.types[id(node)] = env[node.name]
+        else:
+            t = self.infer(node, env, body)
+        if t is TFloat or prune(t) is TFloat:  # (nothing to unify or convert)
+            return
         if prune(t) == TBool:
             self.convert(node, t, TFloat, body, widen_message(node, t, TFloat, why))
         else:
@@ -200,8 +223,8 @@ class Inference:
             t = self.infer(item, env, body)
             first = e.items[0]
             joined = self.join_or_expect(item, t, elem, "the elements of a list must all have the same type",
-                                         *([Note(f"the first element has type {show(elem)}", first.span)]
-                                           if item is not first else []))
+                                         lambda: [Note(f"the first element has type {show(elem)}", first.span)]
+                                         if item is not first else [])
             elem = elem if joined is None else joined
         for item in e.items:
             t = body.types[id(item)]
@@ -210,29 +233,59 @@ class Inference:
                     item, t, elem, f"this list mixes bools and numbers, and this element has type {show(t)}"))
         return TList(elem)
 
-    def join_or_expect(self, node: ast.Expr, actual: Type, expected: Type, why: str, *notes: Note) -> Type | None:
-        """Unify ``actual`` with ``expected``; where only a bool meets a float, their join instead."""
+    def join_or_expect(self, node: ast.Expr, actual: Type, expected: Type, why: str,
+                       notes: Callable[[], list[Note]]) -> Type | None:
+        """Unify ``actual`` with ``expected``; where only a bool meets a float, their join instead.
+
+        ``notes`` makes the error's notes, only when there is one (the types are then as they were
+        before the call: neither unify nor try_join keeps a binding when it fails)."""
         try:
             unify(actual, expected)
             return None
         except _Mismatch:
             joined = try_join(expected, actual)
             if joined is None:
-                self.expect(node, actual, expected, why, *notes)  # raises the plain type error
+                self.expect(node, actual, expected, why, *notes())  # raises the plain type error
             return joined
 
     def infer_Let(self, e: ast.Let, env, body) -> Type:
-        value = self.infer(e.value, env, body)
-        inner: dict[str, Type] = {}
-        matched = self.pattern(e.pattern, inner, body)
+        # A chain of lets (each one the body of the one before) by a loop: its type is the last
+        # body's. Each let's bindings are undone afterwards, innermost first, as `infer_with` does.
+        chain: list[tuple[ast.Let, dict[str, Type], dict[str, Type]]] = []
         try:
-            unify(matched, value)
-        except _Mismatch:
-            raise SirenTypeError(
-                f"this pattern expects {_describe_pattern(e.pattern)}, but the value has type {show(value)}",
-                e.pattern.span,
-                [Note("the value is here", e.value.span)]) from None
-        return self.infer_with(inner, e.body, env, body)
+            while True:
+                value = self.infer(e.value, env, body)
+                pattern = e.pattern
+                if type(pattern) is ast.PVar:  # a fresh variable: `unify` would only bind it
+                    name = pattern.name
+                    matched = body.types[id(pattern)] = TVar()
+                    matched.ref = prune(value)
+                    inner = {name: matched}
+                    saved = {name: env[name]} if name in env else {}
+                else:
+                    inner = {}
+                    matched = self.pattern(pattern, inner, body)
+                    try:
+                        unify(matched, value)
+                    except _Mismatch:
+                        raise SirenTypeError(
+                            f"this pattern expects {_describe_pattern(pattern)}, but the value has type "
+                            f"{show(value)}", pattern.span, [Note("the value is here", e.value.span)]) from None
+                    saved = {name: env[name] for name in inner if name in env}
+                chain.append((e, inner, saved))
+                env.update(inner)
+                e = e.body
+                if type(e) is not ast.Let:
+                    break
+            t = self.infer(e, env, body)
+        finally:
+            for _, inner, saved in reversed(chain):
+                for name in inner:
+                    del env[name]
+                env.update(saved)
+        for let, _, _ in reversed(chain[1:]):  # the first one's type is recorded by `infer`
+            body.types[id(let)] = t
+        return t
 
     def infer_with(self, bindings: dict[str, Type], e: ast.Expr, env: dict[str, Type], body: _Body) -> Type:
         """Infer ``e`` with ``bindings`` added to ``env`` (in place, undone afterwards)."""
@@ -249,15 +302,15 @@ class Inference:
         return self.operator(e, e.op, e.left, e.right, env, body)
 
     def operator(self, e, op: str, left: ast.Expr, right: ast.Expr, env, body) -> Type:
-        if op in ("+", "-", "*", "/", "<"):
-            why = f"'{op}' works on numbers"
+        why = _ON_NUMBERS.get(op)
+        if why is not None:
             self.number(left, env, body, why)
             self.number(right, env, body, why)
             return TBool if op == "<" else TFloat
         lt = self.infer(left, env, body)
         rt = self.infer(right, env, body)
         joined = self.join_or_expect(right, rt, lt, "both sides of '=' must have the same type",
-                                     Note(f"the left side has type {show(lt)}", left.span))
+                                     lambda: [Note(f"the left side has type {show(lt)}", left.span)])
         if joined is not None:
             a, b = show_all(lt, rt)
             for side, t in ((left, lt), (right, rt)):
@@ -409,7 +462,7 @@ class Inference:
         tail = self.infer(args[1], env, body)
         joined = self.join_or_expect(args[1], tail, TList(head),
                                      "the right side of '::' must be a list of the left side's type",
-                                     Note(f"the left side has type {show(head)}", args[0].span))
+                                     lambda: [Note(f"the left side has type {show(head)}", args[0].span)])
         if joined is None:
             return tail
         h, t = show_all(head, tail)
@@ -453,6 +506,12 @@ class Inference:
         return {"List.hd": elem, "List.len": TFloat}.get(name, TList(elem))
 
 
+# The rule for each kind of expression, by the node's class (no node class has subclasses).
+_RULES = {cls: getattr(Inference, "infer_" + cls.__name__)
+          for cls in (ast.Const, ast.Var, ast.Tuple, ast.ListLit, ast.Let, ast.BinOp, ast.Neg, ast.Call,
+                      ast.If, ast.Fold, ast.Assume, ast.Observe, ast.Resample)}
+
+
 def _comparable(t: Type) -> str | None:
     if contains(t, lambda x: isinstance(x, TDist)):
         return f"'=' cannot compare distributions (the operands have type {t})"
@@ -478,6 +537,11 @@ def _result_expression(e: ast.Expr) -> ast.Expr:
     while isinstance(e, (ast.Let, ast.Assume)):
         e = e.body
     return e
+
+
+def _resolved(types: dict[int, Type]) -> dict[int, Type]:
+    """``resolve`` of each type (most are base types already: no call for those)."""
+    return {k: t if t.__class__ is TBase else resolve(t) for k, t in types.items()}
 
 
 def resolve_copy(t: Type) -> Type:

@@ -11,7 +11,7 @@ parser decides whether it starts a negative literal.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from sirenc.diagnostics import Span, SirenSyntaxError
 
@@ -19,23 +19,34 @@ KEYWORDS = frozenset(
     "val fun let in if then else fold observe resample sample symbolic true false nil".split()
 )
 PUNCTUATION = ("::", "->", "<-", "(", ")", "[", "]", ",", "=", "+", "-", "*", "/", "<", ".")
-# By first character, longest first as in PUNCTUATION.
-_PUNCTUATION_BY_START = {c: tuple(p for p in PUNCTUATION if p[0] == c) for c in {p[0] for p in PUNCTUATION}}
 
-_NUMBER = re.compile(r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_STRING = re.compile(r'"(?:\\.|[^"\\\n])*"')
-_SPACE = re.compile(r"[ \t\r\n]+")
-_DIGITS = frozenset("0123456789")
-_new = object.__new__
-_NAME_START = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_")
-# A number, name or punctuation token after blanks on the same line, in one match: most of a
-# program (newlines, comments, strings and errors take the character-by-character path). The
-# alternatives are tried in that path's order; `(*` and `*)` are left to it.
-_COMMON = re.compile(
-    r"[ \t]*(?:(?P<number>" + _NUMBER.pattern + r")|(?P<name>" + _NAME.pattern + r")|(?P<punct>"
-    + "|".join(re.escape(p) + {"(": r"(?!\*)", "*": r"(?!\))"}.get(p, "") for p in PUNCTUATION) + "))"
-).match
+_NUMBER = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+# The blanks before a token on its line, and the token; or a stretch of blanks and line breaks, a
+# comment, the end, or a character in error, which make no token. `findall` walks the whole text
+# in C, and the loop below does little per token. Every character matches some alternative (the
+# last one catches the rest), so the matches cover the text one after another and their lengths
+# add up to positions. A block comment needs at least one character between `(*` and `*)`: `(**)`
+# is an error.
+_SCAN = re.compile(
+    r"([ \t]*)("
+    + _NUMBER
+    + r"|[A-Za-z_][A-Za-z0-9_]*|"
+    + "|".join(re.escape(p) + {"(": r"(?!\*)", "*": r"(?!\))"}.get(p, "") for p in PUNCTUATION)
+    + r'|"(?:\\.|[^"\\\n])*"'
+    r"|[\r\n][ \t\r\n]*|\#[^\n]*|\Z"
+    r"|\(\*(?!\*\))[\s\S][\s\S]*?\*\)"
+    r"|\(\*|\*\)|[\s\S])"
+).findall
+# A match's kind by its text: keywords and punctuation are their own kind; a `(*`, `*)` or `"`
+# on its own is an error. Otherwise the kind follows from the first character: "" for what makes
+# no token (blanks and line breaks, comments, the end), "error" for a character of no token.
+_KIND = {**{word: word for word in KEYWORDS}, **{p: p for p in PUNCTUATION},
+         "(*": "error", "*)": "error", '"': "error"}
+_KIND_BY_START = {
+    **dict.fromkeys("0123456789.", "number"),
+    **dict.fromkeys("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_", "name"),
+    '"': "string", "": "", "\r": "", "\n": "", "#": "", "(": "",
+}
 
 # Characters that are not Siren, with what the writer probably meant.
 _HINTS = {
@@ -51,8 +62,7 @@ _HINTS = {
 }
 
 
-@dataclass(frozen=True)
-class Token:
+class Token(NamedTuple):
     kind: str
     text: str
     span: Span
@@ -74,88 +84,30 @@ class Token:
 def tokenize(text: str, path: str) -> list[Token]:
     """Split ``text`` into tokens; comments and whitespace are dropped."""
     tokens: list[Token] = []
-    # Where the lexer is: `pos`, on line `line`, which starts at `line_start` (columns count
-    # characters from 1). Only whitespace and comments span lines, and they make no token, so a
-    # token's span is on one line.
-    pos, line, line_start, end = 0, 1, 0, len(text)
-
-    def span_of(n: int) -> Span:
-        chunk = text[pos:pos + n]
-        newlines = chunk.count("\n")
-        if newlines:
-            return Span(path, line, pos - line_start + 1, line + newlines, n - chunk.rfind("\n"))
-        return Span(path, line, pos - line_start + 1, line, pos - line_start + 1 + n)
-
-    def add(kind: str, n: int) -> int:
-        # Token(kind, text, Span(path, line, col, line, col + n), pos), each filled in directly:
-        # the frozen dataclasses' constructors set one field at a time through
-        # object.__setattr__, half the cost of lexing a big program.
-        col = pos - line_start + 1
-        span = _new(Span)
-        span.__dict__.update(file=path, line=line, col=col, end_line=line, end_col=col + n)
-        token = _new(Token)
-        token.__dict__.update(kind=kind, text=text[pos:pos + n], span=span, pos=pos)
-        tokens.append(token)
-        return pos + n
-
-    while pos < end:
-        m = _COMMON(text, pos)
-        if m is not None:
-            kind = m.lastgroup
-            pos = m.start(kind)
-            stop = m.end()
-            if kind != "number":
-                word = text[pos:stop]
-                kind = word if kind == "punct" or word in KEYWORDS else "name"
-            pos = add(kind, stop - pos)
-            continue
-        ch = text[pos]
-        if ch in " \t\r\n" or ch == "#" or text.startswith("(*", pos):
-            if ch == "#":
-                stop = text.find("\n", pos)
-                stop = end if stop < 0 else stop
-            elif ch == "(":
-                if text.startswith("(**)", pos):
-                    raise SirenSyntaxError(
-                        "'(**)' is not a comment: a block comment needs at least one character "
-                        "between '(*' and '*)'", span_of(4))
-                stop = text.find("*)", pos + 3)
-                if stop < 0:
-                    raise SirenSyntaxError("unterminated comment: this '(*' has no closing '*)'",
-                                           span_of(2))
-                stop += 2
-            else:
-                stop = _SPACE.match(text, pos).end()
-            last_newline = text.rfind("\n", pos, stop)
-            if last_newline >= 0:
-                line += text.count("\n", pos, stop)
-                line_start = last_newline + 1
-            pos = stop
-        elif text.startswith("*)", pos):
-            raise SirenSyntaxError("'*)' outside a comment (block comments do not nest)",
-                                   span_of(2))
-        elif ch in _DIGITS or (ch == "." and text[pos + 1:pos + 2] in _DIGITS):
-            pos = add("number", _NUMBER.match(text, pos).end() - pos)
-        elif ch in _NAME_START:
-            n = _NAME.match(text, pos).end() - pos
-            word = text[pos:pos + n]
-            pos = add(word if word in KEYWORDS else "name", n)
-        elif ch == '"':
-            m = _STRING.match(text, pos)
-            if m is None:
-                raise SirenSyntaxError("unterminated string: this '\"' has no closing '\"' "
-                                       "on the same line", span_of(1))
-            pos = add("string", m.end() - pos)
-        else:
-            for punct in _PUNCTUATION_BY_START.get(ch, ()):
-                if text.startswith(punct, pos):
-                    pos = add(punct, len(punct))
-                    break
-            else:
-                hint = _HINTS.get(ch)
-                shown = repr(ch)
-                message = f"unexpected character {shown}" + (f" ({hint})" if hint else "")
-                raise SirenSyntaxError(message, span_of(1))
+    append = tokens.append
+    new = tuple.__new__  # Token(...) and Span(...) without their constructors' calls
+    kind_of = _KIND.get
+    kind_by_start = _KIND_BY_START.get
+    # The current line and the offset where it starts (columns count characters from 1). Only
+    # whitespace and comments span lines, and they make no token, so a token's span is on one line.
+    line, line_start, pos = 1, 0, 0
+    for blanks, word in _SCAN(text):
+        start = pos + len(blanks)
+        n = len(word)
+        pos = start + n
+        kind = kind_of(word)
+        if kind is None:
+            kind = kind_by_start(word[:1], "error")
+            if not kind:
+                newlines = word.count("\n")
+                if newlines:
+                    line += newlines
+                    line_start = start + word.rindex("\n") + 1
+                continue
+        if kind == "error":
+            _error(text, path, start, line, line_start)
+        col = start - line_start + 1
+        append(new(Token, (kind, word, new(Span, (path, line, col, line, col + n)), start)))
     # End of file is reported just after the last token, so that its caret lands on a real line.
     if tokens:
         last = tokens[-1].span
@@ -164,3 +116,29 @@ def tokenize(text: str, path: str) -> list[Token]:
         eof = Span(path, 1, 1, 1, 2)
     tokens.append(Token("eof", "", eof, len(text)))
     return tokens
+
+
+def _error(text: str, path: str, pos: int, line: int, line_start: int) -> None:
+    """Raises the error for the text at ``pos``, which starts no token, blank or comment."""
+
+    def span_of(n: int) -> Span:
+        chunk = text[pos:pos + n]
+        newlines = chunk.count("\n")
+        if newlines:
+            return Span(path, line, pos - line_start + 1, line + newlines, n - chunk.rfind("\n"))
+        return Span(path, line, pos - line_start + 1, line, pos - line_start + 1 + n)
+
+    if text.startswith("(**)", pos):
+        raise SirenSyntaxError("'(**)' is not a comment: a block comment needs at least one character "
+                               "between '(*' and '*)'", span_of(4))
+    if text.startswith("(*", pos):
+        raise SirenSyntaxError("unterminated comment: this '(*' has no closing '*)'", span_of(2))
+    if text.startswith("*)", pos):
+        raise SirenSyntaxError("'*)' outside a comment (block comments do not nest)", span_of(2))
+    ch = text[pos]
+    if ch == '"':
+        raise SirenSyntaxError("unterminated string: this '\"' has no closing '\"' on the same line",
+                               span_of(1))
+    hint = _HINTS.get(ch)
+    message = f"unexpected character {ch!r}" + (f" ({hint})" if hint else "")
+    raise SirenSyntaxError(message, span_of(1))

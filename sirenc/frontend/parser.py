@@ -25,7 +25,11 @@ _EXPR_START = frozenset(
     {"number", "string", "name", "true", "false", "nil", "(", "[", "let", "if", "fold",
      "observe", "resample", "-"}
 )
-_COMPARISONS = ("=", "<")
+_OPEN = ("let", "if")
+# Binary operators by level, loosest first: comparisons (non-associative), `::` (groups to the
+# right), `+` `-` and `*` `/` (to the left).
+_LEVEL = {"=": 1, "<": 1, "::": 2, "+": 3, "-": 3, "*": 4, "/": 4}
+_new = tuple.__new__
 
 # Brackets -- parentheses, list brackets, argument lists -- nest at most this deep. Each
 # level is a dozen recursive calls of the parser and of every later stage; no program
@@ -35,7 +39,7 @@ MAX_BRACKET_DEPTH = 1000
 
 def join(first: Span, last: Span) -> Span:
     """The span from the start of ``first`` to the end of ``last``."""
-    return Span(first.file, first.line, first.col, last.end_line, last.end_col)
+    return _new(Span, first[:3] + last[3:])
 
 
 def parse(text: str, path: str) -> ast.Program:
@@ -58,6 +62,9 @@ class Parser:
     def __init__(self, tokens: list[Token], path: str) -> None:
         self.tokens = tokens
         self.i = 0
+        # The token at `i` and its kind, kept up to date by `advance` (read for nearly every token).
+        self.tok = tokens[0]
+        self.kind = self.tok.kind
         self.path = path
         # ids of expressions written inside their own parentheses, e.g. `(a + b)`.
         self.parenthesized: set[int] = set()
@@ -72,29 +79,35 @@ class Parser:
 
     # ---- token access ----------------------------------------------------------
 
-    @property
-    def tok(self) -> Token:
-        return self.tokens[self.i]
-
     def peek(self, k: int = 1) -> Token:
         return self.tokens[min(self.i + k, len(self.tokens) - 1)]
 
     def advance(self) -> Token:
-        tok = self.tokens[self.i]
-        if tok.kind != "eof":
-            self.i += 1
+        tok = self.tok
+        if self.kind != "eof":
+            self.i = i = self.i + 1
+            self.tok = following = self.tokens[i]
+            self.kind = following.kind
         return tok
+
+    def goto(self, i: int) -> None:
+        self.i = i
+        self.tok = tok = self.tokens[i]
+        self.kind = tok.kind
 
     def expect(self, kind: str, message: str | None = None, note: Note | None = None,
                hint: str = "") -> Token:
-        if self.tok.kind != kind:
-            text = message or f"expected '{kind}'"
-            raise SirenSyntaxError(f"{text} but found {self.tok.describe()}{hint}", self.tok.span,
-                                   [note] if note else [])
+        if self.kind != kind:
+            raise self.missing(message or f"expected '{kind}'", note, hint)
         return self.advance()
 
+    def missing(self, text: str, note: Note | None = None, hint: str = "") -> SirenSyntaxError:
+        """The error for an expected token that is not there."""
+        return SirenSyntaxError(f"{text} but found {self.tok.describe()}{hint}", self.tok.span,
+                                [note] if note else [])
+
     def starts_expr(self) -> bool:
-        return self.tok.kind in _EXPR_START or (self.tok.kind == "+" and self.peek().kind == "number")
+        return self.kind in _EXPR_START or (self.kind == "+" and self.peek().kind == "number")
 
     def unexpected_after_expr(self, expected: str, note: Note | None = None) -> SirenSyntaxError:
         tok = self.tok
@@ -116,39 +129,50 @@ class Parser:
         less = Token("<", "<", Span(s.file, s.line, s.col, s.line, s.col + 1), tok.pos)
         minus = Token("-", "-", Span(s.file, s.line, s.col + 1, s.line, s.col + 2), tok.pos + 1)
         self.tokens[self.i:self.i + 1] = [less, minus]
+        self.tok, self.kind = less, "<"
 
     # ---- program ---------------------------------------------------------------
 
     def parse_program(self) -> ast.Program:
         first = self.tok
         funcs = []
-        while self.tok.kind == "val":
+        while self.kind == "val":
             funcs.append(self.parse_fundef())
-        if self.tok.kind == "eof":
+        if self.kind == "eof":
             raise SirenSyntaxError("expected the main expression but found end of file",
                                    self.tok.span)
         main = self.parse_expr()
-        if self.tok.kind != "eof":
+        if self.kind != "eof":
             raise self.unexpected_after_expr("the end of the program")
         return ast.Program(join(first.span, main.span), funcs, main, self.path)
 
     def parse_fundef(self) -> ast.FunDef:
-        val = self.advance()
-        name = self.parse_name("a function name after 'val'")
-        self.expect("=", f"expected '=' after 'val {name.text}'")
-        self.expect("fun", "expected 'fun'",
-                    hint=f" (functions are defined as 'val {name.text} = fun x -> ... in')")
+        val, name = self.tok, self.tokens[self.i + 1]
+        if name.kind == "name" and self.tokens[self.i + 2].kind == "=" and self.tokens[self.i + 3].kind == "fun":
+            self.goto(self.i + 4)
+        else:
+            self.advance()
+            name = self.parse_name("a function name after 'val'")
+            if self.kind != "=":
+                raise self.missing(f"expected '=' after 'val {name.text}'")
+            self.advance()
+            if self.kind != "fun":
+                raise self.missing("expected 'fun'", None,
+                                   f" (functions are defined as 'val {name.text} = fun x -> ... in')")
+            self.advance()
         params = self.parse_params()
         self.expect("->", "expected '->' after the parameters")
         body = self.parse_expr()
-        end = self.expect("in", f"expected 'in' after the body of function '{name.text}'",
-                          Note(f"the definition of '{name.text}' starts here", val.span))
+        if self.kind != "in":
+            raise self.missing(f"expected 'in' after the body of function '{name.text}'",
+                               Note(f"the definition of '{name.text}' starts here", val.span))
+        end = self.advance()
         return ast.FunDef(join(val.span, end.span), name.text, name.span, params, body)
 
     def parse_name(self, what: str) -> Token:
-        if self.tok.kind == "name":
+        if self.kind == "name":
             return self.advance()
-        if self.tok.kind in KEYWORDS:
+        if self.kind in KEYWORDS:
             raise SirenSyntaxError(f"'{self.tok.text}' is a reserved word and cannot be used as a name",
                                    self.tok.span)
         raise SirenSyntaxError(f"expected {what} but found {self.tok.describe()}", self.tok.span)
@@ -157,8 +181,12 @@ class Parser:
 
     def parse_params(self) -> ast.Pattern:
         """A pattern whose top-level tuple may be written without parentheses: `a, (b, c)`."""
+        tok = self.tok
+        if self.kind == "name" and self.tokens[self.i + 1].kind != ",":  # one name, most of them
+            self.advance()
+            return ast.PVar(tok.span, tok.text)
         items = [self.parse_pattern()]
-        while self.tok.kind == ",":
+        while self.kind == ",":
             self.advance()
             items.append(self.parse_pattern())
         if len(items) == 1:
@@ -176,7 +204,7 @@ class Parser:
             raise SirenSyntaxError(f"expected a pattern (a name, '()' or a tuple) but found "
                                    f"{tok.describe()}", tok.span)
         self.advance()
-        if self.tok.kind == ")":
+        if self.kind == ")":
             return ast.PUnit(join(tok.span, self.advance().span))
         self.open_bracket(tok)
         try:
@@ -186,9 +214,9 @@ class Parser:
 
     def _tuple_pattern(self, tok: Token) -> ast.Pattern:
         items = [self.parse_pattern()]
-        while self.tok.kind == ",":
+        while self.kind == ",":
             comma = self.advance()
-            if self.tok.kind == ")":
+            if self.kind == ")":
                 raise SirenSyntaxError("trailing ',' in a pattern", comma.span)
             items.append(self.parse_pattern())
         close = self.expect(")", "expected ',' or ')' in this pattern",
@@ -202,102 +230,145 @@ class Parser:
 
     def parse_expr(self) -> ast.Expr:
         """A full expression, in a position delimited by a keyword or punctuation."""
-        if self.tok.kind in ("let", "if"):
+        if self.kind in _OPEN:
             return self.parse_open()
-        return self.parse_comparison()
+        return self.parse_operators()
 
-    def parse_right_operand(self, op: Token, operand) -> ast.Expr:
-        if self.tok.kind in ("let", "if"):
-            return self.parse_open()
-        if not self.starts_expr():
-            raise SirenSyntaxError(f"'{op.text}' needs a right operand but found {self.tok.describe()}",
-                                   self.tok.span, [Note(f"the '{op.text}' is here", op.span)])
-        return operand()
-
-    def parse_comparison(self) -> ast.Expr:
-        left = self.parse_cons()
-        self.split_arrow()
-        if self.tok.kind not in _COMPARISONS:
-            return left
-        op = self.advance()
-        right = self.parse_right_operand(op, self.parse_cons)
-        self.split_arrow()
-        if self.tok.kind in _COMPARISONS:
-            raise SirenSyntaxError(
-                f"'{self.tok.text}' cannot follow a comparison without parentheses "
-                "(comparison operators do not associate)", self.tok.span,
-                [Note(f"the first comparison '{op.text}' is here", op.span)])
-        return ast.BinOp(join(left.span, right.span), op.text, left, right)
-
-    def parse_cons(self) -> ast.Expr:
-        left = self.parse_sum()
-        if self.tok.kind != "::":
-            return left
-        op = self.advance()
-        right = self.parse_right_operand(op, self.parse_cons)
-        return ast.Call(join(left.span, right.span), "cons", [left, right], name_span=op.span)
-
-    def parse_sum(self) -> ast.Expr:
-        return self.parse_left_assoc(("+", "-"), self.parse_product)
-
-    def parse_product(self) -> ast.Expr:
-        return self.parse_left_assoc(("*", "/"), self.parse_unary)
-
-    def parse_left_assoc(self, ops: tuple[str, ...], operand) -> ast.Expr:
-        left = operand()
-        while self.tok.kind in ops:
+    def parse_operators(self) -> ast.Expr:
+        """Unary expressions joined by binary operators, by operator precedence: the operands and
+        the operators still waiting for their right operand are on stacks, so that neither a long
+        chain nor the number of levels costs calls."""
+        operands = [self.parse_unary()]
+        waiting: list[tuple[int, Token]] = []  # (level, operator), tighter ones last
+        comparison = None  # the comparison's operator, once there is one
+        while True:
+            kind = self.kind
+            if kind == "<-":  # `x<-1` after an expression is `x < -1`: `<-` only follows `let NAME`
+                self.split_arrow()
+                kind = "<"
+            level = _LEVEL.get(kind)
+            if level is None:
+                break
+            # The operators waiting that bind tighter, or as tight and are not `::` (which groups
+            # to the right), have their right operand now.
+            while waiting and (waiting[-1][0] > level or (waiting[-1][0] == level and level != 2)):
+                self.reduce(operands, waiting.pop()[1])
+            if level == 1:
+                if comparison is not None:
+                    raise SirenSyntaxError(
+                        f"'{self.tok.text}' cannot follow a comparison without parentheses "
+                        "(comparison operators do not associate)", self.tok.span,
+                        [Note(f"the first comparison '{comparison.text}' is here", comparison.span)])
+                comparison = self.tok
             op = self.advance()
-            right = self.parse_right_operand(op, operand)
-            left = ast.BinOp(join(left.span, right.span), op.text, left, right)
-        return left
+            waiting.append((level, op))
+            if self.kind in _OPEN:  # `1 + let x = 2 in x * 3`
+                operands.append(self.parse_open())
+            elif self.kind in _EXPR_START or self.starts_expr():
+                operands.append(self.parse_unary())
+            else:
+                raise SirenSyntaxError(f"'{op.text}' needs a right operand but found {self.tok.describe()}",
+                                       self.tok.span, [Note(f"the '{op.text}' is here", op.span)])
+        while waiting:
+            self.reduce(operands, waiting.pop()[1])
+        return operands[0]
+
+    @staticmethod
+    def reduce(operands: list[ast.Expr], op: Token) -> None:
+        """Replaces the last two operands by ``op`` applied to them."""
+        right = operands.pop()
+        left = operands[-1]
+        span = _new(Span, left.span[:3] + right.span[3:])
+        if op.kind == "::":
+            operands[-1] = ast.Call(span, "cons", [left, right], name_span=op.span)
+        else:
+            operands[-1] = ast.BinOp(span, op.kind, left, right)
 
     def parse_unary(self) -> ast.Expr:
-        tok = self.tok
-        if tok.kind == "+" and self.peek().kind == "number":  # `+1`, accepted as in the original
-            self.advance()
+        kind = self.kind
+        if kind == "name" or kind == "number":
+            # (Most operands: read here, with `advance` written out, as their token is not the end.)
+            tok = self.tok
+            self.i = i = self.i + 1
+            self.tok = following = self.tokens[i]
+            self.kind = following.kind
+            if kind == "number":
+                return ast.Const(tok.span, float(tok.text))
+            if following.kind != "(" and following.kind != ".":
+                return ast.Var(tok.span, tok.text)
+            self.goto(i - 1)
+            return self.parse_name_or_call()
+        if kind == "+" and self.peek().kind == "number":  # `+1`, accepted as in the original
+            tok = self.advance()
             number = self.advance()
             return ast.Const(join(tok.span, number.span), float(number.text))
-        if tok.kind != "-":
+        if kind != "-":
             return self.parse_atom()
-        self.advance()
-        if self.tok.kind == "number":  # a negative literal
+        # `- - x`: each '-' negates what follows; a number right after one is a negative literal.
+        signs = []
+        while self.kind == "-":
+            signs.append(self.advance())
+        if self.kind == "number":
             number = self.advance()
-            return ast.Const(join(tok.span, number.span), -float(number.text))
-        if self.tok.kind in ("let", "if"):
+            operand = ast.Const(join(signs.pop().span, number.span), -float(number.text))
+        elif self.kind in _OPEN:
             operand = self.parse_open()
         elif self.starts_expr():
             operand = self.parse_unary()
         else:
             raise SirenSyntaxError(f"'-' needs an operand but found {self.tok.describe()}",
                                    self.tok.span)
-        return ast.Neg(join(tok.span, operand.span), operand)
+        for sign in reversed(signs):
+            operand = ast.Neg(join(sign.span, operand.span), operand)
+        return operand
 
     def parse_open(self) -> ast.Expr:
-        """`if`, `let p = e in e` or `let x <- d in e`: the body extends as far right as possible."""
-        if self.tok.kind == "if":
-            return self.parse_if()
-        if self.assume_ahead():
-            start = self.advance()
-            annotation = self.advance() if self.tok.kind in ("sample", "symbolic") else None
-            return self.parse_assume(start, annotation)
-        start = self.advance()
-        pattern = self.parse_params()
-        if self.tok.kind == "<-":
-            raise SirenSyntaxError("a random variable is bound to a single name, as in "
-                                   "'let x <- gaussian(0., 1.) in ...'", pattern.span)
-        self.expect("=", "expected '=' after the pattern of 'let'")
-        value = self.parse_expr()
-        self.expect("in", "expected 'in' after the value of 'let'", Note("the 'let' is here", start.span))
-        body = self.parse_expr()
-        return ast.Let(join(start.span, body.span), pattern, value, body)
+        """`if`, `let p = e in e` or `let x <- d in e`: the body extends as far right as possible.
+
+        A chain of `let p = e in` is read by a loop, its bodies built from the innermost out."""
+        lets = []
+        while True:
+            if self.kind == "if":
+                body = self.parse_if()
+                break
+            start, name = self.tok, self.tokens[self.i + 1]
+            if name.kind == "name" and self.tokens[self.i + 2].kind == "=":  # `let x =`, most of them
+                pattern = ast.PVar(name.span, name.text)
+                self.goto(self.i + 3)
+            elif self.assume_ahead():
+                self.advance()
+                annotation = self.advance() if self.kind in ("sample", "symbolic") else None
+                body = self.parse_assume(start, annotation)
+                break
+            else:
+                self.advance()
+                pattern = self.parse_params()
+                if self.kind == "<-":
+                    raise SirenSyntaxError("a random variable is bound to a single name, as in "
+                                           "'let x <- gaussian(0., 1.) in ...'", pattern.span)
+                self.expect("=", "expected '=' after the pattern of 'let'")
+            value = self.parse_expr()
+            if self.kind != "in":
+                raise self.missing("expected 'in' after the value of 'let'",
+                                   Note("the 'let' is here", start.span))
+            self.advance()
+            lets.append((start, pattern, value))
+            if self.kind not in _OPEN:
+                body = self.parse_operators()
+                break
+        for start, pattern, value in reversed(lets):
+            body = ast.Let(join(start.span, body.span), pattern, value, body)
+        return body
 
     def assume_ahead(self) -> bool:
         """At `let`: is this `let [sample|symbolic] x <- ...` rather than `let p = ...`?"""
-        after = self.peek()
-        if after.kind in ("sample", "symbolic"):
+        after = self.peek().kind
+        if after in ("sample", "symbolic"):
             return True
-        return after.kind == "name" and (self.peek(2).kind == "<-" or (
-            self.peek(2).kind == "." and self.peek(3).kind == "name" and self.peek(4).kind == "<-"))
+        if after != "name":
+            return False
+        second = self.peek(2).kind
+        return second == "<-" or (second == "." and self.peek(3).kind == "name" and self.peek(4).kind == "<-")
 
     def parse_tail(self) -> ast.Expr:
         """The last expression of an `if` or `let <-`."""
@@ -317,12 +388,12 @@ class Parser:
         name = self.parse_name("the name of a random variable")
         name_span = name.span
         text = name.text
-        if self.tok.kind == "." and self.peek().kind == "name":  # `let M.x <- ...`, rejected by resolve
+        if self.kind == "." and self.peek().kind == "name":  # `let M.x <- ...`, rejected by resolve
             self.advance()
             field = self.advance()
             name_span = join(name.span, field.span)
             text = f"{name.text}.{field.text}"
-        if self.tok.kind == "=" and annotation is not None:
+        if self.kind == "=" and annotation is not None:
             raise SirenSyntaxError(f"'{annotation.text}' annotates a random variable: write "
                                    f"'let {annotation.text} {text} <- DISTRIBUTION in ...'", self.tok.span)
         self.expect("<-", "expected '<-' after the random variable's name")
@@ -334,11 +405,9 @@ class Parser:
                           name_span, dist, body, annotation.span if annotation else None)
 
     def parse_atom(self) -> ast.Expr:
+        """An expression that is not a name, a number or a negation (``parse_unary`` reads those)."""
         tok = self.tok
         kind = tok.kind
-        if kind == "number":
-            self.advance()
-            return ast.Const(tok.span, float(tok.text))
         if kind == "string":
             self.advance()
             return ast.Const(tok.span, tok.text[1:-1])  # escapes are kept, as in the original
@@ -348,8 +417,6 @@ class Parser:
         if kind == "nil":
             self.advance()
             return ast.ListLit(tok.span, [])
-        if kind == "name":
-            return self.parse_name_or_call()
         if kind == "(":
             return self.parse_parenthesized()
         if kind == "[":
@@ -391,17 +458,17 @@ class Parser:
         name = self.advance()
         module = None
         callee = name
-        if self.tok.kind == ".":
+        if self.kind == ".":
             self.advance()
             field = self.parse_name(f"a function name after '{name.text}.'")
             module, callee = name.text, field
             name_span = join(name.span, field.span)
-            if self.tok.kind != "(":
+            if self.kind != "(":
                 raise SirenSyntaxError(f"'{name.text}.{field.text}' is a library function: it can only be "
                                        f"called, as in {name.text}.{field.text}(...)", name_span)
         else:
             name_span = name.span
-            if self.tok.kind != "(":
+            if self.kind != "(":
                 return ast.Var(name.span, name.text)
         open_ = self.advance()
         args = self.parse_sequence(")", open_, "argument list")
@@ -410,7 +477,7 @@ class Parser:
 
     def parse_parenthesized(self) -> ast.Expr:
         open_ = self.advance()
-        if self.tok.kind == ")":
+        if self.kind == ")":
             return ast.Const(join(open_.span, self.advance().span), None)
         items = self.parse_sequence(")", open_, "parenthesis")
         close = self.advance()
@@ -423,7 +490,7 @@ class Parser:
     def parse_sequence(self, close: str, open_: Token, what: str) -> list[ast.Expr]:
         """Comma-separated expressions up to (not including) ``close``."""
         items: list[ast.Expr] = []
-        if self.tok.kind == close:
+        if self.kind == close:
             return items
         self.open_bracket(open_)
         try:
@@ -433,16 +500,16 @@ class Parser:
 
     def _sequence(self, close: str, open_: Token, what: str, items: list[ast.Expr]) -> list[ast.Expr]:
         while True:
-            if not self.starts_expr() and self.tok.kind not in KEYWORDS:
+            if self.kind not in _EXPR_START and not self.starts_expr() and self.kind not in KEYWORDS:
                 raise SirenSyntaxError(f"expected an expression but found {self.tok.describe()}",
                                        self.tok.span, [Note(f"in the {what} opened here", open_.span)])
             items.append(self.parse_expr())
-            if self.tok.kind == ",":
+            if self.kind == ",":
                 comma = self.advance()
-                if self.tok.kind == close:
+                if self.kind == close:
                     raise SirenSyntaxError(f"trailing ',' before '{close}'", comma.span)
                 continue
-            if self.tok.kind == close:
+            if self.kind == close:
                 return items
             raise self.unexpected_after_expr(f"',' or '{close}'",
                                              Note(f"the {what} opened here", open_.span))
@@ -457,12 +524,12 @@ class Parser:
             self.brackets -= 1
 
     def _fold(self, fold: Token, open_: Token) -> ast.Fold:
-        if self.tok.kind != "name":
+        if self.kind != "name":
             raise SirenSyntaxError("the first argument of fold must be the name of a function, "
                                    f"but found {self.tok.describe()}", self.tok.span)
         first = self.advance()
         func, func_span = first.text, first.span
-        if self.tok.kind == "." and self.peek().kind == "name":  # `fold(List.hd, ...)`: a name error
+        if self.kind == "." and self.peek().kind == "name":  # `fold(List.hd, ...)`: a name error
             self.advance()
             field = self.advance()
             func, func_span = f"{first.text}.{field.text}", join(first.span, field.span)
@@ -471,7 +538,7 @@ class Parser:
         lst = self.parse_expr()
         self.expect(",", arity)
         init = self.parse_expr()
-        if self.tok.kind == ",":
+        if self.kind == ",":
             raise SirenSyntaxError(arity, self.tok.span)
         close = self.expect(")", "expected ')' to close 'fold('", Note("'fold(' is here", open_.span))
         return ast.Fold(join(fold.span, close.span), func, func_span, lst, init)

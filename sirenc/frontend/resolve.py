@@ -42,7 +42,7 @@ def _did_you_mean(name: str, candidates) -> str:
 
 
 def pattern_names(p: ast.Pattern) -> list[str]:
-    if isinstance(p, ast.PVar):
+    if type(p) is ast.PVar:
         return [p.name]
     if isinstance(p, ast.PTuple):
         return [name for q in p.items for name in pattern_names(q)]
@@ -103,15 +103,29 @@ class _Resolver:
     # ---- expressions ------------------------------------------------------------
 
     def expr(self, e: ast.Expr, scope: "_Scope") -> None:
-        if isinstance(e, ast.Var):
-            self.variable(e, scope)
-        elif isinstance(e, ast.Let):
-            self.expr(e.value, scope)
-            names = pattern_names(e.pattern)
-            scope.push(names)
-            self.expr(e.body, scope)
-            scope.pop(names)
-        elif isinstance(e, ast.Assume):
+        kind = type(e)
+        if kind is ast.Var:
+            if e.name not in scope.counts:
+                self.variable(e, scope)
+        elif kind is ast.Const:
+            pass
+        elif kind is ast.BinOp:
+            self.expr(e.left, scope)
+            self.expr(e.right, scope)
+        elif kind is ast.Let:
+            # A chain of lets (each one the body of the one before) by a loop; the names each
+            # binds leave the scope afterwards, innermost first.
+            bound = []
+            while type(e) is ast.Let:
+                self.expr(e.value, scope)
+                names = pattern_names(e.pattern)
+                scope.push(names)
+                bound.append(names)
+                e = e.body
+            self.expr(e, scope)
+            for names in reversed(bound):
+                scope.pop(names)
+        elif kind is ast.Assume:
             if "." in e.name:
                 raise SirenNameError(f"a random variable needs a plain name, not the qualified name "
                                      f"'{e.name}'", e.name_span)
@@ -119,14 +133,14 @@ class _Resolver:
             scope.push([e.name])
             self.expr(e.body, scope)
             scope.pop([e.name])
-        elif isinstance(e, ast.Call):
+        elif kind is ast.Call:
             self.call(e, scope)
-        elif isinstance(e, ast.Fold):
+        elif kind is ast.Fold:
             self.function(e.func, e.func_span, scope, "fold")
             self.expr(e.lst, scope)
             self.expr(e.init, scope)
         else:
-            for child in _children(e):
+            for child in _CHILDREN[kind](e):
                 self.expr(child, scope)
 
     def variable(self, e: ast.Var, scope: "_Scope") -> None:
@@ -203,15 +217,12 @@ class _Scope:
         return iter(self.counts)
 
 
-def _children(e: ast.Expr) -> list[ast.Expr]:
-    if isinstance(e, (ast.Tuple, ast.ListLit)):
-        return list(e.items)
-    if isinstance(e, ast.BinOp):
-        return [e.left, e.right]
-    if isinstance(e, ast.Neg):
-        return [e.operand]
-    if isinstance(e, ast.If):
-        return [e.cond, e.then, e.else_]
-    if isinstance(e, ast.Observe):
-        return [e.dist, e.value]
-    return []
+# The sub-expressions of the other kinds of expression, by the node's class.
+_CHILDREN = {
+    ast.Tuple: lambda e: e.items,
+    ast.ListLit: lambda e: e.items,
+    ast.Neg: lambda e: (e.operand,),
+    ast.If: lambda e: (e.cond, e.then, e.else_),
+    ast.Observe: lambda e: (e.dist, e.value),
+    ast.Resample: lambda e: (),
+}

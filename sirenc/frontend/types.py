@@ -99,10 +99,13 @@ Type = TBase | TPair | TList | TDist | TVar
 
 def prune(t: Type) -> Type:
     """Follow bound variables to the type they stand for."""
-    while isinstance(t, TVar) and t.ref is not None:
-        if isinstance(t.ref, TVar) and t.ref.ref is not None:
-            t.ref = t.ref.ref  # path compression
-        t = t.ref
+    while t.__class__ is TVar:  # (no type class has subclasses)
+        ref = t.ref
+        if ref is None:
+            break
+        if ref.__class__ is TVar and ref.ref is not None:
+            t.ref = ref = ref.ref  # path compression
+        t = ref
     return t
 
 
@@ -140,6 +143,8 @@ class _Mismatch(Exception):
 
 def unify(a: Type, b: Type) -> None:
     """Make ``a`` and ``b`` equal by binding variables, or raise ``_Mismatch`` and bind nothing."""
+    if a is b:
+        return
     trail: list[TVar] = []
     try:
         _unify(a, b, trail)
@@ -153,19 +158,22 @@ def _unify(a: Type, b: Type, trail: list[TVar]) -> None:
     a, b = prune(a), prune(b)
     if a is b:
         return
-    if isinstance(a, TVar):
+    cls = a.__class__  # (no type class has subclasses)
+    if cls is TVar:
         if _occurs(a, b):
             raise _Mismatch("infinite")
         a.ref = b
         trail.append(a)
-    elif isinstance(b, TVar):
+    elif b.__class__ is TVar:
         _unify(b, a, trail)
-    elif isinstance(a, TPair) and isinstance(b, TPair):
+    elif cls is not b.__class__:
+        raise _Mismatch()
+    elif cls is TList:
+        _unify(a.elem, b.elem, trail)
+    elif cls is TPair:
         _unify(a.fst, b.fst, trail)
         _unify(a.snd, b.snd, trail)
-    elif isinstance(a, TList) and isinstance(b, TList):
-        _unify(a.elem, b.elem, trail)
-    elif isinstance(a, TDist) and isinstance(b, TDist) and a.family == b.family:
+    elif cls is TDist and a.family == b.family:
         _unify(a.value, b.value, trail)
     elif a != b:
         raise _Mismatch()
@@ -187,14 +195,17 @@ def _occurs(v: TVar, t: Type) -> bool:
 def resolve(t: Type) -> Type:
     """The type with every variable replaced; open variables become ``float`` for good."""
     t = prune(t)
-    if isinstance(t, TVar):
+    cls = t.__class__  # (no type class has subclasses)
+    if cls is TBase:  # (most types of a program: nothing to replace)
+        return t
+    if cls is TVar:
         t.ref = TFloat
         return TFloat
-    if isinstance(t, TPair):
+    if cls is TPair:
         return TPair(resolve(t.fst), resolve(t.snd))
-    if isinstance(t, TList):
+    if cls is TList:
         return TList(resolve(t.elem))
-    if isinstance(t, TDist):
+    if cls is TDist:
         return TDist(t.family, resolve(t.value))
     return t
 

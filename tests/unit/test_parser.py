@@ -558,3 +558,61 @@ def test_the_second_reading_is_skipped_only_where_it_finds_nothing(src):
         assert parse(src, "t.si").warnings == warnings, src
     finally:
         compat._read_alike = skip
+
+
+# ---- long programs ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("src", [
+    "\n".join(["let x0 = 1. in", *(f"let x{i} = x{i - 1} + 1. in" for i in range(1, 5000)), "x4999"]),
+    " + ".join(["1."] * 5000),
+    "let x = 1. in " + " - ".join(["x"] * 5000),
+    "let x = 1. in " + "- " * 5000 + "x",
+    "List.len([" + ", ".join(f"[{i}.]" for i in range(5000)) + "])",
+])
+def test_long_chains_parse_without_recursion_on_their_length(src):
+    # Let chains, operator chains and minus signs are read by loops (and let chains and long lists
+    # resolved and checked so): Python's default recursion limit is far below their length.
+    import sys
+
+    from sirenc.frontend.resolve import resolve
+    from sirenc.frontend.types import check
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(1000)
+    try:
+        program = parse(src, "t.si")
+        if src.startswith(("let x0", "List")):  # (an operator chain is a deep tree to walk)
+            resolve(program)
+            check(program)
+    finally:
+        sys.setrecursionlimit(limit)
+    assert program.main.span.end_col == len(src.rsplit("\n", 1)[-1]) + 1
+
+
+@pytest.mark.parametrize("src, kinds", [
+    ("(*)x*) a", ["name"]),
+    ("(***) a (* (* *) b", ["name", "name"]),
+    ("a#(*\n b", ["name", "name"]),
+    ('"a\\"b" .5 x.y', ["string", "number", "name", ".", "name"]),
+    ("x\r\n  y\t\r", ["name", "name"]),
+    ("", []),
+])
+def test_tokens(src, kinds):
+    from sirenc.frontend.lexer import tokenize
+
+    assert [t.kind for t in tokenize(src, "t.si")] == kinds + ["eof"]
+
+
+@pytest.mark.parametrize("src, message, col", [
+    ("a (**) b", "'(**)' is not a comment", 3),
+    ("a (* b", "unterminated comment", 3),
+    ("a *) b", "'*)' outside a comment", 3),
+    ('a "b', "unterminated string", 3),
+    ("a \u2028 b", "unexpected character '\\u2028'", 3),
+    ("a ; b", "unexpected character ';' (Siren has no ';' sequencing", 3),
+])
+def test_lexical_errors(src, message, col):
+    with pytest.raises(SirenSyntaxError) as e:
+        parse(src, "t.si")
+    assert message in e.value.message and (e.value.span.line, e.value.span.col) == (1, col)
