@@ -17,7 +17,7 @@ from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
 from sirenc.ir.build import Attributes, new_func, new_op
-from sirenc.passes.rewriting import drop
+from sirenc.passes.rewriting import append, drop
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
@@ -25,6 +25,8 @@ _OPERATOR_BINOPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "
 # Expressions whose value irgen makes for them alone (no variable's binding).
 _OWN_VALUE = (ast.Const, ast.Neg, ast.BinOp)
 _PRIVATE = StringAttr("private")
+# The method that builds each kind of expression, by its class.
+_EXPR: dict[type, object] = {}
 
 
 def ir_type(t: T.Type) -> Attribute:
@@ -44,22 +46,32 @@ def ir_type(t: T.Type) -> Attribute:
 
 
 class _FunctionBuilder:
-    def __init__(self, instance: T.Instance, attrs: Attributes):
+    def __init__(self, instance: T.Instance, attrs: Attributes, ir_types: dict):
         self.instance = instance
         self.attrs = attrs
+        self.types = instance.types
+        self.coercions = instance.coercions
+        # ir_type of each typechecker type met, shared by the functions: one attribute each,
+        # not a new (verified) one per expression.
+        self.ir_types = ir_types
 
     # -- helpers ---------------------------------------------------------------
 
     def type_of(self, node: ast.Node) -> Attribute:
-        return ir_type(self.instance.types[id(node)])
+        t = self.types[id(node)]
+        attr = self.ir_types.get(t)
+        if attr is None:
+            attr = self.ir_types[t] = ir_type(t)
+        return attr
 
     def emit(self, block: Block, op: Operation, node: ast.Node | None = None, span=None) -> SSAValue:
         if span is None and node is not None:
             span = node.span
         if span is not None:
             op.location = self.attrs.loc(span)
-        block.add_op(op)
-        return op.results[0] if op.results else None
+        append(op, block)
+        results = op.results
+        return results[0] if results else None
 
     def pack(self, block: Block, values: list[SSAValue], node: ast.Node) -> SSAValue:
         """The single value a call passes: unit, the argument, or nested pairs."""
@@ -109,11 +121,13 @@ class _FunctionBuilder:
     # -- expressions -----------------------------------------------------------
 
     def expr(self, block: Block, e: ast.Expr, env: dict) -> SSAValue:
-        method = getattr(self, "_" + type(e).__name__)
-        value = method(block, e, env)
-        target = self.instance.coercions.get(id(e))
+        method = _EXPR.get(type(e))
+        if method is None:
+            method = _EXPR[type(e)] = getattr(_FunctionBuilder, "_" + type(e).__name__)
+        value = method(self, block, e, env)
+        target = self.coercions.get(id(e))
         if target is not None:
-            value = self.convert(block, value, self.instance.types[id(e)], target, e)
+            value = self.convert(block, value, self.types[id(e)], target, e)
         return value
 
     def convert(self, block: Block, value: SSAValue, source: T.Type, target: T.Type, node) -> SSAValue:
@@ -346,8 +360,9 @@ class _FunctionBuilder:
 
 def irgen(typed: T.TypedProgram) -> ModuleOp:
     attrs = Attributes()
-    ops = [_FunctionBuilder(inst, attrs).build() for inst in typed.functions.values()]
-    main_builder = _FunctionBuilder(typed.main, attrs)
+    ir_types: dict = {}
+    ops = [_FunctionBuilder(inst, attrs, ir_types).build() for inst in typed.functions.values()]
+    main_builder = _FunctionBuilder(typed.main, attrs, ir_types)
     main_builder._main_expr = typed.program.main
     ops.append(main_builder.build())
     module = ModuleOp(ops)

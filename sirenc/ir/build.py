@@ -62,19 +62,23 @@ def init_op(op: IRDLOperation, operands: Sequence[SSAValue], result_types: Seque
     defaults = _DEFAULTS.get(type(op))
     if defaults is None:
         defaults = _defaults(type(op))
-    operands = SSAValues(operands)
-    uses = tuple([Use(op, i) for i in range(len(operands))])
-    for value, use in zip(operands, uses):
-        value.add_use(use)
+    uses = []
+    for index, value in enumerate(operands):
+        # value.add_use(use), without a call per operand.
+        first = value.first_use
+        use = Use(op, index, None, first)
+        if first is not None:
+            first._prev_use = use
+        value.first_use = use
+        uses.append(use)
     props = dict(properties)
     for name, default in defaults[0]:
         if name not in props:
             props[name] = default
-    attrs = dict(defaults[1])
     op.__dict__.update(
-        _operands=operands, _operand_uses=uses,
+        _operands=SSAValues(operands), _operand_uses=tuple(uses),
         results=SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)]),
-        properties=props, attributes=attrs, location=UNKNOWN_LOC,
+        properties=props, attributes=dict(defaults[1]), location=UNKNOWN_LOC,
         _successors=(), _successor_uses=(), regions=())
     return op
 
@@ -98,6 +102,13 @@ def _attr(cls, **params) -> Attribute:
     return attr
 
 
+def _data(cls, value) -> Attribute:
+    """``cls(value)`` for a Data attribute whose value is known to be valid."""
+    attr = cls.__new__(cls)
+    object.__setattr__(attr, "data", value)
+    return attr
+
+
 class Attributes:
     """The attributes one compilation makes many equal copies of, made once each: float
     constants (by their bits, so 0. and -0. stay apart and a NaN finds itself), source
@@ -117,9 +128,7 @@ class Attributes:
         if attr is None:
             # FloatAttr(value, f64) without its rounding to the type (a Python float is an f64
             # already) and verification.
-            data = FloatData.__new__(FloatData)
-            object.__setattr__(data, "data", value)
-            attr = self._floats[key] = _attr(FloatAttr, value=data, type=f64)
+            attr = self._floats[key] = _attr(FloatAttr, value=_data(FloatData, value), type=f64)
         return attr
 
     def loc(self, span: Span) -> FileLineColLoc:
@@ -152,7 +161,8 @@ class Attributes:
     def _int(self, value: int) -> IntAttr:
         attr = self._ints.get(value)
         if attr is None:
-            attr = self._ints[value] = IntAttr(value)
+            # IntAttr(value) without verifying that an int is an int: a location makes two.
+            attr = self._ints[value] = _data(IntAttr, value)
         return attr
 
 
