@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, f64, i1
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from sirenc import distributions
 from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
-from sirenc.ir.build import Attributes, new_func, new_op
+from sirenc.ir.build import Attributes, new_block, new_func, new_op, new_region
 from sirenc.passes.rewriting import append, drop
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
@@ -58,7 +58,9 @@ class _FunctionBuilder:
     # -- helpers ---------------------------------------------------------------
 
     def type_of(self, node: ast.Node) -> Attribute:
-        t = self.types[id(node)]
+        return self.ir_type(self.types[id(node)])
+
+    def ir_type(self, t: T.Type) -> Attribute:
         attr = self.ir_types.get(t)
         if attr is None:
             attr = self.ir_types[t] = ir_type(t)
@@ -144,10 +146,10 @@ class _FunctionBuilder:
             snd = self.convert(block, self.emit(block, siren.SndOp(value), node), source.snd, target.snd, node)
             return self.emit(block, siren.PairOp(fst, snd), node)
         if isinstance(source, T.TList) and isinstance(target, T.TList):
-            body = Block(arg_types=(ir_type(source.elem),))
+            body = new_block((self.ir_type(source.elem),))
             item = self.convert(body, body.args[0], source.elem, target.elem, node)
             self.emit(body, siren.YieldOp(item), node)
-            return self.emit(block, siren.MapOp(value, ir_type(target), body), node)
+            return self.emit(block, siren.MapOp(value, self.ir_type(target), body), node)
         raise AssertionError(f"no conversion from {source} to {target}")
 
 
@@ -273,7 +275,7 @@ class _FunctionBuilder:
         if name == "List.map":
             lst = self.expr(block, e.args[1], env)
             elem_type = lst.type.element
-            body = Block(arg_types=(elem_type,))
+            body = new_block((elem_type,))
             out_type = self.type_of(e)
             mapped = self.call(body, self.instance.targets[id(e)], body.args[0], out_type.element, e)
             self.emit(body, siren.YieldOp(mapped), e)
@@ -292,7 +294,7 @@ class _FunctionBuilder:
         cond = self.expr(block, e.cond, env)
         branches = []
         for branch in (e.then, e.else_):
-            inner = Block()
+            inner = new_block()
             self.emit(inner, siren.YieldOp(self.expr(inner, branch, env)), branch)
             branches.append(inner)
         return self.emit(block, siren.IfOp(cond, self.type_of(e), *branches), e)
@@ -300,14 +302,14 @@ class _FunctionBuilder:
     def _Fold(self, block, e: ast.Fold, env):
         lst = self.expr(block, e.lst, env)
         init = self.expr(block, e.init, env)
-        body = Block(arg_types=(lst.type.element, init.type))
+        body = new_block((lst.type.element, init.type))
         arg = self.emit(body, siren.PairOp(body.args[0], body.args[1]), e)
         converted = self.instance.fold_results.get(id(e))
         if converted is None:
             acc = self.call(body, self.instance.targets[id(e)], arg, init.type, e)
         else:  # the function returns bools where the accumulator holds numbers
             source, target = converted
-            acc = self.call(body, self.instance.targets[id(e)], arg, ir_type(source), e)
+            acc = self.call(body, self.instance.targets[id(e)], arg, self.ir_type(source), e)
             acc = self.convert(body, acc, source, target, e)
         self.emit(body, siren.YieldOp(acc), e)
         return self.emit(block, siren.FoldOp(lst, init, body), e)
@@ -340,20 +342,20 @@ class _FunctionBuilder:
     def build(self) -> func.FuncOp:
         inst = self.instance
         if inst.func is None:
-            block = Block()
+            block = new_block()
             env: dict = {}
             main = self.expr(block, self._main_expr, env)
-            block.add_op(new_op(func.ReturnOp, [main], []))
-            return new_func("main", self.attrs.function_type((), (main.type,)), Region(block))
-        param = ir_type(inst.param)
-        block = Block(arg_types=(param,))
+            append(new_op(func.ReturnOp, [main], []), block)
+            return new_func("main", self.attrs.function_type((), (main.type,)), new_region(block))
+        param = self.ir_type(inst.param)
+        block = new_block((param,))
         env: dict = {}
         self.bind(block, inst.func.params, block.args[0], env, [])
         result = self.expr(block, inst.func.body, env)
         ret = new_op(func.ReturnOp, [result], [])
         ret.location = self.attrs.loc(inst.func.body.span)
-        block.add_op(ret)
-        f = new_func(inst.name, self.attrs.function_type((param,), (result.type,)), Region(block), _PRIVATE)
+        append(ret, block)
+        f = new_func(inst.name, self.attrs.function_type((param,), (result.type,)), new_region(block), _PRIVATE)
         f.location = self.attrs.loc(inst.func.name_span)
         return f
 
@@ -361,9 +363,11 @@ class _FunctionBuilder:
 def irgen(typed: T.TypedProgram) -> ModuleOp:
     attrs = Attributes()
     ir_types: dict = {}
-    ops = [_FunctionBuilder(inst, attrs, ir_types).build() for inst in typed.functions.values()]
+    block = new_block()
+    for inst in typed.functions.values():
+        append(_FunctionBuilder(inst, attrs, ir_types).build(), block)
     main_builder = _FunctionBuilder(typed.main, attrs, ir_types)
     main_builder._main_expr = typed.program.main
-    ops.append(main_builder.build())
-    module = ModuleOp(ops)
+    append(main_builder.build(), block)
+    module = ModuleOp(new_region(block))
     return module

@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import (
     UNKNOWN_LOC, ArrayAttr, FileLineColLoc, FloatAttr, FloatData, FunctionType, IntAttr, StringAttr, SymbolRefAttr, f64,
 )
 from xdsl.dialects import func
-from xdsl.ir import Attribute, OpResult, Region, SSAValue, SSAValues, Use
+from xdsl.ir import Attribute, Block, BlockArgument, OpResult, Region, SSAValue, SSAValues, Use
 from xdsl.irdl import AttrSizedSegments, IRDLOperation, OptionalDef, VariadicDef
 
 from sirenc.diagnostics import Span
@@ -31,6 +31,7 @@ _Defaults = tuple[tuple[tuple[str, Attribute], ...], tuple[tuple[str, Attribute]
 _DEFAULTS: dict[type, _Defaults] = {}
 _NO_PROPERTIES: Mapping[str, Attribute] = {}
 _NO_REFERENCES = ArrayAttr([])
+_NO_VALUES = SSAValues()
 
 
 def _defaults(cls: type[IRDLOperation]) -> _Defaults:
@@ -85,13 +86,35 @@ def init_op(op: IRDLOperation, operands: Sequence[SSAValue], result_types: Seque
 
 def new_func(name: str, function_type: FunctionType, body: Region,
              visibility: StringAttr | None = None) -> func.FuncOp:
-    """``func.FuncOp(name, function_type, body, visibility)``: the same properties, through
-    ``Operation.__init__`` without matching them against the definition (half the cost of an
-    op per function of a program of 10^5 functions)."""
+    """``func.FuncOp(name, function_type, body, visibility)``: the same properties and region,
+    without matching them against the definition (which fills in no default for a function) or
+    the checks of a region's attachment (a program of 10^5 functions makes as many)."""
     properties = {"sym_name": StringAttr(name), "function_type": function_type}
     if visibility is not None:
         properties["sym_visibility"] = visibility
-    return func.FuncOp.create(properties=properties, regions=[body])
+    op = func.FuncOp.__new__(func.FuncOp)
+    op.__dict__.update(
+        _operands=_NO_VALUES, _operand_uses=(), results=_NO_VALUES, properties=properties, attributes={},
+        location=UNKNOWN_LOC, _successors=(), _successor_uses=(), regions=(body,))
+    body.parent = op
+    return op
+
+
+def new_block(arg_types: Sequence[Attribute] = ()) -> Block:
+    """``Block(arg_types=arg_types)``, without a new unknown location per argument."""
+    block = Block.__new__(Block)
+    block.__dict__.update(
+        _args=tuple([BlockArgument(t, block, i, UNKNOWN_LOC) for i, t in enumerate(arg_types)]),
+        _first_op=None, _last_op=None)
+    return block
+
+
+def new_region(block: Block) -> Region:
+    """``Region(block)`` for a new block, without the checks of its attachment."""
+    region = Region.__new__(Region)
+    region.__dict__.update(_first_block=block, _last_block=block)
+    block.parent = region
+    return region
 
 
 def _attr(cls, **params) -> Attribute:
@@ -138,8 +161,8 @@ class Attributes:
             file = self._files.get(span.file)
             if file is None:
                 file = self._files[span.file] = StringAttr(span.file)
-            loc = self._locs[key] = _attr(FileLineColLoc, filename=file, line=self._int(span.line),
-                                          column=self._int(span.col))
+            loc = self._locs[key] = FileLineColLoc.__new__(FileLineColLoc)
+            loc.__dict__.update(filename=file, line=self._int(span.line), column=self._int(span.col))
         return loc
 
     def symbol(self, name: str) -> SymbolRefAttr:
@@ -166,4 +189,4 @@ class Attributes:
         return attr
 
 
-__all__ = ["Attributes", "init_op", "new_func", "new_op"]
+__all__ = ["Attributes", "init_op", "new_block", "new_func", "new_op", "new_region"]
