@@ -314,8 +314,10 @@ FOLDS = {AddOp: operator.add, SubOp: operator.sub, MulOp: operator.mul, NegOp: o
 def float_constant(value: SSAValue) -> float | None:
     """The number a `siren.const` of a float holds, else None."""
     owner = value.owner
-    if isinstance(owner, ConstOp) and isinstance(owner.value, FloatAttr):
-        return owner.value.value.data
+    if type(owner) is ConstOp:
+        attr = owner.properties["value"]
+        if type(attr) is FloatAttr:
+            return attr.value.data
     return None
 
 

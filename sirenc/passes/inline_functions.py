@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from sirenc.passes.rewriting import drop, insert_before, replace, replace_uses
+from sirenc.passes.rewriting import drop, move_ops_before, replace, replace_uses
 
 
 def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Operation]:
@@ -26,27 +26,30 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Ope
     `last` call of `callee` left anywhere (nothing reads the body after it); the ops it
     inserted (in order)."""
     block: Block = callee.body.block if last else callee.body.clone().block
-    for arg, operand in zip(block.args, call.operands, strict=True):
+    for arg, operand in zip(block.args, call._operands, strict=True):
         replace_uses(arg, operand)
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
-    results = list(ret.operands)
+    results = list(ret._operands)
     drop(ret)
-    inserted = list(block.ops)
-    for op in inserted:
-        block.detach_op(op)
-        insert_before(op, call)
+    inserted = move_ops_before(block, call)
     replace(call, results)
     return inserted
 
 
-def _calls(op: Operation) -> list[func.CallOp]:
-    if isinstance(op, func.CallOp):
-        return [op]
+def _calls(op: Operation, out: list[func.CallOp]) -> list[func.CallOp]:
+    """Appends the calls among `op` and the ops nested in it to `out`, in program order."""
+    if type(op) is func.CallOp:
+        out.append(op)
     # Block by block rather than op.walk(), whose generators cost more than the rest of
     # inlining a chain of 10^5 small functions.
-    return [call for region in op.regions for block in region.blocks for inner in block.ops
-            for call in _calls(inner)]
+    for region in op.regions:
+        for block in region.blocks:
+            inner = block._first_op
+            while inner is not None:
+                _calls(inner, out)
+                inner = inner._next_op
+    return out
 
 
 def inline_all(module: ModuleOp) -> None:
@@ -59,21 +62,25 @@ def inline_all(module: ModuleOp) -> None:
     # A callee's body is cloned for each call but the last one left in the module, which takes
     # the body itself: in a chain of functions each called once, nothing is cloned.
     # `remaining` counts the calls of each function in main and in every function's body.
-    calls = _calls(main)
-    remaining = Counter(op.callee.root_reference.data for f in funcs.values() for op in _calls(f))
+    calls = _calls(main, [])
+    remaining = Counter(_callee(op) for f in funcs.values() for op in _calls(f, []))
     while calls:
         call = calls.pop()
-        name = call.callee.root_reference.data
+        name = _callee(call)
         last = remaining[name] == 1
         remaining[name] -= 1
+        start = len(calls)
         for op in _inline_call(call, funcs[name], last):
-            inner_calls = _calls(op)
-            calls.extend(inner_calls)
-            if not last:   # copies: calls the module did not hold before
-                remaining.update(inner.callee.root_reference.data for inner in inner_calls)
+            _calls(op, calls)
+        if not last:   # copies: calls the module did not hold before
+            remaining.update(_callee(inner) for inner in calls[start:])
     for name, f in funcs.items():
         if name != "main":
             drop(f)
+
+
+def _callee(call: func.CallOp) -> str:
+    return call.properties["callee"].root_reference.data
 
 
 @dataclass(frozen=True)

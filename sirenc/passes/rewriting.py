@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from xdsl.ir import Block, Operation, SSAValue, SSAValues
 
+_NO_VALUES = SSAValues()
+
 
 def insert_before(new: Operation, at: Operation) -> None:
     """``at.parent.insert_op_before(new, at)`` for a new op (or one just detached), which no
@@ -66,11 +68,66 @@ def drop(op: Operation) -> None:
     dropped, and its results emptied. Nothing refers to it then, so reference counting frees it
     at once, instead of the cyclic collector (which would find it through its results) later;
     and there is no `ErasedSSAValue` per result, as ``Operation.erase`` makes."""
-    if any(result.first_use is not None for result in op.results):
-        raise ValueError(f"drop: a result of {op.name} is still used")
-    op.parent.detach_op(op)
-    op.drop_all_references()
-    op.results = SSAValues()
+    for result in op.results:
+        if result.first_use is not None:
+            raise ValueError(f"drop: a result of {op.name} is still used")
+    _unlink(op)
+    # Operand by operand, ``op.drop_all_references()`` without a call per use; that takes what
+    # else the op refers to.
+    for value, use in zip(op._operands, op._operand_uses):
+        prev, following = use._prev_use, use._next_use
+        if prev is None:
+            value.first_use = following
+        else:
+            prev._next_use = following
+        if following is not None:
+            following._prev_use = prev
+    op._operand_uses = ()
+    if op.regions or op._successors:
+        op.drop_all_references()
+    op.results = _NO_VALUES
+
+
+def _unlink(op: Operation) -> None:
+    """``op.parent.detach_op(op)``."""
+    block = op.parent
+    prev, following = op._prev_op, op._next_op
+    if prev is None:
+        block._first_op = following
+    else:
+        prev._next_op = following
+        op._prev_op = None
+    if following is None:
+        block._last_op = prev
+    else:
+        following._prev_op = prev
+        op._next_op = None
+    op.parent = None
+
+
+def move_ops_before(block: Block, at: Operation) -> list[Operation]:
+    """Moves all of `block`'s ops, in order, before `at` (in another block), as one splice of
+    the two lists of ops; the ops moved."""
+    first, last = block._first_op, block._last_op
+    if first is None:
+        return []
+    parent = at.parent
+    moved = []
+    op = first
+    while op is not None:
+        op.parent = parent
+        moved.append(op)
+        op = op._next_op
+    prev = at._prev_op
+    first._prev_op = prev
+    if prev is None:
+        parent._first_op = first
+    else:
+        prev._next_op = first
+    last._next_op = at
+    at._prev_op = last
+    block._first_op = block._last_op = None
+    return moved
 
 
 def replace(op: Operation, values: Sequence[SSAValue]) -> None:
