@@ -94,7 +94,7 @@ def streamed_fold(main: func.FuncOp) -> tuple[siren.FoldOp | None, str]:
     """The top-level fold over `File.read` data, or why there is none."""
     candidates = []
     for op in main.body.block.ops:
-        if not isinstance(op, siren.FoldOp):
+        if type(op) is not siren.FoldOp:
             continue
         source = op.list.owner
         if isinstance(source, siren.MapOp):
@@ -112,7 +112,7 @@ def streamed_fold(main: func.FuncOp) -> tuple[siren.FoldOp | None, str]:
         return None, "the data read by File.read is used outside the fold over it"
     path = read.path.owner
     for other in ops_of(main):
-        if isinstance(other, siren.FileReadOp) and other is not read and _same_path(other.path.owner, path):
+        if type(other) is siren.FileReadOp and other is not read and _same_path(other.path.owner, path):
             return None, "the streamed data file is also read elsewhere"
     return fold, ""
 
@@ -401,7 +401,8 @@ class _Builder:
 
 def unpack(value: SSAValue) -> list[SSAValue]:
     """The scalars of a lowered value."""
-    if value.type == f64 or value.type == i1 or isinstance(value.type, smc.ListHandleType | smc.SymType):
+    t = value.type
+    if t is f64 or t is i1 or t == f64 or t == i1 or isinstance(t, smc.ListHandleType | smc.SymType):
         return [value]
     owner = value.owner
     if isinstance(owner, UnrealizedConversionCastOp) and len(owner.outputs) == 1:
@@ -448,11 +449,13 @@ class _Lowering:
             return
         out = self.lower(op, _Builder(op, self.facts))
         value = None
-        if op.results:
-            if len(out) == 1 and out[0].type == op.results[0].type:
+        results = op.results
+        if results:
+            result_type = results[0].type
+            if len(out) == 1 and (out[0].type is result_type or out[0].type == result_type):
                 value = out[0]
             else:
-                cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
+                cast = UnrealizedConversionCastOp.get(out, [result_type])
                 insert_before(cast, op)
                 value = cast.outputs[0]
             replace(op, [value])
@@ -484,26 +487,28 @@ def lowers(op_type: type[Operation]):
 @lowers(siren.ConstOp)
 class _Const(_Lowering):
     def lower(self, op: siren.ConstOp, b):
-        attr = op.value
-        if isinstance(attr, FloatAttr):
-            return [b.add(new_op(arith.ConstantOp, (), [attr.type], {"value": attr})).result]
+        attr = op.properties["value"]
+        if type(attr) is FloatAttr:
+            return [b.add(new_op(arith.ConstantOp, (), [attr.type], {"value": attr})).results[0]]
         if isinstance(attr, IntegerAttr):
             return [b.const_i(attr.value.data, i1)]
         return []  # unit, or a string (remembered for File.read)
 
     def after_replace(self, op, value):
-        if isinstance(op.value, StringAttr):
-            self.facts.strings[value] = op.value.data
+        attr = op.properties["value"]
+        if type(attr) is StringAttr:
+            self.facts.strings[value] = attr.data
 
 
 def _float_binop(op_type, arith_op, kind: str):
     @lowers(op_type)
     class _Binop(_Lowering):
         def lower(self, op, b):
-            (x,), (y,) = b.get(op.lhs), b.get(op.rhs)
-            if isinstance(op.result.type, siren.SymType):
+            lhs, rhs = op._operands
+            (x,), (y,) = unpack(lhs), unpack(rhs)
+            if type(op.results[0].type) is siren.SymType:
                 return [b.add(smc.SymBinOp(kind, x, y)).result]
-            return [b.add(new_op(arith_op, [x, y], [x.type])).result]
+            return [b.add(new_op(arith_op, [x, y], [x.type])).results[0]]
 
     _Binop.__name__ = f"_{op_type.__name__}"
     return _Binop
@@ -517,10 +522,10 @@ for _siren_op, _arith_op, _kind in ((siren.AddOp, arith.AddfOp, "add"), (siren.S
 @lowers(siren.NegOp)
 class _Neg(_Lowering):
     def lower(self, op, b):
-        (x,) = b.get(op.operand)
-        if isinstance(op.result.type, siren.SymType):
+        (x,) = unpack(op._operands[0])
+        if type(op.results[0].type) is siren.SymType:
             return [b.add(smc.SymNegOp(x)).result]
-        return [b.add(new_op(arith.NegfOp, [x], [x.type])).result]
+        return [b.add(new_op(arith.NegfOp, [x], [x.type])).results[0]]
 
 
 @lowers(siren.BoolToFloatOp)
@@ -874,7 +879,7 @@ _LOWERED_DIALECTS = ("smc.", "arith.", "math.", "scf.")
 def _check_lowered(main: func.FuncOp) -> None:
     """Drop casts nothing reads; any other leftover is an op no pattern lowered."""
     for op in reversed(ops_of(main)):
-        if isinstance(op, UnrealizedConversionCastOp) and all(not r.uses for r in op.results):
+        if type(op) is UnrealizedConversionCastOp and all(r.first_use is None for r in op.results):
             drop(op)
     for op in ops_of(main):
         if op is not main and not op.name.startswith(_LOWERED_DIALECTS):

@@ -154,7 +154,10 @@ def _visit(op: Operation, out: list[Operation], region_first: bool) -> None:
         for block in region.blocks:
             inner = block._first_op
             while inner is not None:
-                _visit(inner, out, region_first)
+                if inner.regions:
+                    _visit(inner, out, region_first)
+                else:
+                    out.append(inner)
                 inner = inner._next_op
     if region_first:
         out.append(op)
