@@ -63,23 +63,36 @@ def init_op(op: IRDLOperation, operands: Sequence[SSAValue], result_types: Seque
     defaults = _DEFAULTS.get(type(op))
     if defaults is None:
         defaults = _defaults(type(op))
-    uses = []
-    for index, value in enumerate(operands):
-        # value.add_use(use), without a call per operand.
-        first = value.first_use
-        use = Use(op, index, None, first)
-        if first is not None:
-            first._prev_use = use
-        value.first_use = use
-        uses.append(use)
+    # Shared empty lists, and no loop or copy where there is nothing to take: a few tenths of
+    # a microsecond each, a sixth of an op.
+    if operands:
+        uses = []
+        for index, value in enumerate(operands):
+            # value.add_use(use), without a call per operand.
+            first = value.first_use
+            use = Use(op, index, None, first)
+            if first is not None:
+                first._prev_use = use
+            value.first_use = use
+            uses.append(use)
+        operands = SSAValues(operands)
+        uses = tuple(uses)
+    else:
+        operands, uses = _NO_VALUES, ()
+    if len(result_types) == 1:
+        results = SSAValues((OpResult(result_types[0], op, 0),))
+    elif result_types:
+        results = SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)])
+    else:
+        results = _NO_VALUES
     props = dict(properties)
-    for name, default in defaults[0]:
+    prop_defaults, attr_defaults = defaults
+    for name, default in prop_defaults:
         if name not in props:
             props[name] = default
     op.__dict__.update(
-        _operands=SSAValues(operands), _operand_uses=tuple(uses),
-        results=SSAValues([OpResult(t, op, i) for i, t in enumerate(result_types)]),
-        properties=props, attributes=dict(defaults[1]), location=UNKNOWN_LOC,
+        _operands=operands, _operand_uses=uses, results=results,
+        properties=props, attributes=dict(attr_defaults) if attr_defaults else {}, location=UNKNOWN_LOC,
         _successors=(), _successor_uses=(), regions=())
     return op
 

@@ -133,7 +133,7 @@ _DIST = base(DistType) | base(SymDistType)
 
 
 def is_sym(t: Attribute) -> bool:
-    return isinstance(t, SymType)
+    return type(t) is SymType
 
 
 def pack(add, values: Sequence[SSAValue]) -> SSAValue:
@@ -201,7 +201,9 @@ class ConstOp(IRDLOperation):
 
     def __init__(self, value: float | bool | str | FloatAttr | None):
         # A FloatAttr: a number whose attribute the caller shares among equal constants.
-        if value is None:
+        if type(value) is FloatAttr:
+            attr, typ = value, f64
+        elif value is None:
             attr, typ = UnitAttr(), unit
         elif isinstance(value, bool):
             attr, typ = IntegerAttr(int(value), i1), i1

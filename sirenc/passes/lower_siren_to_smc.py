@@ -93,14 +93,16 @@ def descriptor(t: Attribute) -> str:
 def streamed_fold(main: func.FuncOp) -> tuple[siren.FoldOp | None, str]:
     """The top-level fold over `File.read` data, or why there is none."""
     candidates = []
-    for op in main.body.block.ops:
-        if type(op) is not siren.FoldOp:
-            continue
-        source = op.list.owner
-        if isinstance(source, siren.MapOp):
-            source = source.list.owner
-        if isinstance(source, siren.FileReadOp):
-            candidates.append(op)
+    # The block's list of ops walked directly: BlockOps' iterator costs a call per op.
+    op = main.body.block.first_op
+    while op is not None:
+        if type(op) is siren.FoldOp:
+            source = op.list.owner
+            if isinstance(source, siren.MapOp):
+                source = source.list.owner
+            if isinstance(source, siren.FileReadOp):
+                candidates.append(op)
+        op = op._next_op
     if not candidates:
         return None, "the main expression does not fold over File.read data at its top level"
     if len(candidates) > 1:
@@ -148,12 +150,11 @@ def _inner_constant_cons(op: siren.ConsOp) -> bool:
 
 def _cons_before(op: siren.ConsOp) -> siren.ConsOp | None:
     """The cons of the same literal whose tail `op` is, if `op` is nothing else."""
-    result = op.results[0]
-    if not result.has_one_use():
+    use = op.results[0].first_use
+    if use is None or use._next_use is not None:
         return None
-    use = result.first_use
-    user = use.operation
-    if type(user) is siren.ConsOp and use.index == 1 and user.location == op.location:
+    user = use._operation
+    if type(user) is siren.ConsOp and use._index == 1 and (user.location is op.location or user.location == op.location):
         return user
     return None
 
@@ -165,20 +166,24 @@ def _element_words(value: SSAValue) -> list[int] | None:
     A list in it (a literal of constants, or `[]`) is its encoding in smc.const_list's nested
     form: its length, then its elements."""
     owner = value.owner
-    if isinstance(owner, siren.NilOp):
+    kind = type(owner)
+    if kind is siren.NilOp:
         return [0]
-    if isinstance(owner, siren.ConsOp):
+    if kind is siren.ConsOp:
         literal = _literal(owner)
         return None if literal is None else [len(literal[0]), *literal[1]]
-    if isinstance(owner, siren.PairOp):
+    if kind is siren.PairOp:
         first, second = _element_words(owner.first), _element_words(owner.second)
         return None if first is None or second is None else first + second
-    if isinstance(owner, siren.BoolToFloatOp):
+    if kind is siren.BoolToFloatOp:
         inner = _constant(owner.operand)
         return None if inner is None else [_float_word(1.0 if inner else 0.0)]
+    number = siren.float_constant(value)
+    if number is not None:
+        return [_float_word(number)]
     constant = _constant(value)
     if constant is None:
-        return [] if isinstance(owner, siren.ConstOp) and value.type == siren.unit else None
+        return [] if kind is siren.ConstOp and value.type == siren.unit else None
     return [_float_word(constant)] if value.type == f64 else [int(constant)]
 
 
@@ -199,16 +204,17 @@ def _literal(top: siren.ConsOp) -> tuple[list[siren.ConsOp], list[int]] | None:
     None when it is not one."""
     chain, words = [], []
     cur: Operation = top
-    while isinstance(cur, siren.ConsOp):
+    while type(cur) is siren.ConsOp:
         if cur is not top and _cons_before(cur) is None:
             return None
-        head = _element_words(cur.head)
+        head, tail = cur._operands
+        head = _element_words(head)
         if head is None:
             return None
         chain.append(cur)
         words += head
-        cur = cur.tail.owner
-    return (chain, words) if isinstance(cur, siren.NilOp) else None
+        cur = tail.owner
+    return (chain, words) if type(cur) is siren.NilOp else None
 
 
 def _fold_literal(top: siren.ConsOp) -> None:
@@ -239,9 +245,18 @@ def _erase_unused(op: Operation) -> None:
         op = work.pop()
         if op.parent is None:
             continue
-        owners = [v.owner for v in op.operands if type(v.owner) is not Block]
+        owners = [v.owner for v in op._operands]
         drop(op)
-        work += [owner for owner in owners if all(r.first_use is None for r in owner.results)]
+        for owner in owners:
+            if type(owner) is not Block and _unused(owner):
+                work.append(owner)
+
+
+def _unused(op: Operation) -> bool:
+    for result in op.results:
+        if result.first_use is not None:
+            return False
+    return True
 
 
 @dataclass
