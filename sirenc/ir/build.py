@@ -90,10 +90,18 @@ def init_op(op: IRDLOperation, operands: Sequence[SSAValue], result_types: Seque
     for name, default in prop_defaults:
         if name not in props:
             props[name] = default
-    op.__dict__.update(
-        _operands=operands, _operand_uses=uses, results=results,
-        properties=props, attributes=dict(attr_defaults) if attr_defaults else {}, location=UNKNOWN_LOC,
-        _successors=(), _successor_uses=(), regions=())
+    # Attribute by attribute, in the order Operation.__init__ sets them, not through `__dict__`:
+    # the instance keeps its values inline (sharing the class's keys) instead of a dict of its
+    # own, 176 bytes less per op and quicker to set and read.
+    op._operands = operands
+    op._operand_uses = uses
+    op.results = results
+    op.properties = props
+    op.attributes = dict(attr_defaults) if attr_defaults else {}
+    op.location = UNKNOWN_LOC
+    op._successors = ()
+    op._successor_uses = ()
+    op.regions = ()
     return op
 
 
@@ -106,9 +114,15 @@ def new_func(name: str, function_type: FunctionType, body: Region,
     if visibility is not None:
         properties["sym_visibility"] = visibility
     op = func.FuncOp.__new__(func.FuncOp)
-    op.__dict__.update(
-        _operands=_NO_VALUES, _operand_uses=(), results=_NO_VALUES, properties=properties, attributes={},
-        location=UNKNOWN_LOC, _successors=(), _successor_uses=(), regions=(body,))
+    op._operands = _NO_VALUES
+    op._operand_uses = ()
+    op.results = _NO_VALUES
+    op.properties = properties
+    op.attributes = {}
+    op.location = UNKNOWN_LOC
+    op._successors = ()
+    op._successor_uses = ()
+    op.regions = (body,)
     body.parent = op
     return op
 
@@ -116,16 +130,17 @@ def new_func(name: str, function_type: FunctionType, body: Region,
 def new_block(arg_types: Sequence[Attribute] = ()) -> Block:
     """``Block(arg_types=arg_types)``, without a new unknown location per argument."""
     block = Block.__new__(Block)
-    block.__dict__.update(
-        _args=tuple([BlockArgument(t, block, i, UNKNOWN_LOC) for i, t in enumerate(arg_types)]),
-        _first_op=None, _last_op=None)
+    block._args = tuple([BlockArgument(t, block, i, UNKNOWN_LOC) for i, t in enumerate(arg_types)])
+    block._first_op = None
+    block._last_op = None
     return block
 
 
 def new_region(block: Block) -> Region:
     """``Region(block)`` for a new block, without the checks of its attachment."""
     region = Region.__new__(Region)
-    region.__dict__.update(_first_block=block, _last_block=block)
+    region._first_block = block
+    region._last_block = block
     block.parent = region
     return region
 
@@ -174,8 +189,8 @@ class Attributes:
             file = self._files.get(span.file)
             if file is None:
                 file = self._files[span.file] = StringAttr(span.file)
-            loc = self._locs[key] = FileLineColLoc.__new__(FileLineColLoc)
-            loc.__dict__.update(filename=file, line=self._int(span.line), column=self._int(span.col))
+            loc = self._locs[key] = _attr(FileLineColLoc, filename=file, line=self._int(span.line),
+                                          column=self._int(span.col))
         return loc
 
     def symbol(self, name: str) -> SymbolRefAttr:

@@ -47,33 +47,42 @@ def _calls(op: Operation, out: list[func.CallOp]) -> list[func.CallOp]:
         for block in region.blocks:
             inner = block._first_op
             while inner is not None:
-                _calls(inner, out)
+                if inner.regions:
+                    _calls(inner, out)
+                elif type(inner) is func.CallOp:
+                    out.append(inner)
                 inner = inner._next_op
     return out
 
 
 def inline_all(module: ModuleOp) -> None:
-    funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    funcs = {f.properties["sym_name"].data: f for f in module.ops if type(f) is func.FuncOp}
     main = funcs["main"]
     # Inlining a callee may expose calls of its own, but only among the ops it inserted:
-    # those are walked, not all of main again (a chain of n functions each calling the one
+    # those are taken, not all of main walked again (a chain of n functions each calling the one
     # before would otherwise walk main n times as it grows: quadratic). Each call expands in
     # place, so the order in which calls are taken does not change the result.
     # A callee's body is cloned for each call but the last one left in the module, which takes
     # the body itself: in a chain of functions each called once, nothing is cloned.
-    # `remaining` counts the calls of each function in main and in every function's body.
-    calls = _calls(main, [])
-    remaining = Counter(_callee(op) for f in funcs.values() for op in _calls(f, []))
+    # `remaining` counts the calls of each function in main and in every function's body;
+    # `inner` lists the calls in each body, which stays as it is until its last call takes it
+    # (those calls are then the ones inserted, not walked again).
+    inner = {name: _calls(f, []) for name, f in funcs.items()}
+    calls = inner.pop("main")
+    remaining = Counter(_callee(op) for f_calls in (calls, *inner.values()) for op in f_calls)
     while calls:
         call = calls.pop()
         name = _callee(call)
         last = remaining[name] == 1
         remaining[name] -= 1
-        start = len(calls)
-        for op in _inline_call(call, funcs[name], last):
-            _calls(op, calls)
-        if not last:   # copies: calls the module did not hold before
-            remaining.update(_callee(inner) for inner in calls[start:])
+        inserted = _inline_call(call, funcs[name], last)
+        if last:
+            calls += inner.pop(name)
+        else:   # copies: calls the module did not hold before
+            start = len(calls)
+            for op in inserted:
+                _calls(op, calls)
+            remaining.update(_callee(inner_call) for inner_call in calls[start:])
     for name, f in funcs.items():
         if name != "main":
             drop(f)

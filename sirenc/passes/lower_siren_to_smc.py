@@ -50,7 +50,7 @@ from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
 from sirenc.ir.build import new_op
 from sirenc.ir.locations import span_of
-from sirenc.passes.rewriting import append, drop, insert_before, ops_of, replace
+from sirenc.passes.rewriting import append, drop, insert_before, ops_of, replace, replace_uses
 from sirenc.passes.errors import LoweringError, where
 
 
@@ -466,16 +466,16 @@ class _Lowering:
         value = None
         results = op.results
         if results:
-            result_type = results[0].type
+            (result,) = results   # (a siren op has one result at most)
+            result_type = result.type
             if len(out) == 1 and (out[0].type is result_type or out[0].type == result_type):
-                value = out[0]
+                (value,) = out
             else:
                 cast = UnrealizedConversionCastOp.get(out, [result_type])
                 insert_before(cast, op)
                 value = cast.outputs[0]
-            replace(op, [value])
-        else:
-            drop(op)
+            replace_uses(result, value)
+        drop(op)
         self.after_replace(op, value)
 
     def lower(self, op, b: _Builder) -> list[SSAValue]:
@@ -504,7 +504,7 @@ class _Const(_Lowering):
     def lower(self, op: siren.ConstOp, b):
         attr = op.properties["value"]
         if type(attr) is FloatAttr:
-            return [b.add(new_op(arith.ConstantOp, (), [attr.type], {"value": attr})).results[0]]
+            return list(b.add(new_op(arith.ConstantOp, (), [attr.type], {"value": attr})).results)
         if isinstance(attr, IntegerAttr):
             return [b.const_i(attr.value.data, i1)]
         return []  # unit, or a string (remembered for File.read)
@@ -523,7 +523,7 @@ def _float_binop(op_type, arith_op, kind: str):
             (x,), (y,) = unpack(lhs), unpack(rhs)
             if type(op.results[0].type) is siren.SymType:
                 return [b.add(smc.SymBinOp(kind, x, y)).result]
-            return [b.add(new_op(arith_op, [x, y], [x.type])).results[0]]
+            return list(b.add(new_op(arith_op, [x, y], [x.type])).results)
 
     _Binop.__name__ = f"_{op_type.__name__}"
     return _Binop
@@ -540,7 +540,7 @@ class _Neg(_Lowering):
         (x,) = unpack(op._operands[0])
         if type(op.results[0].type) is siren.SymType:
             return [b.add(smc.SymNegOp(x)).result]
-        return [b.add(new_op(arith.NegfOp, [x], [x.type])).results[0]]
+        return list(b.add(new_op(arith.NegfOp, [x], [x.type])).results)
 
 
 @lowers(siren.BoolToFloatOp)

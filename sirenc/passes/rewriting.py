@@ -56,11 +56,17 @@ def replace_uses(old: SSAValue, value: SSAValue) -> None:
         operands = list(user._operands)
         operands[use._index] = value
         user._operands = SSAValues(operands)
-        value.add_use(use)
+        # value.add_use(use)
+        first = value.first_use
+        use._prev_use, use._next_use = None, first
+        if first is not None:
+            first._prev_use = use
+        value.first_use = use
         use = following
     old.first_use = None
-    if value.name_hint is None:
-        value.name_hint = old.name_hint
+    # (the setter re-checks the name; there is none to carry over most often)
+    if value._name is None and old._name is not None:
+        value.name_hint = old._name
 
 
 def drop(op: Operation) -> None:
@@ -83,8 +89,22 @@ def drop(op: Operation) -> None:
         if following is not None:
             following._prev_use = prev
     op._operand_uses = ()
-    if op.regions or op._successors:
+    if op._successors:
         op.drop_all_references()
+        op.results = _NO_VALUES
+        return
+    for region in op.regions:
+        # ``region.drop_all_references()``, without a generator per block.
+        region.parent = None
+        block = region._first_block
+        while block is not None:
+            following = block._next_block
+            block.parent = block._next_block = block._prev_block = None
+            inner = block._first_op
+            while inner is not None:
+                inner.drop_all_references()
+                inner = inner._next_op
+            block = following
     op.results = _NO_VALUES
 
 
