@@ -72,8 +72,9 @@ class _FunctionBuilder:
         if span is not None:
             op.location = self.attrs.loc(span)
         append(op, block)
-        results = op.results
-        return results[0] if results else None
+        for result in op.results:   # (its one result, if any, without SSAValues' __getitem__)
+            return result
+        return None
 
     def pack(self, block: Block, values: list[SSAValue], node: ast.Node) -> SSAValue:
         """The single value a call passes: unit, the argument, or nested pairs."""

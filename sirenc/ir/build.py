@@ -145,6 +145,9 @@ def new_region(block: Block) -> Region:
     return region
 
 
+_set = object.__setattr__
+
+
 def _attr(cls, **params) -> Attribute:
     """A parametrized attribute of parameters known to be valid, without re-verifying them."""
     attr = cls.__new__(cls)
@@ -186,11 +189,18 @@ class Attributes:
         key = (span.file, span.line, span.col)
         loc = self._locs.get(key)
         if loc is None:
-            file = self._files.get(span.file)
-            if file is None:
-                file = self._files[span.file] = StringAttr(span.file)
-            loc = self._locs[key] = _attr(FileLineColLoc, filename=file, line=self._int(span.line),
-                                          column=self._int(span.col))
+            loc = self._locs[key] = self._new_loc(*key)
+        return loc
+
+    def _new_loc(self, file: str, line: int, col: int) -> FileLineColLoc:
+        filename = self._files.get(file)
+        if filename is None:
+            filename = self._files[file] = StringAttr(file)
+        # (_attr's fields one by one: a program of 10^5 lines makes as many)
+        loc = FileLineColLoc.__new__(FileLineColLoc)
+        _set(loc, "filename", filename)
+        _set(loc, "line", self._int(line))
+        _set(loc, "column", self._int(col))
         return loc
 
     def symbol(self, name: str) -> SymbolRefAttr:
