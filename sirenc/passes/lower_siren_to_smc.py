@@ -284,14 +284,17 @@ class _Facts:
 # -- building inside a pattern ------------------------------------------------------------
 
 
-@dataclass
 class _Builder:
     """Inserts new ops before the matched op (or at the end of a block being built),
     located at the matched op, so run-time errors point at the user's source."""
 
-    at: Operation
-    facts: _Facts
-    block: Block | None = None
+    # (slots: one is made for each op lowered)
+    __slots__ = ("at", "facts", "block")
+
+    def __init__(self, at: Operation, facts: _Facts, block: Block | None = None):
+        self.at = at
+        self.facts = facts
+        self.block = block
 
     def add(self, op: Operation) -> Operation:
         op.location = self.at.location
@@ -521,7 +524,7 @@ def _float_binop(op_type, arith_op, kind: str):
         def lower(self, op, b):
             lhs, rhs = op._operands
             (x,), (y,) = unpack(lhs), unpack(rhs)
-            if type(op.results[0].type) is siren.SymType:
+            if type(op.result.type) is siren.SymType:
                 return [b.add(smc.SymBinOp(kind, x, y)).result]
             return list(b.add(new_op(arith_op, [x, y], [x.type])).results)
 
@@ -538,7 +541,7 @@ for _siren_op, _arith_op, _kind in ((siren.AddOp, arith.AddfOp, "add"), (siren.S
 class _Neg(_Lowering):
     def lower(self, op, b):
         (x,) = unpack(op._operands[0])
-        if type(op.results[0].type) is siren.SymType:
+        if type(op.result.type) is siren.SymType:
             return [b.add(smc.SymNegOp(x)).result]
         return list(b.add(new_op(arith.NegfOp, [x], [x.type])).results)
 
@@ -893,11 +896,12 @@ _LOWERED_DIALECTS = ("smc.", "arith.", "math.", "scf.")
 
 def _check_lowered(main: func.FuncOp) -> None:
     """Drop casts nothing reads; any other leftover is an op no pattern lowered."""
-    for op in reversed(ops_of(main)):
+    ops = ops_of(main)
+    for op in reversed(ops):
         if type(op) is UnrealizedConversionCastOp and all(r.first_use is None for r in op.results):
             drop(op)
-    for op in ops_of(main):
-        if op is not main and not op.name.startswith(_LOWERED_DIALECTS):
+    for op in ops:
+        if op is not main and op.parent is not None and not op.name.startswith(_LOWERED_DIALECTS):
             raise LoweringError(f"lower-siren-to-smc: no lowering for {op.name}{where(op)}")
 
 
