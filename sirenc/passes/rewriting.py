@@ -56,7 +56,7 @@ def replace_uses(old: SSAValue, value: SSAValue) -> None:
         operands = list(user._operands)
         operands[use._index] = value
         user._operands = SSAValues(operands)
-        # value.add_use(use)
+        # value.add_use(use), without a call per use
         first = value.first_use
         use._prev_use, use._next_use = None, first
         if first is not None:
@@ -64,7 +64,7 @@ def replace_uses(old: SSAValue, value: SSAValue) -> None:
         value.first_use = use
         use = following
     old.first_use = None
-    # (the setter re-checks the name; there is none to carry over most often)
+    # The name hint's setter validates the name again: only when there is one to carry over.
     if value._name is None and old._name is not None:
         value.name_hint = old._name
 
