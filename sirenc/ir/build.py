@@ -196,11 +196,19 @@ class Attributes:
         filename = self._files.get(file)
         if filename is None:
             filename = self._files[file] = StringAttr(file)
-        # (_attr's fields one by one: a program of 10^5 lines makes as many)
+        # (_attr's fields one by one, and _int's look-ups inline: a program of 10^5 lines makes
+        # as many)
+        ints = self._ints
+        line_attr = ints.get(line)
+        if line_attr is None:
+            line_attr = self._int(line)
+        col_attr = ints.get(col)
+        if col_attr is None:
+            col_attr = self._int(col)
         loc = FileLineColLoc.__new__(FileLineColLoc)
         _set(loc, "filename", filename)
-        _set(loc, "line", self._int(line))
-        _set(loc, "column", self._int(col))
+        _set(loc, "line", line_attr)
+        _set(loc, "column", col_attr)
         return loc
 
     def symbol(self, name: str) -> SymbolRefAttr:

@@ -237,7 +237,7 @@ class BinaryFloatOp(IRDLOperation):
     traits = traits_def(Pure())
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue):
-        symbolic = is_sym(lhs.type) or is_sym(rhs.type)
+        symbolic = type(lhs.type) is SymType or type(rhs.type) is SymType   # (is_sym, inline)
         init_op(self, [lhs, rhs], [sym if symbolic else self.result_type()])
 
     @classmethod
