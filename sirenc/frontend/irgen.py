@@ -179,16 +179,32 @@ class _FunctionBuilder:
         return lst
 
     def _Let(self, block, e: ast.Let, env):
-        value = self.expr(block, e.value, env)
-        undo: list = []
-        self.bind(block, e.pattern, value, env, undo)
+        # A chain of lets (`let x0 = ... in let x1 = ... in ...`) is taken in a loop, not a
+        # recursion per let (two frames each, 10^5 deep for a 10^5-line chain): the values and
+        # bindings on the way in, then on the way out what each let's return does, innermost
+        # first (unbind, drop, and the conversion `expr` makes of an inner let's value).
+        chain = []
+        while True:
+            value = self.expr(block, e.value, env)
+            undo: list = []
+            self.bind(block, e.pattern, value, env, undo)
+            chain.append((e, value, undo))
+            if type(e.body) is not ast.Let:
+                break
+            e = e.body
         result = self.expr(block, e.body, env)
-        self.unbind(env, undo)
-        # A constant made for this binding alone that every use folded away (`let x0 = 1. in
-        # let x1 = x0 + 1. in ...`) is not kept: nothing outside the body can name it.
-        if type(e.value) in _OWN_VALUE and value is not result and value.first_use is None \
-                and isinstance(value.owner, siren.ConstOp):
-            drop(value.owner)
+        for i in range(len(chain) - 1, -1, -1):
+            let, value, undo = chain[i]
+            self.unbind(env, undo)
+            # A constant made for this binding alone that every use folded away (`let x0 = 1. in
+            # let x1 = x0 + 1. in ...`) is not kept: nothing outside the body can name it.
+            if type(let.value) in _OWN_VALUE and value is not result and value.first_use is None \
+                    and isinstance(value.owner, siren.ConstOp):
+                drop(value.owner)
+            if i:
+                target = self.coercions.get(id(let))
+                if target is not None:
+                    result = self.convert(block, result, self.types[id(let)], target, let)
         return result
 
     def _BinOp(self, block, e: ast.BinOp, env):
