@@ -208,7 +208,24 @@ class _FunctionBuilder:
         return result
 
     def _BinOp(self, block, e: ast.BinOp, env):
-        lhs = self.expr(block, e.left, env)
+        # A left-nested chain (`x + x + ... + x`) is taken in a loop from its innermost operator
+        # out, not a recursion per operator; each inner operator's value gets the conversion
+        # `expr` would make of it.
+        chain = [e]
+        while type(chain[-1].left) is ast.BinOp:
+            chain.append(chain[-1].left)
+        inner = chain.pop()
+        value = self.binary(block, inner, self.expr(block, inner.left, env), env)
+        while chain:
+            target = self.coercions.get(id(inner))
+            if target is not None:
+                value = self.convert(block, value, self.types[id(inner)], target, inner)
+            inner = chain.pop()
+            value = self.binary(block, inner, value, env)
+        return value
+
+    def binary(self, block, e: ast.BinOp, lhs: SSAValue, env) -> SSAValue:
+        """The value of `e` whose left operand's value is `lhs`."""
         op_type = _BINOPS.get(e.op)
         foldable = op_type in siren.FOLDS
         if foldable:
