@@ -264,7 +264,21 @@ class _FunctionBuilder:
         return self.emit(block, _BINOPS[op](lhs, rhs), node)
 
     def _Neg(self, block, e: ast.Neg, env):
-        operand = self.expr(block, e.operand, env)
+        # A chain of minus signs (`- - ... - x`) in a loop from the innermost out, as _BinOp.
+        chain = [e]
+        while type(chain[-1].operand) is ast.Neg:
+            chain.append(chain[-1].operand)
+        inner = chain.pop()
+        value = self.negation(block, inner, self.expr(block, inner.operand, env))
+        while chain:
+            target = self.coercions.get(id(inner))
+            if target is not None:
+                value = self.convert(block, value, self.types[id(inner)], target, inner)
+            inner = chain.pop()
+            value = self.negation(block, inner, value)
+        return value
+
+    def negation(self, block, e: ast.Neg, operand: SSAValue) -> SSAValue:
         folded = self.fold(block, siren.NegOp, [(operand, e.operand)], e)
         if folded is not None:
             return folded
