@@ -25,7 +25,9 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Ope
     """Replace `call` by a copy of `callee`'s body, or by the body itself when this is the
     `last` call of `callee` left anywhere (nothing reads the body after it); the ops it
     inserted (in order)."""
-    block: Block = callee.body.block if last else callee.body.clone().block
+    # (the region read from the op's list of them, not through xDSL's accessor)
+    body = callee.regions[0]
+    block: Block = body.block if last else body.clone().block
     for arg, operand in zip(block.args, call._operands, strict=True):
         replace_uses(arg, operand)
     ret = block.last_op
