@@ -126,7 +126,7 @@ def _same_path(a: Operation, b: Operation) -> bool:
 # -- list literals of constants ---------------------------------------------------------------
 
 
-def fold_constant_lists(main: func.FuncOp) -> None:
+def fold_constant_lists(ops: list[Operation]) -> None:
     """Each list literal whose elements are constants (floats, bools, units, tuples of them; a
     bool standing for a number) becomes one ``smc.const_list`` of their words, behind a cast the
     patterns unpack, instead of an op per element and a cons per element all the way to machine
@@ -135,8 +135,9 @@ def fold_constant_lists(main: func.FuncOp) -> None:
     non-constant element keep their cons, so they fold only the constant rest. A literal of
     units only (no words to count its elements by) keeps its conses. Literals are met outermost
     first, so a literal of literals (``[[1.], [2., 3.]]``) is one op too, its inner conses read
-    and erased with it."""
-    for op in reversed(ops_of(main)):
+    and erased with it. `ops` are the program's ops in program order or with a region's ops
+    before their owner's: a cons has no regions, so both list the conses in one order."""
+    for op in reversed(ops):
         if type(op) is siren.ConsOp and op.parent is not None and not _inner_constant_cons(op):
             _fold_literal(op)
 
@@ -860,8 +861,12 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
         raise LoweringError("lower-siren-to-smc: @main takes no arguments (the program reads its data with File.read)")
     result_type = main.function_type.outputs.data[0]
     facts = _Facts(base_dir, method)
+    # One walk for the variables, the literals and the lowering: the first two read leaves
+    # only, which it lists in program order as well; what folding the literals drops the
+    # lowering skips, and what it adds (constant lists and their casts) has nothing to lower.
+    ops = ops_of(module, region_first=True)
     if facts.symbolic:
-        for op in ops_of(main):
+        for op in ops:
             if isinstance(op, siren.AssumeOp) and op.var.data:
                 facts.vars.setdefault(op.var.data, len(facts.vars))
     facts.streamed, reason = streamed_fold(main)
@@ -871,10 +876,10 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
         read = source.list.owner if isinstance(source, siren.MapOp) else source
         data_file = facts.abs_path(read.path.owner.value.data)
         facts.skipped = {source, read}
-    fold_constant_lists(main)
+    fold_constant_lists(ops)
     # Every op once, a region's ops before its owner's (which moves them into a loop or a branch).
     patterns = {p.op_type: p(facts) for p in _PATTERNS}
-    for op in ops_of(module, region_first=True):
+    for op in ops:
         pattern = patterns.get(type(op))
         if pattern is not None and op.parent is not None:
             pattern.rewrite(op)
