@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from xdsl.dialects import func
 from xdsl.dialects.builtin import ModuleOp, StringAttr, f64, i1
-from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from sirenc import distributions
 from sirenc.frontend import ast
 from sirenc.frontend import types as T
 from sirenc.ir import siren
-from sirenc.ir.build import Attributes, new_func, new_op
-from sirenc.passes.rewriting import drop
+from sirenc.ir.build import Attributes, new_block, new_func, new_op, new_region
+from sirenc.passes.rewriting import append, drop
 
 _BINOPS = {"+": siren.AddOp, "-": siren.SubOp, "*": siren.MulOp, "/": siren.DivOp, "<": siren.LtOp}
 _UNBOUND = object()
@@ -25,6 +25,8 @@ _OPERATOR_BINOPS = {"add": "+", "sub": "-", "mul": "*", "div": "/", "lt": "<", "
 # Expressions whose value irgen makes for them alone (no variable's binding).
 _OWN_VALUE = (ast.Const, ast.Neg, ast.BinOp)
 _PRIVATE = StringAttr("private")
+# The method that builds each kind of expression, by its class.
+_EXPR: dict[type, object] = {}
 
 
 def ir_type(t: T.Type) -> Attribute:
@@ -44,22 +46,35 @@ def ir_type(t: T.Type) -> Attribute:
 
 
 class _FunctionBuilder:
-    def __init__(self, instance: T.Instance, attrs: Attributes):
+    def __init__(self, instance: T.Instance, attrs: Attributes, ir_types: dict):
         self.instance = instance
         self.attrs = attrs
+        self.types = instance.types
+        self.coercions = instance.coercions
+        # ir_type of each typechecker type met, shared by the functions: one attribute each,
+        # not a new (verified) one per expression.
+        self.ir_types = ir_types
 
     # -- helpers ---------------------------------------------------------------
 
     def type_of(self, node: ast.Node) -> Attribute:
-        return ir_type(self.instance.types[id(node)])
+        return self.ir_type(self.types[id(node)])
+
+    def ir_type(self, t: T.Type) -> Attribute:
+        attr = self.ir_types.get(t)
+        if attr is None:
+            attr = self.ir_types[t] = ir_type(t)
+        return attr
 
     def emit(self, block: Block, op: Operation, node: ast.Node | None = None, span=None) -> SSAValue:
         if span is None and node is not None:
             span = node.span
         if span is not None:
             op.location = self.attrs.loc(span)
-        block.add_op(op)
-        return op.results[0] if op.results else None
+        append(op, block)
+        for result in op.results:   # (its one result, if any, without SSAValues' __getitem__)
+            return result
+        return None
 
     def pack(self, block: Block, values: list[SSAValue], node: ast.Node) -> SSAValue:
         """The single value a call passes: unit, the argument, or nested pairs."""
@@ -109,11 +124,13 @@ class _FunctionBuilder:
     # -- expressions -----------------------------------------------------------
 
     def expr(self, block: Block, e: ast.Expr, env: dict) -> SSAValue:
-        method = getattr(self, "_" + type(e).__name__)
-        value = method(block, e, env)
-        target = self.instance.coercions.get(id(e))
+        method = _EXPR.get(type(e))
+        if method is None:
+            method = _EXPR[type(e)] = getattr(_FunctionBuilder, "_" + type(e).__name__)
+        value = method(self, block, e, env)
+        target = self.coercions.get(id(e))
         if target is not None:
-            value = self.convert(block, value, self.instance.types[id(e)], target, e)
+            value = self.convert(block, value, self.types[id(e)], target, e)
         return value
 
     def convert(self, block: Block, value: SSAValue, source: T.Type, target: T.Type, node) -> SSAValue:
@@ -130,10 +147,10 @@ class _FunctionBuilder:
             snd = self.convert(block, self.emit(block, siren.SndOp(value), node), source.snd, target.snd, node)
             return self.emit(block, siren.PairOp(fst, snd), node)
         if isinstance(source, T.TList) and isinstance(target, T.TList):
-            body = Block(arg_types=(ir_type(source.elem),))
+            body = new_block((self.ir_type(source.elem),))
             item = self.convert(body, body.args[0], source.elem, target.elem, node)
             self.emit(body, siren.YieldOp(item), node)
-            return self.emit(block, siren.MapOp(value, ir_type(target), body), node)
+            return self.emit(block, siren.MapOp(value, self.ir_type(target), body), node)
         raise AssertionError(f"no conversion from {source} to {target}")
 
 
@@ -162,27 +179,84 @@ class _FunctionBuilder:
         return lst
 
     def _Let(self, block, e: ast.Let, env):
-        value = self.expr(block, e.value, env)
-        undo: list = []
-        self.bind(block, e.pattern, value, env, undo)
+        # A chain of lets (`let x0 = ... in let x1 = ... in ...`) is taken in a loop, not a
+        # recursion per let (two frames each, 10^5 deep for a 10^5-line chain): the values and
+        # bindings on the way in, then on the way out what each let's return does, innermost
+        # first (unbind, drop, and the conversion `expr` makes of an inner let's value).
+        chain = []
+        while True:
+            value = self.expr(block, e.value, env)
+            undo: list = []
+            self.bind(block, e.pattern, value, env, undo)
+            chain.append((e, value, undo))
+            if type(e.body) is not ast.Let:
+                break
+            e = e.body
         result = self.expr(block, e.body, env)
-        self.unbind(env, undo)
-        # A constant made for this binding alone that every use folded away (`let x0 = 1. in
-        # let x1 = x0 + 1. in ...`) is not kept: nothing outside the body can name it.
-        if type(e.value) in _OWN_VALUE and value is not result and value.first_use is None \
-                and isinstance(value.owner, siren.ConstOp):
-            drop(value.owner)
+        for i in range(len(chain) - 1, -1, -1):
+            let, value, undo = chain[i]
+            self.unbind(env, undo)
+            # A constant made for this binding alone that every use folded away (`let x0 = 1. in
+            # let x1 = x0 + 1. in ...`) is not kept: nothing outside the body can name it.
+            if type(let.value) in _OWN_VALUE and value is not result and value.first_use is None \
+                    and isinstance(value.owner, siren.ConstOp):
+                drop(value.owner)
+            if i:
+                target = self.coercions.get(id(let))
+                if target is not None:
+                    result = self.convert(block, result, self.types[id(let)], target, let)
         return result
 
     def _BinOp(self, block, e: ast.BinOp, env):
-        lhs = self.expr(block, e.left, env)
-        rhs = self.expr(block, e.right, env)
+        # A left-nested chain (`x + x + ... + x`) is taken in a loop from its innermost operator
+        # out, not a recursion per operator; each inner operator's value gets the conversion
+        # `expr` would make of it.
+        chain = [e]
+        while type(chain[-1].left) is ast.BinOp:
+            chain.append(chain[-1].left)
+        inner = chain.pop()
+        value = self.binary(block, inner, self.expr(block, inner.left, env), env)
+        while chain:
+            target = self.coercions.get(id(inner))
+            if target is not None:
+                value = self.convert(block, value, self.types[id(inner)], target, inner)
+            inner = chain.pop()
+            value = self.binary(block, inner, value, env)
+        return value
+
+    def binary(self, block, e: ast.BinOp, lhs: SSAValue, env) -> SSAValue:
+        """The value of `e` whose left operand's value is `lhs`."""
         op_type = _BINOPS.get(e.op)
-        if op_type in siren.FOLDS:
+        foldable = op_type in siren.FOLDS
+        if foldable:
+            folded = self.fold_literal(block, op_type, lhs, e)
+            if folded is not None:
+                return folded
+        rhs = self.expr(block, e.right, env)
+        if foldable:
             folded = self.fold(block, op_type, [(lhs, e.left), (rhs, e.right)], e)
             if folded is not None:
                 return folded
         return self.binop(block, e.op, lhs, rhs, e)
+
+    def fold_literal(self, block: Block, op_type: type, lhs: SSAValue, node: ast.BinOp) -> SSAValue | None:
+        """What `fold` makes of `lhs <op> 1.5`, a float literal on the right (`let x1 = x0 + 1. in`,
+        `1. + 1. + ...`), without the literal's constant first (which `fold` would take, give the
+        value and move to the operator's location): the same op at the same place, one op and one
+        location fewer made."""
+        right = node.right
+        if type(right) is not ast.Const or type(right.value) is not float or id(right) in self.coercions:
+            return None
+        left = node.left
+        number = siren.float_constant(lhs)
+        if number is None or (type(left) not in _OWN_VALUE and type(left) is not ast.Var):
+            return None
+        result = siren.folded(op_type, [number, right.value])
+        if result is None:
+            return None
+        if type(left) is not ast.Var:
+            drop(lhs.owner)
+        return self.emit(block, siren.ConstOp(self.attrs.float(result)), node)
 
     def binop(self, block, op: str, lhs, rhs, node):
         if op == "=":
@@ -190,7 +264,21 @@ class _FunctionBuilder:
         return self.emit(block, _BINOPS[op](lhs, rhs), node)
 
     def _Neg(self, block, e: ast.Neg, env):
-        operand = self.expr(block, e.operand, env)
+        # A chain of minus signs (`- - ... - x`) in a loop from the innermost out, as _BinOp.
+        chain = [e]
+        while type(chain[-1].operand) is ast.Neg:
+            chain.append(chain[-1].operand)
+        inner = chain.pop()
+        value = self.negation(block, inner, self.expr(block, inner.operand, env))
+        while chain:
+            target = self.coercions.get(id(inner))
+            if target is not None:
+                value = self.convert(block, value, self.types[id(inner)], target, inner)
+            inner = chain.pop()
+            value = self.negation(block, inner, value)
+        return value
+
+    def negation(self, block, e: ast.Neg, operand: SSAValue) -> SSAValue:
         folded = self.fold(block, siren.NegOp, [(operand, e.operand)], e)
         if folded is not None:
             return folded
@@ -259,7 +347,7 @@ class _FunctionBuilder:
         if name == "List.map":
             lst = self.expr(block, e.args[1], env)
             elem_type = lst.type.element
-            body = Block(arg_types=(elem_type,))
+            body = new_block((elem_type,))
             out_type = self.type_of(e)
             mapped = self.call(body, self.instance.targets[id(e)], body.args[0], out_type.element, e)
             self.emit(body, siren.YieldOp(mapped), e)
@@ -278,7 +366,7 @@ class _FunctionBuilder:
         cond = self.expr(block, e.cond, env)
         branches = []
         for branch in (e.then, e.else_):
-            inner = Block()
+            inner = new_block()
             self.emit(inner, siren.YieldOp(self.expr(inner, branch, env)), branch)
             branches.append(inner)
         return self.emit(block, siren.IfOp(cond, self.type_of(e), *branches), e)
@@ -286,14 +374,14 @@ class _FunctionBuilder:
     def _Fold(self, block, e: ast.Fold, env):
         lst = self.expr(block, e.lst, env)
         init = self.expr(block, e.init, env)
-        body = Block(arg_types=(lst.type.element, init.type))
+        body = new_block((lst.type.element, init.type))
         arg = self.emit(body, siren.PairOp(body.args[0], body.args[1]), e)
         converted = self.instance.fold_results.get(id(e))
         if converted is None:
             acc = self.call(body, self.instance.targets[id(e)], arg, init.type, e)
         else:  # the function returns bools where the accumulator holds numbers
             source, target = converted
-            acc = self.call(body, self.instance.targets[id(e)], arg, ir_type(source), e)
+            acc = self.call(body, self.instance.targets[id(e)], arg, self.ir_type(source), e)
             acc = self.convert(body, acc, source, target, e)
         self.emit(body, siren.YieldOp(acc), e)
         return self.emit(block, siren.FoldOp(lst, init, body), e)
@@ -326,29 +414,32 @@ class _FunctionBuilder:
     def build(self) -> func.FuncOp:
         inst = self.instance
         if inst.func is None:
-            block = Block()
+            block = new_block()
             env: dict = {}
             main = self.expr(block, self._main_expr, env)
-            block.add_op(new_op(func.ReturnOp, [main], []))
-            return new_func("main", self.attrs.function_type((), (main.type,)), Region(block))
-        param = ir_type(inst.param)
-        block = Block(arg_types=(param,))
+            append(new_op(func.ReturnOp, [main], []), block)
+            return new_func("main", self.attrs.function_type((), (main.type,)), new_region(block))
+        param = self.ir_type(inst.param)
+        block = new_block((param,))
         env: dict = {}
         self.bind(block, inst.func.params, block.args[0], env, [])
         result = self.expr(block, inst.func.body, env)
         ret = new_op(func.ReturnOp, [result], [])
         ret.location = self.attrs.loc(inst.func.body.span)
-        block.add_op(ret)
-        f = new_func(inst.name, self.attrs.function_type((param,), (result.type,)), Region(block), _PRIVATE)
+        append(ret, block)
+        f = new_func(inst.name, self.attrs.function_type((param,), (result.type,)), new_region(block), _PRIVATE)
         f.location = self.attrs.loc(inst.func.name_span)
         return f
 
 
 def irgen(typed: T.TypedProgram) -> ModuleOp:
     attrs = Attributes()
-    ops = [_FunctionBuilder(inst, attrs).build() for inst in typed.functions.values()]
-    main_builder = _FunctionBuilder(typed.main, attrs)
+    ir_types: dict = {}
+    block = new_block()
+    for inst in typed.functions.values():
+        append(_FunctionBuilder(inst, attrs, ir_types).build(), block)
+    main_builder = _FunctionBuilder(typed.main, attrs, ir_types)
     main_builder._main_expr = typed.program.main
-    ops.append(main_builder.build())
-    module = ModuleOp(ops)
+    append(main_builder.build(), block)
+    module = ModuleOp(new_region(block))
     return module

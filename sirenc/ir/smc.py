@@ -30,10 +30,11 @@ observes a distribution with symbolic parameters.
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Sequence
 
 from xdsl.dialects.builtin import (
-    ArrayAttr, DenseArrayBase, Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint, f64, i1,
+    ArrayAttr, BytesAttr, DenseArrayBase, Float64Type, IntegerAttr, IntegerType, StringAttr, SymbolNameConstraint, f64, i1,
     i32, i64,
 )
 from xdsl.ir import Attribute, Dialect, ParametrizedAttribute, Region, SSAValue, TypeAttribute
@@ -578,6 +579,17 @@ class NilOp(IRDLOperation):
         super().__init__(result_types=[typ])
 
 
+def _i64_array(words: Sequence[int]) -> DenseArrayBase:
+    """``DenseArrayBase.from_list(i64, words)``: words in the signed range, as they come, are
+    what its normalisation (a range check per word, a third of lowering a literal of 10^5
+    constants) makes of them, so they are packed as they are."""
+    try:
+        data = struct.pack(f"<{len(words)}q", *words)
+    except struct.error:
+        return DenseArrayBase.from_list(i64, words)
+    return DenseArrayBase(i64, BytesAttr(data))
+
+
 @irdl_op_definition
 class ConstListOp(IRDLOperation):
     """A non-empty list whose elements were all known at compile time (a literal of constants),
@@ -599,7 +611,7 @@ class ConstListOp(IRDLOperation):
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     def __init__(self, typ: ListHandleType, words: Sequence[int]):
-        super().__init__(properties={"words": DenseArrayBase.from_list(i64, words)}, result_types=[typ])
+        super().__init__(properties={"words": _i64_array(words)}, result_types=[typ])
 
     @property
     def nested(self) -> bool:

@@ -20,32 +20,42 @@ from xdsl.passes import ModulePass
 
 from sirenc.ir import siren
 from sirenc.ir.build import Attributes
-from sirenc.passes.rewriting import drop, ops_of, replace
+from sirenc.passes.rewriting import drop, insert_before, ops_of, replace
 
 
 def _fold(op: Operation, attrs: Attributes) -> None:
-    operands = op.operands
-    values = [siren.float_constant(operand) for operand in operands]
-    if None in values:
-        return
+    operands = op._operands
+    values = []
+    for operand in operands:
+        number = siren.float_constant(operand)
+        if number is None:
+            return
+        values.append(number)
     result = siren.folded(type(op), values)
     if result is None:
         return
     # A constant only op reads is reused for the value: it comes before op, so before every use
     # of op's result too.
-    block = op.parent
-    dead = [value.owner for value in dict.fromkeys(operands)
-            if all(use.operation is op for use in value.uses)]
+    dead = [value.owner for value in dict.fromkeys(operands) if _only_user(value, op)]
     if dead:
         const = dead.pop()
         const.properties["value"] = attrs.float(result)
     else:
         const = siren.ConstOp(attrs.float(result))
-        block.insert_op_before(const, op)
+        insert_before(const, op)
     const.location = op.location
     replace(op, [const.result])
     for unused in dead:
         drop(unused)
+
+
+def _only_user(value, op: Operation) -> bool:
+    use = value.first_use
+    while use is not None:
+        if use._operation is not op:
+            return False
+        use = use._next_use
+    return True
 
 
 def fold_constants(module: ModuleOp) -> None:

@@ -104,5 +104,5 @@ class HoistAboveResample(ModulePass):
     name = "hoist-above-resample"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        for point in [o for o in ops_of(op) if isinstance(o, smc.ResampleOp)]:
+        for point in [o for o in ops_of(op) if type(o) is smc.ResampleOp]:
             hoist(point)

@@ -18,62 +18,80 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from sirenc.passes.rewriting import drop, insert_before, replace, replace_uses
+from sirenc.passes.rewriting import drop, move_ops_before, replace, replace_uses
 
 
 def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Operation]:
     """Replace `call` by a copy of `callee`'s body, or by the body itself when this is the
     `last` call of `callee` left anywhere (nothing reads the body after it); the ops it
     inserted (in order)."""
-    block: Block = callee.body.block if last else callee.body.clone().block
-    for arg, operand in zip(block.args, call.operands, strict=True):
+    # (the region read from the op's list of them, not through xDSL's accessor)
+    body = callee.regions[0]
+    block: Block = body.block if last else body.clone().block
+    for arg, operand in zip(block.args, call._operands, strict=True):
         replace_uses(arg, operand)
     ret = block.last_op
     assert isinstance(ret, func.ReturnOp)
-    results = list(ret.operands)
+    results = list(ret._operands)
     drop(ret)
-    inserted = list(block.ops)
-    for op in inserted:
-        block.detach_op(op)
-        insert_before(op, call)
+    inserted = move_ops_before(block, call)
     replace(call, results)
     return inserted
 
 
-def _calls(op: Operation) -> list[func.CallOp]:
-    if isinstance(op, func.CallOp):
-        return [op]
+def _calls(op: Operation, out: list[func.CallOp]) -> list[func.CallOp]:
+    """Appends the calls among `op` and the ops nested in it to `out`, in program order."""
+    if type(op) is func.CallOp:
+        out.append(op)
     # Block by block rather than op.walk(), whose generators cost more than the rest of
     # inlining a chain of 10^5 small functions.
-    return [call for region in op.regions for block in region.blocks for inner in block.ops
-            for call in _calls(inner)]
+    for region in op.regions:
+        for block in region.blocks:
+            inner = block._first_op
+            while inner is not None:
+                if inner.regions:
+                    _calls(inner, out)
+                elif type(inner) is func.CallOp:
+                    out.append(inner)
+                inner = inner._next_op
+    return out
 
 
 def inline_all(module: ModuleOp) -> None:
-    funcs = {f.sym_name.data: f for f in module.ops if isinstance(f, func.FuncOp)}
+    funcs = {f.properties["sym_name"].data: f for f in module.ops if type(f) is func.FuncOp}
     main = funcs["main"]
     # Inlining a callee may expose calls of its own, but only among the ops it inserted:
-    # those are walked, not all of main again (a chain of n functions each calling the one
+    # those are taken, not all of main walked again (a chain of n functions each calling the one
     # before would otherwise walk main n times as it grows: quadratic). Each call expands in
     # place, so the order in which calls are taken does not change the result.
     # A callee's body is cloned for each call but the last one left in the module, which takes
     # the body itself: in a chain of functions each called once, nothing is cloned.
-    # `remaining` counts the calls of each function in main and in every function's body.
-    calls = _calls(main)
-    remaining = Counter(op.callee.root_reference.data for f in funcs.values() for op in _calls(f))
+    # `remaining` counts the calls of each function in main and in every function's body;
+    # `inner` lists the calls in each body, which stays as it is until its last call takes it
+    # (those calls are then the ones inserted, not walked again).
+    inner = {name: _calls(f, []) for name, f in funcs.items()}
+    calls = inner.pop("main")
+    remaining = Counter(_callee(op) for f_calls in (calls, *inner.values()) for op in f_calls)
     while calls:
         call = calls.pop()
-        name = call.callee.root_reference.data
+        name = _callee(call)
         last = remaining[name] == 1
         remaining[name] -= 1
-        for op in _inline_call(call, funcs[name], last):
-            inner_calls = _calls(op)
-            calls.extend(inner_calls)
-            if not last:   # copies: calls the module did not hold before
-                remaining.update(inner.callee.root_reference.data for inner in inner_calls)
+        inserted = _inline_call(call, funcs[name], last)
+        if last:
+            calls += inner.pop(name)
+        else:   # copies: calls the module did not hold before
+            start = len(calls)
+            for op in inserted:
+                _calls(op, calls)
+            remaining.update(_callee(inner_call) for inner_call in calls[start:])
     for name, f in funcs.items():
         if name != "main":
             drop(f)
+
+
+def _callee(call: func.CallOp) -> str:
+    return call.properties["callee"].root_reference.data
 
 
 @dataclass(frozen=True)

@@ -50,7 +50,7 @@ from sirenc.diagnostics import SirenError
 from sirenc.ir import siren, smc
 from sirenc.ir.build import new_op
 from sirenc.ir.locations import span_of
-from sirenc.passes.rewriting import append, drop, insert_before, ops_of, replace
+from sirenc.passes.rewriting import append, drop, insert_before, ops_of, replace, replace_uses
 from sirenc.passes.errors import LoweringError, where
 
 
@@ -93,14 +93,16 @@ def descriptor(t: Attribute) -> str:
 def streamed_fold(main: func.FuncOp) -> tuple[siren.FoldOp | None, str]:
     """The top-level fold over `File.read` data, or why there is none."""
     candidates = []
-    for op in main.body.block.ops:
-        if not isinstance(op, siren.FoldOp):
-            continue
-        source = op.list.owner
-        if isinstance(source, siren.MapOp):
-            source = source.list.owner
-        if isinstance(source, siren.FileReadOp):
-            candidates.append(op)
+    # The block's list of ops walked directly: BlockOps' iterator costs a call per op.
+    op = main.body.block.first_op
+    while op is not None:
+        if type(op) is siren.FoldOp:
+            source = op.list.owner
+            if isinstance(source, siren.MapOp):
+                source = source.list.owner
+            if isinstance(source, siren.FileReadOp):
+                candidates.append(op)
+        op = op._next_op
     if not candidates:
         return None, "the main expression does not fold over File.read data at its top level"
     if len(candidates) > 1:
@@ -112,7 +114,7 @@ def streamed_fold(main: func.FuncOp) -> tuple[siren.FoldOp | None, str]:
         return None, "the data read by File.read is used outside the fold over it"
     path = read.path.owner
     for other in ops_of(main):
-        if isinstance(other, siren.FileReadOp) and other is not read and _same_path(other.path.owner, path):
+        if type(other) is siren.FileReadOp and other is not read and _same_path(other.path.owner, path):
             return None, "the streamed data file is also read elsewhere"
     return fold, ""
 
@@ -124,7 +126,7 @@ def _same_path(a: Operation, b: Operation) -> bool:
 # -- list literals of constants ---------------------------------------------------------------
 
 
-def fold_constant_lists(main: func.FuncOp) -> None:
+def fold_constant_lists(ops: list[Operation]) -> None:
     """Each list literal whose elements are constants (floats, bools, units, tuples of them; a
     bool standing for a number) becomes one ``smc.const_list`` of their words, behind a cast the
     patterns unpack, instead of an op per element and a cons per element all the way to machine
@@ -133,8 +135,9 @@ def fold_constant_lists(main: func.FuncOp) -> None:
     non-constant element keep their cons, so they fold only the constant rest. A literal of
     units only (no words to count its elements by) keeps its conses. Literals are met outermost
     first, so a literal of literals (``[[1.], [2., 3.]]``) is one op too, its inner conses read
-    and erased with it."""
-    for op in reversed(ops_of(main)):
+    and erased with it. `ops` are the program's ops in program order or with a region's ops
+    before their owner's: a cons has no regions, so both list the conses in one order."""
+    for op in reversed(ops):
         if type(op) is siren.ConsOp and op.parent is not None and not _inner_constant_cons(op):
             _fold_literal(op)
 
@@ -148,12 +151,11 @@ def _inner_constant_cons(op: siren.ConsOp) -> bool:
 
 def _cons_before(op: siren.ConsOp) -> siren.ConsOp | None:
     """The cons of the same literal whose tail `op` is, if `op` is nothing else."""
-    result = op.results[0]
-    if not result.has_one_use():
+    use = op.results[0].first_use
+    if use is None or use._next_use is not None:
         return None
-    use = result.first_use
-    user = use.operation
-    if type(user) is siren.ConsOp and use.index == 1 and user.location == op.location:
+    user = use._operation
+    if type(user) is siren.ConsOp and use._index == 1 and (user.location is op.location or user.location == op.location):
         return user
     return None
 
@@ -165,20 +167,24 @@ def _element_words(value: SSAValue) -> list[int] | None:
     A list in it (a literal of constants, or `[]`) is its encoding in smc.const_list's nested
     form: its length, then its elements."""
     owner = value.owner
-    if isinstance(owner, siren.NilOp):
+    kind = type(owner)
+    if kind is siren.NilOp:
         return [0]
-    if isinstance(owner, siren.ConsOp):
+    if kind is siren.ConsOp:
         literal = _literal(owner)
         return None if literal is None else [len(literal[0]), *literal[1]]
-    if isinstance(owner, siren.PairOp):
+    if kind is siren.PairOp:
         first, second = _element_words(owner.first), _element_words(owner.second)
         return None if first is None or second is None else first + second
-    if isinstance(owner, siren.BoolToFloatOp):
+    if kind is siren.BoolToFloatOp:
         inner = _constant(owner.operand)
         return None if inner is None else [_float_word(1.0 if inner else 0.0)]
+    number = siren.float_constant(value)
+    if number is not None:
+        return [_float_word(number)]
     constant = _constant(value)
     if constant is None:
-        return [] if isinstance(owner, siren.ConstOp) and value.type == siren.unit else None
+        return [] if kind is siren.ConstOp and value.type == siren.unit else None
     return [_float_word(constant)] if value.type == f64 else [int(constant)]
 
 
@@ -199,16 +205,17 @@ def _literal(top: siren.ConsOp) -> tuple[list[siren.ConsOp], list[int]] | None:
     None when it is not one."""
     chain, words = [], []
     cur: Operation = top
-    while isinstance(cur, siren.ConsOp):
+    while type(cur) is siren.ConsOp:
         if cur is not top and _cons_before(cur) is None:
             return None
-        head = _element_words(cur.head)
+        head, tail = cur._operands
+        head = _element_words(head)
         if head is None:
             return None
         chain.append(cur)
         words += head
-        cur = cur.tail.owner
-    return (chain, words) if isinstance(cur, siren.NilOp) else None
+        cur = tail.owner
+    return (chain, words) if type(cur) is siren.NilOp else None
 
 
 def _fold_literal(top: siren.ConsOp) -> None:
@@ -239,9 +246,18 @@ def _erase_unused(op: Operation) -> None:
         op = work.pop()
         if op.parent is None:
             continue
-        owners = [v.owner for v in op.operands if type(v.owner) is not Block]
+        owners = [v.owner for v in op._operands]
         drop(op)
-        work += [owner for owner in owners if all(r.first_use is None for r in owner.results)]
+        for owner in owners:
+            if type(owner) is not Block and _unused(owner):
+                work.append(owner)
+
+
+def _unused(op: Operation) -> bool:
+    for result in op.results:
+        if result.first_use is not None:
+            return False
+    return True
 
 
 @dataclass
@@ -269,14 +285,17 @@ class _Facts:
 # -- building inside a pattern ------------------------------------------------------------
 
 
-@dataclass
 class _Builder:
     """Inserts new ops before the matched op (or at the end of a block being built),
     located at the matched op, so run-time errors point at the user's source."""
 
-    at: Operation
-    facts: _Facts
-    block: Block | None = None
+    # (slots: one is made for each op lowered)
+    __slots__ = ("at", "facts", "block")
+
+    def __init__(self, at: Operation, facts: _Facts, block: Block | None = None):
+        self.at = at
+        self.facts = facts
+        self.block = block
 
     def add(self, op: Operation) -> Operation:
         op.location = self.at.location
@@ -401,7 +420,8 @@ class _Builder:
 
 def unpack(value: SSAValue) -> list[SSAValue]:
     """The scalars of a lowered value."""
-    if value.type == f64 or value.type == i1 or isinstance(value.type, smc.ListHandleType | smc.SymType):
+    t = value.type
+    if t is f64 or t is i1 or t == f64 or t == i1 or isinstance(t, smc.ListHandleType | smc.SymType):
         return [value]
     owner = value.owner
     if isinstance(owner, UnrealizedConversionCastOp) and len(owner.outputs) == 1:
@@ -448,16 +468,18 @@ class _Lowering:
             return
         out = self.lower(op, _Builder(op, self.facts))
         value = None
-        if op.results:
-            if len(out) == 1 and out[0].type == op.results[0].type:
-                value = out[0]
+        results = op.results
+        if results:
+            (result,) = results   # (a siren op has one result at most)
+            result_type = result.type
+            if len(out) == 1 and (out[0].type is result_type or out[0].type == result_type):
+                (value,) = out
             else:
-                cast = UnrealizedConversionCastOp.get(out, [op.results[0].type])
+                cast = UnrealizedConversionCastOp.get(out, [result_type])
                 insert_before(cast, op)
                 value = cast.outputs[0]
-            replace(op, [value])
-        else:
-            drop(op)
+            replace_uses(result, value)
+        drop(op)
         self.after_replace(op, value)
 
     def lower(self, op, b: _Builder) -> list[SSAValue]:
@@ -484,26 +506,28 @@ def lowers(op_type: type[Operation]):
 @lowers(siren.ConstOp)
 class _Const(_Lowering):
     def lower(self, op: siren.ConstOp, b):
-        attr = op.value
-        if isinstance(attr, FloatAttr):
-            return [b.add(new_op(arith.ConstantOp, (), [attr.type], {"value": attr})).result]
+        attr = op.properties["value"]
+        if type(attr) is FloatAttr:
+            return list(b.add(new_op(arith.ConstantOp, (), [attr.type], {"value": attr})).results)
         if isinstance(attr, IntegerAttr):
             return [b.const_i(attr.value.data, i1)]
         return []  # unit, or a string (remembered for File.read)
 
     def after_replace(self, op, value):
-        if isinstance(op.value, StringAttr):
-            self.facts.strings[value] = op.value.data
+        attr = op.properties["value"]
+        if type(attr) is StringAttr:
+            self.facts.strings[value] = attr.data
 
 
 def _float_binop(op_type, arith_op, kind: str):
     @lowers(op_type)
     class _Binop(_Lowering):
         def lower(self, op, b):
-            (x,), (y,) = b.get(op.lhs), b.get(op.rhs)
-            if isinstance(op.result.type, siren.SymType):
+            lhs, rhs = op._operands
+            (x,), (y,) = unpack(lhs), unpack(rhs)
+            if type(op.result.type) is siren.SymType:
                 return [b.add(smc.SymBinOp(kind, x, y)).result]
-            return [b.add(new_op(arith_op, [x, y], [x.type])).result]
+            return list(b.add(new_op(arith_op, [x, y], [x.type])).results)
 
     _Binop.__name__ = f"_{op_type.__name__}"
     return _Binop
@@ -517,10 +541,10 @@ for _siren_op, _arith_op, _kind in ((siren.AddOp, arith.AddfOp, "add"), (siren.S
 @lowers(siren.NegOp)
 class _Neg(_Lowering):
     def lower(self, op, b):
-        (x,) = b.get(op.operand)
-        if isinstance(op.result.type, siren.SymType):
+        (x,) = unpack(op._operands[0])
+        if type(op.result.type) is siren.SymType:
             return [b.add(smc.SymNegOp(x)).result]
-        return [b.add(new_op(arith.NegfOp, [x], [x.type])).result]
+        return list(b.add(new_op(arith.NegfOp, [x], [x.type])).results)
 
 
 @lowers(siren.BoolToFloatOp)
@@ -837,8 +861,12 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
         raise LoweringError("lower-siren-to-smc: @main takes no arguments (the program reads its data with File.read)")
     result_type = main.function_type.outputs.data[0]
     facts = _Facts(base_dir, method)
+    # One walk for the variables, the literals and the lowering: the first two read leaves
+    # only, which it lists in program order as well; what folding the literals drops the
+    # lowering skips, and what it adds (constant lists and their casts) has nothing to lower.
+    ops = ops_of(module, region_first=True)
     if facts.symbolic:
-        for op in ops_of(main):
+        for op in ops:
             if isinstance(op, siren.AssumeOp) and op.var.data:
                 facts.vars.setdefault(op.var.data, len(facts.vars))
     facts.streamed, reason = streamed_fold(main)
@@ -848,10 +876,10 @@ def lower_module(module: ModuleOp, base_dir: str, method: str = "pf") -> None:
         read = source.list.owner if isinstance(source, siren.MapOp) else source
         data_file = facts.abs_path(read.path.owner.value.data)
         facts.skipped = {source, read}
-    fold_constant_lists(main)
+    fold_constant_lists(ops)
     # Every op once, a region's ops before its owner's (which moves them into a loop or a branch).
     patterns = {p.op_type: p(facts) for p in _PATTERNS}
-    for op in ops_of(module, region_first=True):
+    for op in ops:
         pattern = patterns.get(type(op))
         if pattern is not None and op.parent is not None:
             pattern.rewrite(op)
@@ -873,11 +901,12 @@ _LOWERED_DIALECTS = ("smc.", "arith.", "math.", "scf.")
 
 def _check_lowered(main: func.FuncOp) -> None:
     """Drop casts nothing reads; any other leftover is an op no pattern lowered."""
-    for op in reversed(ops_of(main)):
-        if isinstance(op, UnrealizedConversionCastOp) and all(not r.uses for r in op.results):
+    ops = ops_of(main)
+    for op in reversed(ops):
+        if type(op) is UnrealizedConversionCastOp and all(r.first_use is None for r in op.results):
             drop(op)
-    for op in ops_of(main):
-        if op is not main and not op.name.startswith(_LOWERED_DIALECTS):
+    for op in ops:
+        if op is not main and op.parent is not None and not op.name.startswith(_LOWERED_DIALECTS):
             raise LoweringError(f"lower-siren-to-smc: no lowering for {op.name}{where(op)}")
 
 

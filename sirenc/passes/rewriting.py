@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from xdsl.ir import Block, Operation, SSAValue, SSAValues
 
+_NO_VALUES = SSAValues()
+
 
 def insert_before(new: Operation, at: Operation) -> None:
     """``at.parent.insert_op_before(new, at)`` for a new op (or one just detached), which no
@@ -54,11 +56,17 @@ def replace_uses(old: SSAValue, value: SSAValue) -> None:
         operands = list(user._operands)
         operands[use._index] = value
         user._operands = SSAValues(operands)
-        value.add_use(use)
+        # value.add_use(use), without a call per use
+        first = value.first_use
+        use._prev_use, use._next_use = None, first
+        if first is not None:
+            first._prev_use = use
+        value.first_use = use
         use = following
     old.first_use = None
-    if value.name_hint is None:
-        value.name_hint = old.name_hint
+    # The name hint's setter validates the name again: only when there is one to carry over.
+    if value._name is None and old._name is not None:
+        value.name_hint = old._name
 
 
 def drop(op: Operation) -> None:
@@ -66,11 +74,80 @@ def drop(op: Operation) -> None:
     dropped, and its results emptied. Nothing refers to it then, so reference counting frees it
     at once, instead of the cyclic collector (which would find it through its results) later;
     and there is no `ErasedSSAValue` per result, as ``Operation.erase`` makes."""
-    if any(result.first_use is not None for result in op.results):
-        raise ValueError(f"drop: a result of {op.name} is still used")
-    op.parent.detach_op(op)
-    op.drop_all_references()
-    op.results = SSAValues()
+    for result in op.results:
+        if result.first_use is not None:
+            raise ValueError(f"drop: a result of {op.name} is still used")
+    _unlink(op)
+    # Operand by operand, ``op.drop_all_references()`` without a call per use; that takes what
+    # else the op refers to.
+    for value, use in zip(op._operands, op._operand_uses):
+        prev, following = use._prev_use, use._next_use
+        if prev is None:
+            value.first_use = following
+        else:
+            prev._next_use = following
+        if following is not None:
+            following._prev_use = prev
+    op._operand_uses = ()
+    if op._successors:
+        op.drop_all_references()
+        op.results = _NO_VALUES
+        return
+    for region in op.regions:
+        # ``region.drop_all_references()``, without a generator per block.
+        region.parent = None
+        block = region._first_block
+        while block is not None:
+            following = block._next_block
+            block.parent = block._next_block = block._prev_block = None
+            inner = block._first_op
+            while inner is not None:
+                inner.drop_all_references()
+                inner = inner._next_op
+            block = following
+    op.results = _NO_VALUES
+
+
+def _unlink(op: Operation) -> None:
+    """``op.parent.detach_op(op)``."""
+    block = op.parent
+    prev, following = op._prev_op, op._next_op
+    if prev is None:
+        block._first_op = following
+    else:
+        prev._next_op = following
+        op._prev_op = None
+    if following is None:
+        block._last_op = prev
+    else:
+        following._prev_op = prev
+        op._next_op = None
+    op.parent = None
+
+
+def move_ops_before(block: Block, at: Operation) -> list[Operation]:
+    """Moves all of `block`'s ops, in order, before `at` (in another block), as one splice of
+    the two lists of ops; the ops moved."""
+    first, last = block._first_op, block._last_op
+    if first is None:
+        return []
+    parent = at.parent
+    moved = []
+    op = first
+    while op is not None:
+        op.parent = parent
+        moved.append(op)
+        op = op._next_op
+    prev = at._prev_op
+    first._prev_op = prev
+    if prev is None:
+        parent._first_op = first
+    else:
+        prev._next_op = first
+    last._next_op = at
+    at._prev_op = last
+    block._first_op = block._last_op = None
+    return moved
 
 
 def replace(op: Operation, values: Sequence[SSAValue]) -> None:
@@ -97,7 +174,10 @@ def _visit(op: Operation, out: list[Operation], region_first: bool) -> None:
         for block in region.blocks:
             inner = block._first_op
             while inner is not None:
-                _visit(inner, out, region_first)
+                if inner.regions:
+                    _visit(inner, out, region_first)
+                else:
+                    out.append(inner)
                 inner = inner._next_op
     if region_first:
         out.append(op)

@@ -12,7 +12,7 @@ from xdsl.printer import Printer
 
 from sirenc.diagnostics import Span
 from sirenc.ir import siren
-from sirenc.ir.build import Attributes, new_func, new_op
+from sirenc.ir.build import Attributes, new_block, new_func, new_op, new_region
 
 
 def _generic(op) -> str:
@@ -135,3 +135,14 @@ def test_attributes_are_shared_and_exact():
     assert loc == FileLineColLoc(StringAttr("m.si"), IntAttr(3), IntAttr(7))
     assert attrs.loc(Span("m.si", 3, 7, 3, 12)) is loc
     assert hash(loc) == hash(FileLineColLoc(StringAttr("m.si"), IntAttr(3), IntAttr(7)))
+
+
+def test_blocks_and_regions():
+    built, expected = new_block([f64, i1]), Block(arg_types=[f64, i1])
+    assert set(vars(built)) == set(vars(expected))
+    assert [(a.type, a.block, a.index, a.location) for a in built.args] == \
+        [(a.type, built, a.index, a.location) for a in expected.args]
+    assert built.first_op is None and built.last_op is None
+    region, expected_region = new_region(built), Region(expected)
+    assert set(vars(region)) == set(vars(expected_region))
+    assert built.parent is region and region.block is built

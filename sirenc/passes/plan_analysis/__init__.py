@@ -44,6 +44,7 @@ from sirenc.passes.plan_analysis.bp import BPState
 from sirenc.passes.plan_analysis.ds import DSState
 from sirenc.passes.plan_analysis.interpreter import Interpreter
 from sirenc.passes.plan_analysis.ssi import SSIState
+from sirenc.passes.rewriting import ops_of
 from sirenc.passes.plan_analysis.base import BUDGET_OPTION, DEFAULT_BUDGET, UnknownOperation
 from sirenc.passes.plan_analysis.state import (
     DYNAMIC, SAMPLE, SYMBOLIC, Cause, GiveUp, InternalInconsistency, Shared, Violation,
@@ -115,7 +116,7 @@ def analyze(module: ModuleOp, method: str = "ssi", max_rvs: int = 4,
         raise SirenUsageError(f"{BUDGET_OPTION} must be at least 1")
     start = time.perf_counter()
     main = _main(module)
-    assumes = _Assumes([op for op in main.walk() if isinstance(op, siren.AssumeOp)])
+    assumes = _Assumes([op for op in ops_of(main) if type(op) is siren.AssumeOp])
     if method == "pf":
         result = _particle_filter(assumes)
     else:
@@ -243,8 +244,8 @@ def _cause_note(cause: Cause | None, name: str, kind: str) -> Note | None:
 
 def annotate(module: ModuleOp, result: PlanResult) -> None:
     """Record ``result`` on the module and on every ``siren.assume``."""
-    for op in module.walk():
-        if isinstance(op, siren.AssumeOp):
+    for op in ops_of(module):
+        if type(op) is siren.AssumeOp:
             name = op.var.data
             enc = result.plan.get(name)
             if enc is None:
