@@ -87,15 +87,30 @@ def largest_function(module: Any) -> int:
                 if isinstance(op, llvm_dialect.FuncOp)), default=0)
 
 
+# Operations of one block in the `llvm` dialect past which x86 code without AVX is generated at
+# level 0 (`codegen_level`): a chain of 2 000 arithmetic ops costs level 2 about 0.1 s there. The
+# benchmark and test models' largest block has 63.
+LONG_BLOCK = 4_000
+
+
+def largest_block(module: Any) -> int:
+    """The number of operations of the largest block of an ``llvm``-dialect module."""
+    from xdsl.dialects import llvm as llvm_dialect
+
+    return max((len(block.ops) for op in module.ops if isinstance(op, llvm_dialect.FuncOp)
+                for block in op.body.blocks), default=0)
+
+
 def codegen_level(module: Any, triple: str, features: str) -> int:
-    """LLVM's code-generation optimisation level for ``module`` on a target: 2, but 0 for a huge
-    function on x86 without AVX. There an arithmetic instruction overwrites one of its operands, and
+    """LLVM's code-generation optimisation level for ``module`` on a target: 2, but 0 for a long
+    block on x86 without AVX. There an arithmetic instruction overwrites one of its operands, and
     LLVM's two-address pass walks a chain of such instructions once per copy it meets in the chain:
-    12 s of code generation for a chain of 2x10^4 `let`s (quadratic: 5 minutes at 10^5), against
-    0.08 s at level 0, whose code is 9 times larger. With AVX's three-operand forms there is no
-    such chain (0.2 s at level 2), and the JIT's native target has them wherever AVX exists."""
+    3.2 s of code generation for a chain of 10^4 additions, 12 s for one of 2x10^4 `let`s
+    (quadratic: 5 minutes at 10^5), against 0.08 s at level 0, whose code is 9 times larger. With
+    AVX's three-operand forms there is no such chain (0.2 s at level 2), and the JIT's native
+    target has them wherever AVX exists."""
     x86 = triple.startswith(("x86_64", "i386", "i486", "i586", "i686"))
-    if x86 and "+avx" not in features.split(",") and largest_function(module) > HUGE_FUNCTION:
+    if x86 and "+avx" not in features.split(",") and largest_block(module) > LONG_BLOCK:
         return 0
     return 2
 

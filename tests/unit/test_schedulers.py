@@ -69,9 +69,10 @@ def test_a_huge_function_compiles_and_computes_what_it_says():
     assert sirenc.compile(_chain(n), method="pf").filter(particles=1, seed=0).run().estimate() == n
 
 
-def test_a_huge_function_without_avx_is_generated_at_level_0():
-    huge, _ = driver.compile_to_llvm_dialect(_chain(schedulers.HUGE_FUNCTION // 2 + 1000))
-    small, _ = driver.compile_to_llvm_dialect(SMALL)
+def test_a_long_block_without_avx_is_generated_at_level_0():
+    huge, _ = driver.compile_to_llvm_dialect(_chain(schedulers.LONG_BLOCK // 2 + 100))
+    small, _ = driver.compile_to_llvm_dialect(_chain(schedulers.LONG_BLOCK // 2 - 100))
+    assert schedulers.largest_block(small) <= schedulers.LONG_BLOCK < schedulers.largest_block(huge)
     x86 = "x86_64-unknown-linux-gnu"
     assert schedulers.codegen_level(huge, x86, "") == 0
     assert schedulers.codegen_level(huge, x86, "+64bit,-avx,+sse2") == 0
