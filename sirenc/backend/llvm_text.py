@@ -34,8 +34,6 @@ _UNARY_INTRINSICS = {"llvm.intr.log": "llvm.log", "llvm.intr.sqrt": "llvm.sqrt",
                      "llvm.intr.fabs": "llvm.fabs", "llvm.intr.floor": "llvm.floor", "llvm.intr.ceil": "llvm.ceil"}
 _ICMP = tuple(str(f) for f in llvm.ICmpPredicateFlag)
 _FCMP = tuple(str(f) for f in llvm.FCmpPredicateFlag)
-# Ops that make no instruction: their value is a constant or a global's address.
-_NO_INSTRUCTION = frozenset({"llvm.mlir.constant", "llvm.mlir.addressof"})
 
 
 class _Types(dict):

@@ -79,12 +79,17 @@ class _SharedLock:
 _lock = _SharedLock()
 
 
-def largest_function(module: Any) -> int:
-    """The number of operations of the largest function of an ``llvm``-dialect module."""
+def _block_sizes(module: Any) -> list[list[int]]:
+    """The number of operations of each block of an ``llvm``-dialect module, function by function."""
     from xdsl.dialects import llvm as llvm_dialect
 
-    return max((sum(len(block.ops) for block in op.body.blocks) for op in module.ops
-                if isinstance(op, llvm_dialect.FuncOp)), default=0)
+    return [[len(block.ops) for block in op.body.blocks] for op in module.ops
+            if isinstance(op, llvm_dialect.FuncOp)]
+
+
+def largest_function(module: Any) -> int:
+    """The number of operations of the largest function of an ``llvm``-dialect module."""
+    return max((sum(sizes) for sizes in _block_sizes(module)), default=0)
 
 
 # Operations of one block in the `llvm` dialect past which x86 code without AVX is generated at
@@ -95,10 +100,7 @@ LONG_BLOCK = 4_000
 
 def largest_block(module: Any) -> int:
     """The number of operations of the largest block of an ``llvm``-dialect module."""
-    from xdsl.dialects import llvm as llvm_dialect
-
-    return max((len(block.ops) for op in module.ops if isinstance(op, llvm_dialect.FuncOp)
-                for block in op.body.blocks), default=0)
+    return max((size for sizes in _block_sizes(module) for size in sizes), default=0)
 
 
 def codegen_level(module: Any, triple: str, features: str) -> int:

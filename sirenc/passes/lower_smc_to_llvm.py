@@ -784,7 +784,7 @@ class _SameValues:
     value: bool = False     # a constant: the target has the source's value
 
     def rewrite(self, op: Operation) -> None:
-        new = new_op(self.target, (), (), {"value": op.properties["value"]} if self.value else _NO_PROPERTIES)
+        new = new_op(self.target, (), (), {"value": op.properties["value"]}) if self.value else new_op(self.target, (), ())
         new.location = op.location
         new._operands, new._operand_uses, new.results = op._operands, op._operand_uses, op.results
         for use in new._operand_uses:
@@ -794,9 +794,6 @@ class _SameValues:
         op._operands, op._operand_uses, op.results = SSAValues(), (), SSAValues()
         insert_before(new, op)
         op.parent.detach_op(op)
-
-
-_NO_PROPERTIES: dict[str, Attribute] = {}
 
 _ONE_TO_ONE = [
     _SameValues(arith.ConstantOp, llvm.ConstantOp, value=True),
