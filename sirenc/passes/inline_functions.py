@@ -18,7 +18,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from sirenc.passes.rewriting import drop, move_ops_before, replace, replace_uses
+from sirenc.passes.rewriting import drop, move_ops_before, ops_of, replace, replace_uses
 
 
 def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Operation]:
@@ -41,19 +41,7 @@ def _inline_call(call: func.CallOp, callee: func.FuncOp, last: bool) -> list[Ope
 
 def _calls(op: Operation, out: list[func.CallOp]) -> list[func.CallOp]:
     """Appends the calls among `op` and the ops nested in it to `out`, in program order."""
-    if type(op) is func.CallOp:
-        out.append(op)
-    # Block by block rather than op.walk(), whose generators cost more than the rest of
-    # inlining a chain of 10^5 small functions.
-    for region in op.regions:
-        for block in region.blocks:
-            inner = block._first_op
-            while inner is not None:
-                if inner.regions:
-                    _calls(inner, out)
-                elif type(inner) is func.CallOp:
-                    out.append(inner)
-                inner = inner._next_op
+    out += [inner for inner in ops_of(op) if type(inner) is func.CallOp]
     return out
 
 
