@@ -525,6 +525,10 @@ double rt_normalise(const double *logw, int64_t n, double *w);
 
 /* Tallies counts[lo, hi) of block b into bits (rt_bits) and b->n_free, b->n_copies. */
 void rt_tally_block(const int64_t *counts, int64_t lo, int64_t hi, const rt_bits *bits, rt_block *b);
+/* Selects the vector kernel of the tallies for the whole process (tests compare them; not while
+ * filters run): 0 scalar, 1 SSE2, 2 AVX2, 3 AVX-512F; a level the CPU lacks is lowered.  Returns the
+ * level now in use; -1 only reports it.  The best one is chosen when the library loads. */
+int rt_tally_kernel(int level);
 
 /* Systematic and stratified offspring, block by block: every block finds its first point from the
  * cumulative weight before it, so blocks run in any order on any thread. */

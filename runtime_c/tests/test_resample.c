@@ -238,11 +238,57 @@ static void test_extremes(void) {
   free(counts);
 }
 
+/* Every kernel of the tallies (scalar, SSE2, AVX2, AVX-512, as far as the CPU has them) marks the
+ * zero counts and the counts above one of every word, full or partial: counts of 0, 1, 2, large ones
+ * and ones whose low or high 32-bit half alone is zero (SSE2 compares halves). */
+static void test_tally_kernels(void) {
+  int best = rt_tally_kernel(-1);
+  CHECK(best >= 0 && best <= 3, "tally kernel level %d", best);
+  static const int64_t values[] = {0, 1, 2, 3, 7, (int64_t)1 << 32, ((int64_t)1 << 32) + 1, 0xFFFFFFFF, 65};
+  enum { NV = sizeof values / sizeof values[0] };
+  const int64_t n = 3 * 64 + 37; /* three words and a partial one */
+  int64_t counts[3 * 64 + 37];
+  uint64_t words[4 * 4];
+  rt_bits bits = {words, words + 4};
+  for (int level = 0; level <= 3; level++) {
+    int got = rt_tally_kernel(level);
+    CHECK(got <= level, "tally kernel %d reported as %d", level, got);
+    if (got != level) continue; /* the CPU lacks it */
+    int64_t wrong = 0;
+    for (uint32_t rep = 0; rep < 200; rep++) {
+      uint64_t state = 0x9E3779B97F4A7C15ull * (rep + 1);
+      for (int64_t i = 0; i < n; i++) {
+        state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+        counts[i] = values[state % NV];
+      }
+      for (int64_t lo = 0; lo < n; lo += 64) { /* blocks of every length from 1 to 64, one word each */
+        int64_t hi = lo + 1 + (int64_t)((rep + (uint64_t)lo) % 64);
+        hi = hi < n ? hi : n;
+        rt_block b;
+        memset(words, 0xA5, sizeof words);
+        rt_tally_block(counts, lo, hi, &bits, &b);
+        int64_t n_free = 0, n_copies = 0;
+        for (int64_t i = lo; i < hi; i++) {
+          n_free += counts[i] == 0;
+          n_copies += counts[i] > 1 ? counts[i] - 1 : 0;
+          wrong += (int64_t)(bits.free[lo / 64] >> (i - lo) & 1) != (counts[i] == 0);
+          wrong += (int64_t)(bits.extra[lo / 64] >> (i - lo) & 1) != (counts[i] > 1);
+        }
+        if (hi - lo < 64) wrong += (bits.free[lo / 64] | bits.extra[lo / 64]) >> (hi - lo) != 0;
+        wrong += b.n_free != n_free || b.n_copies != n_copies;
+      }
+    }
+    CHECK(wrong == 0, "tally kernel %d: %lld bits or numbers wrong", level, (long long)wrong);
+  }
+  CHECK(rt_tally_kernel(best) == best, "restoring tally kernel %d", best);
+}
+
 int main(void) {
   test_normalise_and_ess();
   test_blocked_normalisation();
   test_offspring_blocks(SIRENRT_SYSTEMATIC);
   test_offspring_blocks(SIRENRT_STRATIFIED);
+  test_tally_kernels();
   for (int32_t s = 0; s <= SIRENRT_RESIDUAL; s++) test_unbiased(s);
   test_extremes();
   return check_report("test_resample");
