@@ -21,6 +21,10 @@ its last reload, and through a loop that reads it again): the random-walk
 model's frame has two slots (the row index and the accumulator across the row
 request, then the next index and the draw across resample()), not one per
 temporary. A smaller frame is less to copy when particles are resampled.
+A loop-carried value is stored where it is passed (before the loop, before
+the back edge), and the value it takes next prefers its slot: the walk's
+draw and next index are reloaded after resample() from the slots the loop
+carries them in, so its back edge stores nothing.
 
     %x = "smc.sample"(%m, %v) <{family = "gaussian"}> : (f64, f64) -> f64
     "smc.frame_store"(%x) <{slot = 0 : i64}> : (f64) -> ()
@@ -211,20 +215,66 @@ def _busy(value: SSAValue, uses: list[Operation], order: dict[Operation, int],
     return start, stop
 
 
-def _assign_slots(busy: dict[SSAValue, tuple[int, int]], first: int) -> dict[SSAValue, int]:
+def _assign_slots(busy: dict[SSAValue, tuple[int, int]], first: int,
+                  prefer: dict[SSAValue, SSAValue]) -> dict[SSAValue, int]:
     """Slots from `first` on, shared by values whose stretches do not overlap (left to right,
-    each takes the lowest slot free by its start): the frame is as small as the most values
-    kept at once."""
+    each takes the lowest slot free by its start, or the slot of the value `prefer` names when
+    that one is free): the frame is as small as the most values kept at once."""
     slots: dict[SSAValue, int] = {}
     free_after: list[int] = []   # per slot, the end of the last stretch it holds
     for value, (start, stop) in sorted(busy.items(), key=lambda item: item[1]):
-        k = next((k for k, end in enumerate(free_after) if end < start), len(free_after))
+        wanted = slots.get(prefer.get(value)) if value in prefer else None
+        if wanted is not None and free_after[wanted - first] < start:
+            k = wanted - first
+        else:
+            k = next((k for k, end in enumerate(free_after) if end < start), len(free_after))
         if k == len(free_after):
             free_after.append(stop)
         else:
             free_after[k] = stop
         slots[value] = first + k
     return slots
+
+
+def _carried(particle: smc.ParticleOp) -> dict[BlockArgument, tuple[scf.WhileOp, int]]:
+    """Each loop-carried value (an argument of a loop's condition block): its loop and position."""
+    return {arg: (loop, i) for loop in ops_of(particle) if isinstance(loop, scf.WhileOp)
+            for i, arg in enumerate(loop.before_region.block.args)}
+
+
+def _next_values(carried: dict[BlockArgument, tuple[scf.WhileOp, int]]) -> dict[SSAValue, SSAValue]:
+    """The value each loop-carried value takes on the next iteration, mapped to it: kept in the
+    same slot, the loop's back edge has nothing to store (`_store_on_edges`)."""
+    out: dict[SSAValue, SSAValue] = {}
+    for arg, (loop, i) in carried.items():
+        out.setdefault(loop.after_region.block.last_op.operands[i], arg)
+    return out
+
+
+def _holds(value: SSAValue, slot: int, before: Operation) -> bool:
+    """`value` was just reloaded from `slot`, and nothing between that and `before` stores to it."""
+    load = value.owner
+    if not isinstance(load, smc.FrameLoadOp) or load.slot.value.data != slot \
+            or load.parent_block() is not before.parent_block():
+        return False
+    op = load.next_op
+    while op is not before:
+        if isinstance(op, smc.FrameStoreOp) and op.slot.value.data == slot:
+            return False
+        op = op.next_op
+    return True
+
+
+def _store_on_edges(arg: BlockArgument, loop: scf.WhileOp, i: int, slot: int) -> None:
+    """A loop-carried value is stored where it is passed, not where the loop's condition block
+    starts: its first value before the loop, the next one before the back edge, which is nothing
+    to store when that value was reloaded from the slot the carried one keeps (the slot
+    assignment prefers it), so each iteration does not copy the frame words it just read."""
+    Rewriter.insert_op(smc.FrameStoreOp(loop.arguments[i], slot), InsertPoint.before(loop))
+    yield_op = loop.after_region.block.last_op
+    following = yield_op.operands[i]
+    if not _holds(following, slot, yield_op):
+        Rewriter.insert_op(smc.FrameStoreOp(following, slot), InsertPoint.before(yield_op))
 
 
 def spill(particle: smc.ParticleOp) -> None:
@@ -250,9 +300,20 @@ def spill(particle: smc.ParticleOp) -> None:
             continue
         reloads[value] = uses
     busy = {v: _busy(v, [u.operation for u in uses], order, loop_end) for v, uses in reloads.items()}
-    slots = _assign_slots(busy, first)
+    carried = _carried(particle)
+    slots = _assign_slots(busy, first, _next_values(carried))
     for value, uses in reloads.items():
+        for use in uses:
+            load = smc.FrameLoadOp(slots[value], value.type)
+            Rewriter.insert_op(load, InsertPoint.before(use.operation))
+            use.operation.operands[use.index] = load.result
+    # The stores come after every reload: a back edge's store must not overwrite a slot before
+    # the reload of another value passed on the same edge.
+    for value in reloads:
         slot = slots[value]
+        if value in carried:
+            _store_on_edges(value, *carried[value], slot)
+            continue
         store = smc.FrameStoreOp(value, slot)
         if isinstance(value, BlockArgument):
             block = value.block
@@ -262,10 +323,6 @@ def spill(particle: smc.ParticleOp) -> None:
                 Rewriter.insert_op(store, InsertPoint.before(block.first_op))
         else:
             Rewriter.insert_op(store, InsertPoint.after(value.owner))
-        for use in uses:
-            load = smc.FrameLoadOp(slot, value.type)
-            Rewriter.insert_op(load, InsertPoint.before(use.operation))
-            use.operation.operands[use.index] = load.result
     # Number the suspension points, and record which slots hold list handles or symbolic
     # words at each.
     roots = model.root_list()

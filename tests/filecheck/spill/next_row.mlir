@@ -8,7 +8,9 @@
 // row request (point 1), the next index %j and the new accumulator %s across
 // the resampling (point 2). The row %rw dies before it: no root. %j and %s take
 // slots 0 and 1 again: %i and %acc are read for the last time before they are
-// stored, so the frame has two slots, not four.
+// stored, so the frame has two slots, not four. The loop-carried %i and %acc
+// are stored where they are passed: their first values before the loop, %k
+// before the back edge; %s, kept in %acc's slot, is not stored again there.
 builtin.module {
   "smc.particle"() <{sym_name = "model", model = #smc.model<"f", true, "", "/data.csv", 0 : i64, []>}> ({
     %zero = arith.constant 0 : i64
@@ -30,9 +32,11 @@ builtin.module {
 }
 
 // CHECK:      model = #smc.model<"f", true, "", "/data.csv", 2 : i64, []>
-// CHECK:      scf.while (%[[I:.*]] = %{{.*}}, %[[ACC:.*]] = %{{.*}}) : (i64, f64) -> (i64, !smc.list<"f">, f64) {
-// CHECK-NEXT:   "smc.frame_store"(%[[ACC]]) <{slot = 1 : i64}> : (f64) -> ()
-// CHECK-NEXT:   "smc.frame_store"(%[[I]]) <{slot = 0 : i64}> : (i64) -> ()
+// CHECK:      %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: %[[ACC0:.*]] = arith.constant 0.000000e+00 : f64
+// CHECK-NEXT: "smc.frame_store"(%[[ZERO]]) <{slot = 0 : i64}> : (i64) -> ()
+// CHECK-NEXT: "smc.frame_store"(%[[ACC0]]) <{slot = 1 : i64}> : (f64) -> ()
+// CHECK-NEXT: scf.while (%{{.*}} = %[[ZERO]], %{{.*}} = %[[ACC0]]) : (i64, f64) -> (i64, !smc.list<"f">, f64) {
 // CHECK-NEXT:   %[[IL:.*]] = "smc.frame_load"() <{slot = 0 : i64}> : () -> i64
 // CHECK-NEXT:   %[[MORE:.*]], %[[ROW:.*]] = "smc.next_row"(%[[IL]]) <{point = 1 : i32}> : (i64) -> (i1, !smc.list<"f">)
 // CHECK-NEXT:   %[[IL2:.*]] = "smc.frame_load"() <{slot = 0 : i64}> : () -> i64
@@ -49,6 +53,7 @@ builtin.module {
 // CHECK-NEXT:   %[[JL:.*]] = "smc.frame_load"() <{slot = 0 : i64}> : () -> i64
 // CHECK-NEXT:   %[[K:.*]] = arith.addi %[[JL]], %[[ONE]] : i64
 // CHECK-NEXT:   %[[SL:.*]] = "smc.frame_load"() <{slot = 1 : i64}> : () -> f64
+// CHECK-NEXT:   "smc.frame_store"(%[[K]]) <{slot = 0 : i64}> : (i64) -> ()
 // CHECK-NEXT:   scf.yield %[[K]], %[[SL]] : i64, f64
 
 // -----
@@ -81,3 +86,42 @@ builtin.module {
 // CHECK-NEXT: "smc.next_row"(%[[NL]]) <{point = 2 : i32}>
 // CHECK-NEXT: %[[H2:.*]] = arith.constant 5.000000e-01 : f64
 // CHECK-NEXT: "smc.finish"(%[[H2]]) : (f64) -> ()
+
+// -----
+
+// Loop-carried values that trade places: each next value was reloaded from the
+// slot of the carried value it becomes (the slot assignment prefers it), so the
+// back edge stores nothing; only the first values are stored, before the loop.
+builtin.module {
+  "smc.particle"() <{sym_name = "model", model = #smc.model<"f", true, "", "/data.csv", 0 : i64, []>}> ({
+    %zero = arith.constant 0 : i64
+    %x0 = arith.constant 1.000000e+00 : f64
+    %x1 = arith.constant 2.000000e+00 : f64
+    %r:3 = scf.while (%i = %zero, %a = %x0, %b = %x1) : (i64, f64, f64) -> (i64, f64, f64) {
+      %more, %row = "smc.next_row"(%i) : (i64) -> (i1, !smc.list<"f">)
+      scf.condition(%more) %i, %a, %b : i64, f64, f64
+    } do {
+    ^bb0(%j: i64, %p: f64, %q: f64):
+      %one = arith.constant 1 : i64
+      %k = arith.addi %j, %one : i64
+      "smc.resample"() : () -> ()
+      scf.yield %k, %q, %p : i64, f64, f64
+    }
+    "smc.finish"(%r#1) : (f64) -> ()
+  }) : () -> ()
+}
+
+// CHECK:      model = #smc.model<"f", true, "", "/data.csv", 3 : i64, []>
+// CHECK:      "smc.frame_store"(%{{.*}}) <{slot = [[I:[0-9]+]] : i64}> : (i64) -> ()
+// CHECK-NEXT: "smc.frame_store"(%{{.*}}) <{slot = [[A:[0-9]+]] : i64}> : (f64) -> ()
+// CHECK-NEXT: "smc.frame_store"(%{{.*}}) <{slot = [[B:[0-9]+]] : i64}> : (f64) -> ()
+// CHECK-NEXT: scf.while
+// CHECK:      ^{{.*}}(%[[J:.*]]: i64, %[[P:.*]]: f64, %[[Q:.*]]: f64):
+// CHECK-NEXT:   "smc.frame_store"(%[[Q]]) <{slot = [[A]] : i64}> : (f64) -> ()
+// CHECK-NEXT:   "smc.frame_store"(%[[P]]) <{slot = [[B]] : i64}> : (f64) -> ()
+// CHECK:        "smc.frame_store"(%{{.*}}) <{slot = [[I]] : i64}> : (i64) -> ()
+// CHECK-NEXT:   "smc.resample"() <{point = 2 : i32}> : () -> ()
+// CHECK-NEXT:   %[[PL:.*]] = "smc.frame_load"() <{slot = [[B]] : i64}> : () -> f64
+// CHECK-NEXT:   %[[QL:.*]] = "smc.frame_load"() <{slot = [[A]] : i64}> : () -> f64
+// CHECK-NEXT:   %[[KL:.*]] = "smc.frame_load"() <{slot = [[I]] : i64}> : () -> i64
+// CHECK-NEXT:   scf.yield %[[KL]], %[[QL]], %[[PL]] : i64, f64, f64
