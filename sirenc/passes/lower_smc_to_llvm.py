@@ -219,7 +219,9 @@ class _Lowering:
         return len(smc.scalars_of(self.model.result.data))
 
     def slot_offset(self, slot: int) -> int:
-        return PC_BYTES + WORD * (self.result_words + slot)
+        # The slots share their words with the result: a finished particle has no slot live, and
+        # a smaller frame is less to copy at every resampling (the walk's: 24 bytes, not 32).
+        return PC_BYTES + WORD * slot
 
     def declare(self, name: str) -> None:
         """Declares ``sirenrt_<name>`` in the module the first time it is called."""
@@ -272,7 +274,7 @@ class _Lowering:
 
     def layout(self) -> sirenrt.LayoutAttr:
         roots = [(point, self.slot_offset(slot), d) for point, slot, d in self.model.root_list()]
-        frame_size = self.slot_offset(self.model.frame_slots.value.data)
+        frame_size = PC_BYTES + WORD * max(self.result_words, self.model.frame_slots.value.data)
         return sirenrt.LayoutAttr.build(frame_size, PC_BYTES, self.files, self.sites, roots)
 
 

@@ -38,7 +38,7 @@ builtin.module {
 }
 
 // CHECK:      llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %[[ROWS:.*]]: !llvm.ptr) -> i32
-// CHECK-SAME:   #sirenrt.layout<32 : i64, 8 : i64, ["/data.csv"], [loc("<unknown>":0:0)], []>
+// CHECK-SAME:   #sirenrt.layout<24 : i64, 8 : i64, ["/data.csv"], [loc("<unknown>":0:0)], []>
 // CHECK-NEXT:   %[[PC:.*]] = llvm.load %[[FRAME]] : !llvm.ptr -> i32
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[AT1:.*]] = llvm.icmp "eq" %[[PC]], %[[ONE]] : i32
@@ -46,9 +46,9 @@ builtin.module {
 
 // The loop header stores the index and the accumulator, then asks for the row.
 // CHECK:      ^[[HEADER:bb[0-9]+]](%[[I:.*]]: i64, %[[ACC:.*]]: f64):
-// CHECK-NEXT:   %[[S1:.*]] = llvm.getelementptr inbounds %[[FRAME]][24]
+// CHECK-NEXT:   %[[S1:.*]] = llvm.getelementptr inbounds %[[FRAME]][16]
 // CHECK-NEXT:   llvm.store %[[ACC]], %[[S1]] : f64, !llvm.ptr
-// CHECK-NEXT:   %[[S0:.*]] = llvm.getelementptr inbounds %[[FRAME]][16]
+// CHECK-NEXT:   %[[S0:.*]] = llvm.getelementptr inbounds %[[FRAME]][8]
 // CHECK-NEXT:   llvm.store %[[I]], %[[S0]] : i64, !llvm.ptr
 // CHECK-NEXT:   llvm.br ^[[RETRY]]
 
@@ -68,7 +68,7 @@ builtin.module {
 
 // The request, from the index's reload on: also where re-entry at point 1 starts.
 // CHECK:      ^[[RETRY]]:
-// CHECK-NEXT:   %[[IP:.*]] = llvm.getelementptr inbounds %[[FRAME]][16] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NEXT:   %[[IP:.*]] = llvm.getelementptr inbounds %[[FRAME]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:   %[[IL:.*]] = llvm.load %[[IP]] : !llvm.ptr -> i64
 // CHECK-NEXT:   %[[NP2:.*]] = llvm.getelementptr inbounds %[[ROWS]][16]
 // CHECK-NEXT:   %[[N2:.*]] = llvm.load %[[NP2]] : !llvm.ptr -> i64

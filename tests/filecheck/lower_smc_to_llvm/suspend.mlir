@@ -3,8 +3,10 @@
 // dispatches on the pc saved in the frame's first word: 0 starts the program,
 // k resumes after suspension point k. smc.resample saves its point and returns
 // AT_RESAMPLE (1); smc.finish stores the result's words from byte 8 and returns
-// FINISHED (0). Frame slot s is the word at 8 + 8 * (result words + s): the
-// result "PfLf" has two words, so slot 0 is at byte 24 and slot 1 at byte 32.
+// FINISHED (0). Frame slot s is the word at 8 + 8 * s, shared with the result's
+// words (a finished particle keeps no slot live): the result "PfLf" has two words
+// and the program two slots, so the frame is 24 bytes; here the list's slot (byte
+// 16) is also where the result's list goes.
 // A runtime function is declared once, before its first caller. #sirenrt.layout
 // carries the frame's size, the result's offset, the sites (one per location,
 // in the order met) and the roots by byte offset.
@@ -30,7 +32,7 @@ builtin.module {
 // CHECK-NEXT: llvm.func @sirenrt_list_set(!llvm.ptr, i64, i32, i64)
 // CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-SAME:   smc.model = #smc.model<"PfLf", false, "no stream", "", 2 : i64, {{\[\[}}1 : i32, 1 : i64, "Lf"]]>
-// CHECK-SAME:   sirenrt.layout = #sirenrt.layout<40 : i64, 8 : i64, [], [loc("m.si":2:9), loc("m.si":3:9)], {{\[\[}}1 : i32, 32 : i64, "Lf"]]>
+// CHECK-SAME:   sirenrt.layout = #sirenrt.layout<24 : i64, 8 : i64, [], [loc("m.si":2:9), loc("m.si":3:9)], {{\[\[}}1 : i32, 16 : i64, "Lf"]]>
 // CHECK-NEXT:   %[[PC:.*]] = llvm.load %[[FRAME]] : !llvm.ptr -> i32
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[AT1:.*]] = llvm.icmp "eq" %[[PC]], %[[ONE]] : i32
@@ -41,7 +43,7 @@ builtin.module {
 // CHECK-NEXT:   %[[C:.*]] = llvm.mlir.constant(2.000000e+00 : f64) : f64
 // CHECK-NEXT:   %[[SITE0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[X:.*]] = llvm.call @sirenrt_sample_exponential(%[[CTX]], %[[C]], %[[SITE0]]) : (!llvm.ptr, f64, i32) -> f64
-// CHECK-NEXT:   %[[S0:.*]] = llvm.getelementptr inbounds %[[FRAME]][24] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NEXT:   %[[S0:.*]] = llvm.getelementptr inbounds %[[FRAME]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:   llvm.store %[[X]], %[[S0]] : f64, !llvm.ptr
 // CHECK-NEXT:   %[[NIL:.*]] = llvm.mlir.constant(-1) : i64
 // CHECK-NEXT:   %[[WORDS:.*]] = llvm.mlir.constant(1 : i32) : i32
@@ -50,7 +52,7 @@ builtin.module {
 // CHECK-NEXT:   %[[I0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[XW:.*]] = llvm.bitcast %[[X]] : f64 to i64
 // CHECK-NEXT:   llvm.call @sirenrt_list_set(%[[CTX]], %[[L]], %[[I0]], %[[XW]]) : (!llvm.ptr, i64, i32, i64) -> ()
-// CHECK-NEXT:   %[[S1:.*]] = llvm.getelementptr inbounds %[[FRAME]][32] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NEXT:   %[[S1:.*]] = llvm.getelementptr inbounds %[[FRAME]][16] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:   llvm.store %[[L]], %[[S1]] : i64, !llvm.ptr
 // CHECK-NEXT:   %[[P1:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   llvm.store %[[P1]], %[[FRAME]] : i32, !llvm.ptr
@@ -59,11 +61,11 @@ builtin.module {
 
 // Resumed after point 1: the slots are reloaded, the result's words stored from byte 8.
 // CHECK-NEXT: ^[[RESUME1]]:
-// CHECK-NEXT:   %[[XP:.*]] = llvm.getelementptr inbounds %[[FRAME]][24] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NEXT:   %[[XP:.*]] = llvm.getelementptr inbounds %[[FRAME]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:   %[[X1:.*]] = llvm.load %[[XP]] : !llvm.ptr -> f64
 // CHECK-NEXT:   %[[SITE1:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[Y:.*]] = llvm.call @sirenrt_sample_exponential(%[[CTX]], %[[X1]], %[[SITE1]]) : (!llvm.ptr, f64, i32) -> f64
-// CHECK-NEXT:   %[[LP:.*]] = llvm.getelementptr inbounds %[[FRAME]][32] : (!llvm.ptr) -> !llvm.ptr, i8
+// CHECK-NEXT:   %[[LP:.*]] = llvm.getelementptr inbounds %[[FRAME]][16] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:   %[[L1:.*]] = llvm.load %[[LP]] : !llvm.ptr -> i64
 // CHECK-NEXT:   %[[YW:.*]] = llvm.bitcast %[[Y]] : f64 to i64
 // CHECK-NEXT:   %[[R0:.*]] = llvm.getelementptr inbounds %[[FRAME]][8] : (!llvm.ptr) -> !llvm.ptr, i8
