@@ -4,12 +4,12 @@ A streamed program reads the elements of each row, ``List.hd(List.tl^k(row))``, 
 particle-step. As list operations these are a call per ``List.tl`` and, for ``List.hd``, the
 decoding of the row's handle that ``smc.next_row`` has just encoded (the handle passes through
 the loop's block arguments, so LLVM cannot fold the two). Here an ``smc.next_row`` whose row
-only ever goes to such reads becomes an `smc.next_row_reading`: its lowering reads elements
-k of the row in place, where it already has the row's bounds, and says whether the row is long
-enough for every read (then none of them can fail). The reads themselves run only when it is
-not, in the else branch of an ``scf.if`` around them, as before, so that a row that is too short
-or not read in place (streamed in, or past the end) gets the same answer or the same error at
-the same op.
+only ever goes to such reads, one after another in one block (arithmetic between them aside),
+becomes an `smc.next_row_reading`: its lowering reads elements k of the row in place, where it
+already has the row's bounds, and says whether the row is long enough for every read (then none
+of them can fail). The reads themselves run only when it is not, in order, in the else branch
+of an ``scf.if`` where the first of them was, so that a row that is too short or not read in
+place (streamed in, or past the end) gets the same answer or the same error at the same op.
 
     %more, %row, %read, %v0, %v1 = "smc.next_row_reading"(%i) <{point = 1 : i32, at = array<i64: 0, 1>,
                                                                  length = 2 : i64}> ...
@@ -108,18 +108,26 @@ def _reads(row: SSAValue) -> dict[Operation, int] | None:
 
 
 def _in_a_row(ops: Collection[Operation]) -> list[Operation] | None:
-    """`ops` in order, if they are consecutive ops of one block: then no other op runs between
-    two of them, and moving them all into a branch changes which op fails first for no row."""
-    starts = [op for op in ops if op.prev_op not in ops]
-    if len(starts) != 1:
-        return None
-    run = starts
+    """`ops` in order, if they are ops of one block between which only arithmetic comes: then
+    moving them into a branch before that arithmetic (which cannot fail, and which none of them
+    takes) changes which op fails first for no row."""
+    first = op = next(iter(ops))
+    while op is not None and (op in ops or _arithmetic(op)):
+        first = op if op in ops else first
+        op = op.prev_op
+    run = []
+    op = first
     while len(run) < len(ops):
-        following = run[-1].next_op
-        if following not in ops:
+        if op in ops:
+            run.append(op)
+        elif op is None or not _arithmetic(op):
             return None
-        run.append(following)
+        op = op.next_op
     return run
+
+
+def _arithmetic(op: Operation) -> bool:
+    return op.name.startswith("arith.")
 
 
 def _carry(loop: scf.WhileOp, values: list[SSAValue]) -> list[BlockArgument]:

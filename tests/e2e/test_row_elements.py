@@ -20,6 +20,8 @@ READS = {
                      lambda row: row[1] + 10. * row[2]),
     "third_and_first": ("let (a, b) = (List.hd(List.tl(List.tl(row))), List.hd(row)) in a - b",
                         lambda row: row[2] - row[0]),
+    "arithmetic_between": ("let a = List.hd(List.tl(row)) * 2. in a + List.hd(List.tl(List.tl(row)))",
+                           lambda row: row[1] * 2. + row[2]),
 }
 
 ROWS = [[1., 2., 3.], [4., 5., 6., 7.], [-1.5, 0.25, 8.]]

@@ -29,6 +29,7 @@ def reading(model: str, method: str = "pf"):
     ("radar", [1], 2),           # List.hd(List.tl(row))
     ("gtree", [2, 3], 4),        # two heads on a chain of tails they share
     ("runner", [4, 5, 6], 7),    # three, through a tail used three times
+    ("slam", [1, 2], 3),         # with arithmetic between the reads
 ])
 def test_the_elements_a_model_reads(model, at, length):
     readings, ops = reading(model)
