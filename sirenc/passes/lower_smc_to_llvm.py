@@ -19,8 +19,8 @@ form here, and only here:
 * the frame is bytes: the pc (an i32) in word 0, the result's words from byte 8,
   then frame slot s at byte 8 + 8 * (result words + s);
 * ``smc.resample`` stores its point in the pc and returns AT_RESAMPLE (1);
-  ``smc.next_row`` asks ``sirenrt_stream_row`` and, answered SIRENRT_NEED, stores
-  its point and returns NEED_ROW (2); ``smc.finish`` stores the result's words and
+  ``smc.next_row`` reads a row the table holds in place, else asks ``sirenrt_stream_row``
+  and, answered SIRENRT_NEED, stores its point and returns NEED_ROW (2); ``smc.finish`` stores the result's words and
   returns FINISHED (0);
 * a run-time error names a site, an index into the model's table of locations;
 * symbolic words (``!smc.sym``, ``-m ssi``) are int64 words; ``smc.sym_const`` is a
@@ -34,7 +34,10 @@ form here, and only here:
   bitcast back to a double) and ``smc.sym_observe`` ``sirenrt_sym_observe(ctx, family,
   p0, p1, p2, x, site)``.
 
-It works in two steps. (1) One rewrite pattern per op turns every smc, arith
+It works in two steps, after a step 0 (sirenc/passes/row_elements.py) that turns an
+``smc.next_row`` whose row only goes to ``List.hd``/``List.tl`` reads into an
+``smc.next_row_reading``, which reads those elements in place along with the row.
+(1) One rewrite pattern per op turns every smc, arith
 and math op into `llvm` ops in place; a pattern that needs a branch builds an
 ``scf.if`` of `llvm` ops, and a runtime function is declared in the module the
 first time a pattern calls it (``_Emitter.call``, ``_Lowering.declare``).
@@ -89,6 +92,7 @@ from sirenc.ir.locations import loc_of, span_of
 from sirenc.model_info import RESUME_SYMBOL
 from sirenc.passes.rewriting import insert_before, ops_of, replace
 from sirenc.passes.errors import LoweringError, where
+from sirenc.passes.row_elements import NextRowReadingOp, read_rows_in_place
 from sirenc.passes.smc_control_flow import STRUCTURAL, ControlFlowGraph, point_of
 from sirenc.runtime.abi import defines
 
@@ -328,17 +332,24 @@ class _Emitter:
         at = self.add(llvm.GEPOp(base, [llvm.GEP_USE_SSA_VAL], i64, ssa_indices=[index], inbounds=True)).result
         return self.add(llvm.LoadOp(at, i64)).dereferenced_value
 
-    def row_start(self, r: SSAValue) -> tuple[SSAValue, SSAValue]:
-        """Where row r < n_rows of file 0 starts among the values, and whether it has one."""
+    def plus(self, value: SSAValue, k: int) -> SSAValue:
+        """value + k, the i64; value itself for k = 0."""
+        return self.add(llvm.AddOp(value, self.const_i(k, i64))).res if k else value
+
+    def row_bounds(self, r: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """Where row r < n_rows of file 0 starts and ends among the values."""
         row_start = self.rows_field("row_start")
         first = self.word_at(row_start, r)
-        end = self.word_at(row_start, self.add(llvm.AddOp(r, self.const_i(1, i64))).res)
+        return first, self.word_at(row_start, self.add(llvm.AddOp(r, self.const_i(1, i64))).res)
+
+    def row_start(self, r: SSAValue) -> tuple[SSAValue, SSAValue]:
+        """Where row r < n_rows of file 0 starts among the values, and whether it has one."""
+        first, end = self.row_bounds(r)
         return first, self.icmp(SLT, first, end)
 
-    def row_handle(self, r: SSAValue) -> SSAValue:
+    def row_handle(self, r: SSAValue, nonempty: SSAValue) -> SSAValue:
         """Row r < n_rows of file 0 as a list: its handle, or the empty list for an empty row
         (what ``sirenrt_stream_row`` answers, read in place)."""
-        _, nonempty = self.row_start(r)
         shifted = self.add(llvm.ShlOp(r, self.const_i(ROW_SHIFT, i64))).res
         handle = self.add(llvm.OrOp(shifted, self.const_i(FIRST_ROW, i64))).res
         return self.add(llvm.SelectOp(nonempty, handle, self.const_i(NIL, i64))).res
@@ -823,9 +834,13 @@ _SMC_PATTERNS = [_FrameLoad, _FrameStore, _Finish, _Sample, _Observe, _Nil, _IsN
                  _Length, _Reverse, _Range, _ReadFile,
                  _SymConst, _SymBinOp, _SymNeg, _SymIte, _SymValue, _Assume, _SymObserve]
 
+# What step 1 leaves to step 2.
+_STEP2 = (*STRUCTURAL, NextRowReadingOp)
+
+
 def _check_step1(fn: llvm.FuncOp) -> None:
     for op in ops_of(fn):
-        if not op.name.startswith("llvm.") and op is not fn and not isinstance(op, STRUCTURAL):
+        if not op.name.startswith("llvm.") and op is not fn and not isinstance(op, _STEP2):
             raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{where(op)}")
 
 
@@ -835,6 +850,8 @@ def _check_step1(fn: llvm.FuncOp) -> None:
 class _ResumeGraph(ControlFlowGraph):
     """@siren_resume's graph: the pc is the frame's first word, a structured value's block
     argument is its machine type, and a suspension point returns its status to the runtime."""
+
+    suspensions = (*ControlFlowGraph.suspensions, NextRowReadingOp)
 
     def __init__(self, low: _Lowering):
         super().__init__(low.fn.body, low.frame)
@@ -846,7 +863,7 @@ class _ResumeGraph(ControlFlowGraph):
     def suspension(self, op: Operation) -> None:
         if isinstance(op, smc.ResampleOp):
             self.resample(op)
-        elif isinstance(op, smc.NextRowOp):
+        elif isinstance(op, smc.NextRowOp | NextRowReadingOp):
             self.next_row(op)
         else:
             super().suspension(op)
@@ -858,7 +875,7 @@ class _ResumeGraph(ControlFlowGraph):
         self.resume_at(point, self.block)
         self.replace(op, [])
 
-    def next_row(self, op: smc.NextRowOp) -> None:
+    def next_row(self, op: smc.NextRowOp | NextRowReadingOp) -> None:
         """Asks for the row; answered NEED, suspends, and re-entry asks again from the
         reload of the index on."""
         point = point_of(op)
@@ -870,11 +887,10 @@ class _ResumeGraph(ControlFlowGraph):
         self.block = retry
         for r in reload:
             self.add(r)
-        answer = self.row_or_call(op)
+        answer, *elements = self.row_or_call(op)
         e = _Emitter(self.low, op)
         need = e.add(llvm.ICmpOp(answer, e.const_i(NEED, i64), IntegerAttr(0, i64))).res  # eq
-        for new in e.ops:
-            self.add(new)
+        self.take(e)
         wait, go = self.new_block(), self.new_block()
         self.add(llvm.CondBrOp(need, wait, [], go, []), op)
         self.block = wait
@@ -884,30 +900,67 @@ class _ResumeGraph(ControlFlowGraph):
         more = e.add(llvm.ICmpOp(answer, e.const_i(END, i64), IntegerAttr(1, i64))).res  # ne
         # Past the end the row is the empty list.
         row = e.add(llvm.SelectOp(more, answer, e.const_i(NIL, i64))).res
-        for new in e.ops:
-            self.add(new)
+        self.take(e)
         self.resume_at(point, retry)
-        self.replace(op, [more, row])
+        self.replace(op, [more, row, *elements])
 
-    def row_or_call(self, op: smc.NextRowOp) -> SSAValue:
+    def row_or_call(self, op: smc.NextRowOp | NextRowReadingOp) -> list[SSAValue]:
         """``sirenrt_stream_row(index)``'s answer: read in place for a row the table holds (every
-        particle-step of a streamed program), else the call."""
+        particle-step of a streamed program), else the call; then, for an
+        `smc.next_row_reading`, whether it read the row's elements in place, and the elements."""
         e = _Emitter(self.low, op)
         held = e.icmp(ULT, op.index, e.rows_field("n_rows"))   # unsigned: a negative index is the call's
+        self.take(e)
+        reads = isinstance(op, NextRowReadingOp)
+        inline, call = self.new_block(), self.new_block()
+        join = self.new_block([i64, *([i1, *op.values.types] if reads else [])])
+        self.add(llvm.CondBrOp(held, inline, [], call, []), op)
+        self.block = inline
+        self.add(llvm.BrOp(join, *self.row_in_place(op)), op)
+        self.block = call
+        e = _Emitter(self.low, op)
+        answer = [e.call("stream_row", op.index, e.site())]
+        if reads:
+            answer += self.not_read(e, op)
+        self.take(e)
+        self.add(llvm.BrOp(join, *answer), op)
+        self.block = join
+        return list(join.args)
+
+    def row_in_place(self, op: smc.NextRowOp | NextRowReadingOp) -> list[SSAValue]:
+        """Row `index` < n_rows as a list, and for an `smc.next_row_reading` whether it is at
+        least `length` long, and if so its elements `at` (loaded only then: the values end where
+        the last row does)."""
+        e = _Emitter(self.low, op)
+        first, end = e.row_bounds(op.index)
+        handle = e.row_handle(op.index, e.icmp(SLT, first, end))
+        if not isinstance(op, NextRowReadingOp):
+            self.take(e)
+            return [handle]
+        long_enough = e.icmp(SLT, e.plus(first, op.length.value.data - 1), end)
+        short = self.not_read(e, op)
+        self.take(e)
+        load, done = self.new_block(), self.new_block([i1, *op.values.types])
+        self.add(llvm.CondBrOp(long_enough, load, [], done, short), op)
+        self.block = load
+        e = _Emitter(self.low, op)
+        vals = e.rows_field("vals")
+        elements = [e.from_word(e.word_at(vals, e.plus(first, k)), f64) for k in op.at.get_values()]
+        read = e.const_i(1, i1)
+        self.take(e)
+        self.add(llvm.BrOp(done, read, *elements), op)
+        self.block = done
+        return [handle, *done.args]
+
+    @staticmethod
+    def not_read(e: _Emitter, op: NextRowReadingOp) -> list[SSAValue]:
+        """`read` false, and the elements 0.0 (unused then)."""
+        return [e.const_i(0, i1), *(e.const_f(0.0) for _ in op.values)]
+
+    def take(self, e: _Emitter) -> None:
+        """Adds the ops `e` collected to the current block."""
         for new in e.ops:
             self.add(new)
-        inline, call, join = self.new_block(), self.new_block(), self.new_block([i64])
-        self.add(llvm.CondBrOp(held, inline, [], call, []), op)
-        for block, answer in ((inline, lambda e: e.row_handle(op.index)),
-                              (call, lambda e: e.call("stream_row", op.index, e.site()))):
-            self.block = block
-            e = _Emitter(self.low, op)
-            value = answer(e)
-            for new in e.ops:
-                self.add(new)
-            self.add(llvm.BrOp(join, value), op)
-        self.block = join
-        return join.args[0]
 
     def retry_start(self, op: smc.NextRowOp) -> list[Operation]:
         """The lowered definition of `op`'s index, which must be the last ops moved (the
@@ -946,6 +999,8 @@ def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
     particle.detach()
     particle.erase()
 
+    # (0) the elements of a streamed row that the step reads, read where the row is.
+    read_rows_in_place(fn)
     # (1) every op in place, in program order (sites and files are numbered as met).
     patterns = {**{p.op_type: p(low) for p in _SMC_PATTERNS}, **{p.source: p for p in _ONE_TO_ONE}}
     for op in ops_of(fn):

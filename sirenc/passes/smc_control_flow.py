@@ -22,7 +22,8 @@ after point k, anything else (0) starts the program.
 
 `ControlFlowGraph` knows the shape; what a suspension point asks of the runtime
 and which status it returns is the pass's (`lower_smc_to_llvm._ResumeGraph`
-overrides `suspension`), as is the type a structured value gets in LLVM.
+overrides `suspension`, and `suspensions` for a suspension of its own making), as
+is the type a structured value gets in LLVM.
 
 It is a helper of the pass, not a pass of its own: its input, the half-lowered
 function between the two steps (`llvm` ops that take values still typed
@@ -47,6 +48,8 @@ STRUCTURAL = (scf.IfOp, scf.WhileOp, scf.YieldOp, scf.ConditionOp, *smc.SUSPENSI
 class ControlFlowGraph:
     """Moves the lowered ops of `region`'s second block into blocks, replacing structured
     control and suspensions; `pc` points at the i32 where a suspension saves its point."""
+
+    suspensions: tuple[type[Operation], ...] = smc.SUSPENSIONS
 
     def __init__(self, region: Region, pc: SSAValue):
         self.region = region
@@ -112,7 +115,7 @@ class ControlFlowGraph:
                 self.if_(op)
             elif isinstance(op, scf.WhileOp):
                 self.while_(op)
-            elif isinstance(op, smc.SUSPENSIONS):
+            elif isinstance(op, self.suspensions):
                 self.suspension(op)
             else:
                 raise LoweringError(f"lower-smc-to-llvm: no lowering for {op.name}{where(op)}")
