@@ -16,8 +16,8 @@ form here, and only here:
   (``@siren_resume.lists``: a global per literal would make every ``addressof`` look its symbol up
   among thousands) and one ``sirenrt_list_from_words(ctx, words, n, words_per_element, site)``
   call;
-* the frame is bytes: the pc (an i32) in word 0, the result's words from byte 8,
-  then frame slot s at byte 8 + 8 * (result words + s);
+* the frame is bytes: the pc (an i32) in word 0, then frame slot s at byte 8 + 8 * s;
+  a finished particle's result words from byte 8 share those words (no slot is live then);
 * ``smc.resample`` stores its point in the pc and returns AT_RESAMPLE (1);
   ``smc.next_row`` reads a row the table holds in place, else asks ``sirenrt_stream_row``
   and, answered SIRENRT_NEED, stores its point and returns NEED_ROW (2); ``smc.finish`` stores the result's words and
@@ -340,7 +340,7 @@ class _Emitter:
         """Where row r < n_rows of file 0 starts and ends among the values."""
         row_start = self.rows_field("row_start")
         first = self.word_at(row_start, r)
-        return first, self.word_at(row_start, self.add(llvm.AddOp(r, self.const_i(1, i64))).res)
+        return first, self.word_at(row_start, self.plus(r, 1))
 
     def row_start(self, r: SSAValue) -> tuple[SSAValue, SSAValue]:
         """Where row r < n_rows of file 0 starts among the values, and whether it has one."""

@@ -45,6 +45,7 @@ point starts at that op and repeats the request with the index reloaded.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from xdsl.context import Context
@@ -236,10 +237,9 @@ def _assign_slots(busy: dict[SSAValue, tuple[int, int]], first: int,
     return slots
 
 
-def _carried(particle: smc.ParticleOp) -> dict[BlockArgument, tuple[scf.WhileOp, int]]:
+def _carried(loops: Iterable[scf.WhileOp]) -> dict[BlockArgument, tuple[scf.WhileOp, int]]:
     """Each loop-carried value (an argument of a loop's condition block): its loop and position."""
-    return {arg: (loop, i) for loop in ops_of(particle) if isinstance(loop, scf.WhileOp)
-            for i, arg in enumerate(loop.before_region.block.args)}
+    return {arg: (loop, i) for loop in loops for i, arg in enumerate(loop.before_region.block.args)}
 
 
 def _next_values(carried: dict[BlockArgument, tuple[scf.WhileOp, int]]) -> dict[SSAValue, SSAValue]:
@@ -300,7 +300,7 @@ def spill(particle: smc.ParticleOp) -> None:
             continue
         reloads[value] = uses
     busy = {v: _busy(v, [u.operation for u in uses], order, loop_end) for v, uses in reloads.items()}
-    carried = _carried(particle)
+    carried = _carried(loop_end)
     slots = _assign_slots(busy, first, _next_values(carried))
     for value, uses in reloads.items():
         for use in uses:
