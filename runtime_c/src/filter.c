@@ -607,9 +607,10 @@ static void rekey_stale(sirenrt_filter *f, int64_t i, int64_t hi, int lazy, int6
 }
 
 /* The span of the population a thread's compiled loop (model->resume_span) may run, or NULL when it
- * may not: lists and symbolic states need the bookkeeping after every resume that only this file does. */
+ * may not: lists and symbolic states need the bookkeeping after every resume that only this file does,
+ * and an MH chain's trace every draw, which the loop makes inline (sirenrt.h). */
 static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sirenrt_rows *rows, sirenrt_span *v) {
-  if (!f->model->resume_span || f->max_held > 0 || sym) return NULL;
+  if (!f->model->resume_span || f->max_held > 0 || sym || f->mh) return NULL;
   *v = (sirenrt_span){.ctx = (uint8_t *)f->ctx, .ctx_size = sizeof(sirenrt_ctx),
                       .flagged_offset = offsetof(sirenrt_ctx, flagged),
                       .epoch_offset = offsetof(sirenrt_ctx, rng.ctr[2]), .epoch = f->epoch,

@@ -30,12 +30,7 @@ double rt_lgamma(double x);
  * one at a time.  The words are the same either way: the streams do not depend on the kernel. */
 enum { RT_DOMAIN_PARTICLE = 0, RT_DOMAIN_RESAMPLE = 1, RT_DOMAIN_TEST = 2, RT_DOMAIN_USER = 3, RT_DOMAIN_MH = 4 };
 
-typedef struct rt_rng {
-  uint32_t key[2];
-  uint32_t ctr[4];
-  uint32_t buf[4];
-  uint32_t left; /* unread words in buf */
-} rt_rng;
+typedef sirenrt_stream rt_rng; /* sirenrt.h: the span loop reads the buffer of a context's stream */
 
 static inline void rt_philox4x32_10(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4]) {
   uint32_t c0 = ctr_in[0], c1 = ctr_in[1], c2 = ctr_in[2], c3 = ctr_in[3];
@@ -105,8 +100,8 @@ static inline double rt_uniform_pos(rt_rng *g) { return ((double)(rt_next_u64(g)
  * layer (bits 0..7), the sign (bit 8) and a 53-bit uniform (bits 11..63). */
 #define RT_ZIG_LAYERS 256
 #define RT_HIDDEN __attribute__((visibility("hidden"))) /* addressed directly, not through the GOT */
-extern RT_HIDDEN double rt_zig_x[RT_ZIG_LAYERS + 1];    /* right edge of each layer, rng.c */
-extern RT_HIDDEN double rt_zig_x_scaled[RT_ZIG_LAYERS]; /* rt_zig_x[i] * 2^-53 */
+extern RT_HIDDEN double rt_zig_x[RT_ZIG_LAYERS + 1];    /* right edge of each layer, rng.c; exported */
+extern RT_HIDDEN double rt_zig_x_scaled[RT_ZIG_LAYERS]; /* rt_zig_x[i] * 2^-53; as sirenrt_zig_x(_scaled) */
 double rt_normal_slow(rt_rng *g); /* the whole draw, for when the fast path cannot finish it */
 
 /* The sign is applied by flipping the IEEE sign bit: a data-dependent branch on a random bit would be
@@ -245,6 +240,8 @@ struct __attribute__((aligned(64))) sirenrt_ctx {
   int64_t want_row;    /* the stream row a NEED_ROW particle waits for */
   struct rt_sym_state *sym; /* symbolic state (sym.h); NULL until the particle's first symbolic op */
 };
+
+_Static_assert(offsetof(struct sirenrt_ctx, rng) == 0, "a context begins with its stream (sirenrt.h)");
 
 /* errors.c */
 #define RT_SITE_RENDERED (-2) /* err_site value: err_msg is already a complete rendered diagnostic */

@@ -280,6 +280,11 @@ void rt_rng_key_run(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uin
 
 double rt_zig_x[RT_ZIG_LAYERS + 1];
 double rt_zig_x_scaled[RT_ZIG_LAYERS]; /* zx[i] * 2^-53: turns 53 random bits into a point of layer i */
+/* The same tables under their exported names, for generated code (sirenrt.h, "Streams"); the runtime
+ * reads the hidden ones, which it addresses directly rather than through the GOT. */
+_Static_assert(RT_ZIG_LAYERS == 256, "sirenrt.h declares 256 layers");
+extern double sirenrt_zig_x[RT_ZIG_LAYERS + 1] __attribute__((alias("rt_zig_x")));
+extern double sirenrt_zig_x_scaled[RT_ZIG_LAYERS] __attribute__((alias("rt_zig_x_scaled")));
 static double zf[RT_ZIG_LAYERS + 1];
 #define zx rt_zig_x
 

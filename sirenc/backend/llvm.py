@@ -9,7 +9,9 @@ definition of ``@siren_resume`` plus declarations of ``sirenrt_*``) and a
    compiled model exports is its descriptor),
 3. adds the descriptor ``@sirenc_model`` (``sirenrt_model`` in
    ``runtime_c/include/sirenrt.h``; its LLVM type is read off the header
-   through cffi) with its strings, files and sites,
+   through cffi) with its strings, files and sites, and the span loop,
+   which runs a copy of a short resume whose standard normal draws are
+   inline (``std_normal.py``),
 4. parses and verifies the text with LLVM, runs the new-pass-manager O2
    pipeline (P9), and
 5. either JIT-compiles it with MCJIT against the shared runtime library, or
@@ -31,8 +33,10 @@ from typing import Any
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
+from xdsl.dialects import llvm as xllvm
 
 from sirenc.backend.schedulers import code_generation, codegen_level
+from sirenc.backend.std_normal import INLINE_STD_NORMAL, add_inline_std_normal
 from sirenc.diagnostics import source_line
 from sirenc.model_info import MODEL_SYMBOL, RESUME_SYMBOL, ModelInfo
 from sirenc.passes.lower_smc_to_llvm import AT_RESAMPLE, RUNNABLE
@@ -123,13 +127,30 @@ def ir_text(module: Any, info: ModelInfo, data_layout: str = "") -> str:
     if RESUME_SYMBOL not in text.sizes:
         raise ValueError(f"the module defines no @{RESUME_SYMBOL}")
     # The descriptor and the span loop are small: llvmlite builds them, in a module of their own
-    # that declares @siren_resume, and their text follows the program's.
+    # that declares what they call of the program's text, which they follow.
     mod = ir.Module()
-    resume = ir.Function(mod, ir.FunctionType(_I32, [_PTR] * 4), name=RESUME_SYMBOL)
-    _add_descriptor(mod, info, resume, text.sizes[RESUME_SYMBOL])
+    resume_type = ir.FunctionType(_I32, [_PTR] * 4)
+    resume = ir.Function(mod, resume_type, name=RESUME_SYMBOL)
+    declared = [resume]
+    size = text.sizes[RESUME_SYMBOL]
+    span_body = resume
+    if size < _INLINE_RESUME_BELOW and _declares(module, STD_NORMAL):
+        # The span inlines a copy of the resume whose standard normal draws are inline too (printed
+        # again with it: a short program prints in a few milliseconds).
+        copy = {RESUME_SYMBOL: (SPAN_RESUME, {STD_NORMAL: INLINE_STD_NORMAL})}
+        text = module_text(module, _definition_linkage, copy)
+        span_body = ir.Function(mod, resume_type, name=SPAN_RESUME)
+        runtime_draw = ir.Function(mod, ir.FunctionType(ir.DoubleType(), [_PTR]), name=STD_NORMAL)
+        add_inline_std_normal(mod, runtime_draw)
+        declared += [span_body, runtime_draw]
+    _add_descriptor(mod, info, resume, span_body, size)
     header = [f'target triple = "{llvm.get_process_triple()}"', f'target datalayout = "{data_layout}"', ""]
-    return "\n".join(header + [text.body] + [str(g) for g in mod.global_values if g is not resume]
+    return "\n".join(header + [text.body] + [str(g) for g in mod.global_values if g not in declared]
                      + [text.intrinsics])
+
+
+def _declares(module: Any, name: str) -> bool:
+    return any(isinstance(op, xllvm.FuncOp) and op.sym_name.data == name for op in module.ops)
 
 
 def _definition_linkage(declared: str) -> str:
@@ -173,7 +194,8 @@ def _private_array(mod: ir.Module, name: str, elem: ir.Type, values: list) -> ir
     return g
 
 
-def _add_descriptor(mod: ir.Module, info: ModelInfo, resume: ir.Function, resume_size: int) -> None:
+def _add_descriptor(mod: ir.Module, info: ModelInfo, resume: ir.Function, span_body: ir.Function,
+                    resume_size: int) -> None:
     string = _Strings(mod)
     sites = [
         _struct("sirenrt_site", file=string(s.file), line=s.line, col=s.col,
@@ -185,7 +207,7 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo, resume: ir.Function, resume
     sym_roots = [_struct("sirenrt_root", pc=pc, offset=offset, type=string(typ))
                  for pc, offset, typ in info.sym_roots]
     variables = [string(v) for v in info.vars]
-    span = _add_span(mod, resume, resume_size, info.frame_size)
+    span = _add_span(mod, span_body, resume_size, info.frame_size)
     model = _struct(
         "sirenrt_model",
         abi_version=abi_version(),
@@ -216,6 +238,8 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo, resume: ir.Function, resume
 # The resume functions LLVM inlines into the span loop: past this many instructions a call costs
 # little beside the body, and a second copy of a long program would double its code generation.
 _INLINE_RESUME_BELOW = 2000
+STD_NORMAL = "sirenrt_std_normal"
+SPAN_RESUME = f"{RESUME_SYMBOL}.inline_draws"   # the copy the span loop inlines
 
 
 def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size: int) -> ir.Function:

@@ -10,6 +10,7 @@ instruction in order, void ones included (``%.1``, ``%.2``, ...) -- so that LLVM
 module as before, names included, and ``--emit=llvm`` prints the same text.
 
     text = module_text(module, linkage)     # .body, .intrinsics, .sizes
+    text = module_text(module, linkage, {"f": ("f.copy", {"g": "h"})})   # also f's copy calling h for g
 """
 
 from __future__ import annotations
@@ -90,8 +91,10 @@ class _Function:
     """One function definition's text. Values are keyed by ``id``: xDSL hashes an SSA value in
     Python, and every one of them lives as long as the module does."""
 
-    def __init__(self, fn: llvm.FuncOp, types: _Types, intrinsics: dict[str, str], globals_: dict[str, str]):
+    def __init__(self, fn: llvm.FuncOp, types: _Types, intrinsics: dict[str, str], globals_: dict[str, str],
+                 symbol: str | None = None, callees: dict[str, str] | None = None):
         self.types = types
+        self.callees = callees or {}   # callee -> the one this text calls instead
         self.intrinsics = intrinsics
         self.globals = globals_
         self.values: dict[int, str] = {}   # SSA value -> its operand text, without the type
@@ -119,7 +122,7 @@ class _Function:
         self.size += len(self.phis)
         bodies = [self.block(b) for b in blocks]
         params = ", ".join(f"{types[t]} {a}" for t, a in zip(ftype.inputs.data, args))
-        lines = [f"define {types[ftype.output]} {_symbol(fn.sym_name.data)}({params}) {{"]
+        lines = [f"define {types[ftype.output]} {_symbol(symbol or fn.sym_name.data)}({params}) {{"]
         for i, (block, label, body) in enumerate(zip(blocks, labels, bodies)):
             lines.append(label[1:] + ":")
             for arg in block.args if i else ():
@@ -267,7 +270,8 @@ class _Function:
         cconv = "" if cconv == "ccc" else cconv + " "
         fast = self.flag_text(op, "fastmathFlags") if ret in ("double", "float") else ""
         args = ", ".join(self.typed(a) for a in op._operands)
-        call = f"{tail}call{fast} {cconv}{ret} {_symbol(callee.string_value())}({args})"
+        target = callee.string_value()
+        call = f"{tail}call{fast} {cconv}{ret} {_symbol(self.callees.get(target, target))}({args})"
         emit(f"  {name} = {call}" if results else f"  {call}")
 
 
@@ -306,9 +310,11 @@ class ModuleText(NamedTuple):
     sizes: dict[str, int]     # each definition's size in instructions
 
 
-def module_text(module: ModuleOp, linkage) -> ModuleText:
+def module_text(module: ModuleOp, linkage, copies: dict[str, tuple[str, dict[str, str]]] | None = None) -> ModuleText:
     """The text of ``module``. ``linkage(declared)`` gives a definition's linkage from the one its op
-    declares."""
+    declares.  ``copies`` maps a function to the name of an internal copy of it that follows it, and
+    the callees that copy calls in place of the original's."""
+    copies = copies or {}
     types = _Types()
     intrinsics: dict[str, str] = {}
     globals_, functions, sizes = [], [], {}
@@ -322,6 +328,11 @@ def module_text(module: ModuleOp, linkage) -> ModuleText:
                 f = _Function(op, types, intrinsics, global_types)
                 functions.append(f.text.replace("define ", f"define {linkage(op.linkage.linkage.data)} ", 1))
                 sizes[op.sym_name.data] = f.size
+                if op.sym_name.data in copies:
+                    name, callees = copies[op.sym_name.data]
+                    copy = _Function(op, types, intrinsics, global_types, name, callees)
+                    functions.append(copy.text.replace("define ", "define internal ", 1))
+                    sizes[name] = copy.size
             else:
                 functions.append(_declaration(op, types))
         else:

@@ -1,8 +1,10 @@
 """The particle loop compiled next to each model (``sirenrt_span_fn``, sirenrt.h): the runtime runs
 the common case of its pass through it, with ``@siren_resume`` inlined.  It must change no answer:
 the same descriptor without it (the runtime's own loop) gives the same numbers bit for bit, for a
-model that draws (streams rekeyed at every resampling), one on tier 2 that never draws, one whose
-weights become zero, and one that carries lists (where the runtime keeps the loop)."""
+model that draws (streams rekeyed at every resampling), one that draws three normals a step (the
+third finds fewer than two words buffered: the loop's inline draw leaves it to the runtime), one on
+tier 2 that never draws, one whose weights become zero, and one that carries lists (where the
+runtime keeps the loop)."""
 
 from __future__ import annotations
 
@@ -19,6 +21,9 @@ WALK = (ROOT / "benchmarks" / "models" / "walk" / "model.si").read_text()
 
 PROGRAMS = {
     "draws": ("pf", WALK),
+    "three draws": ("pf", WALK.replace("let () = observe(gaussian(x1, 0.5), y) in",
+                                       "let a <- gaussian(0., 1.) in\n  let b <- gaussian(0., 2.) in\n"
+                                       "  let () = observe(gaussian(x1 + 0.1 * a - 0.1 * b, 0.5), y) in")),
     "tier 2": ("ssi", WALK.replace("let x1 <- gaussian", "let symbolic x1 <- gaussian")),
     # a particle whose draw falls below -1 gets weight zero (its context is flagged)
     "zero weights": ("pf", WALK.replace("let () = resample() in",
@@ -70,6 +75,38 @@ def test_the_compiled_loop_changes_no_answer(case, tmp_path):
         assert got == expected, f"{case}, {threads} threads"
 
 
+def test_an_mh_chain_never_runs_the_loop(tmp_path):
+    """The loop draws its standard normals inline, past the MH trace's hook: a chain run through it
+    would record no site and propose every state afresh from the prior."""
+    rt = runtime_lib()
+    (tmp_path / "m.si").write_text(WALK)
+    (tmp_path / "data.csv").write_text((ROOT / "benchmarks" / "models" / "walk" / "data.csv").read_text())
+    model = sirenc.compile(str(tmp_path / "m.si"))
+    compiled = ffi.cast("const sirenrt_model *", model._pin.keepalive.model_address)
+    without = ffi.new("sirenrt_model *", compiled[0])
+    without.resume_span = ffi.NULL
+    rows = np.loadtxt(tmp_path / "data.csv", delimiter=",", skiprows=1, ndmin=2)[:20]
+    data = ffi.cast("const double *", ffi.from_buffer(rows))
+
+    def chain(descriptor) -> tuple:
+        mh = ffi.new("sirenrt_mh_options *", {"samples": 50, "warmup": 0, "thinning": 1})
+        f = rt.sirenrt_filter_new_mh(descriptor, 7, mh, ffi.NULL)
+        assert f != ffi.NULL, ffi.string(rt.sirenrt_last_error()).decode()
+        try:
+            assert rt.sirenrt_filter_run(f, data, rows.shape[0], 1) == 0, \
+                ffi.string(rt.sirenrt_filter_error(f)).decode()
+            out = ffi.new("double[1]")
+            n, made, accepted = (ffi.new("int64_t *") for _ in range(3))
+            assert rt.sirenrt_filter_estimate(f, out, 1, n) == 0
+            assert rt.sirenrt_mh_stats(f, made, accepted) == 0
+            return out[0], made[0], accepted[0]
+        finally:
+            rt.sirenrt_filter_free(f)
+
+    got = chain(compiled)
+    assert got == chain(without) and got[2] > 0
+
+
 def test_the_loop_is_in_the_emitted_code(tmp_path, capsys):
     from sirenc.cli import main
 
@@ -79,3 +116,12 @@ def test_the_loop_is_in_the_emitted_code(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "define internal i64 @siren_resume.span(ptr" in text
     assert "ptr @siren_resume.span }" in text    # the descriptor's last field
+    # The loop runs a copy of the resume whose standard normal draws are inline; the descriptor's
+    # resume, which an MH chain runs, still draws through the runtime.
+    resume, copy, draw = (text.split(f"define internal {definition}(")[1].split("\n}")[0]
+                          for definition in ("i32 @siren_resume", "i32 @siren_resume.inline_draws",
+                                             "double @siren_std_normal.inline"))
+    assert "call double @sirenrt_std_normal(" in resume and "@siren_std_normal.inline(" not in resume
+    assert "call double @siren_std_normal.inline(" in copy and "@sirenrt_std_normal(" not in copy
+    assert "call i32 @siren_resume.inline_draws(" in text.split("@siren_resume.span(ptr")[1]
+    assert "@sirenrt_zig_x_scaled" in draw and "call double @sirenrt_std_normal(" in draw
