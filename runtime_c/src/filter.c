@@ -296,20 +296,45 @@ static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, in
 }
 
 /* copy_particle for a model without list slots or symbolic states, the frame `words` long (a constant
- * where it is inlined, so the copy is a few moves). */
+ * where it is inlined, so the copy is a few moves).  The sources of a chunk of copies are listed
+ * first, each parent's first three stored whatever its count (the list has three spare entries; the
+ * next parent's overwrite those that are not copies), so only a parent of five or more offspring
+ * loops: asking at every copy whether its parent has another one left mispredicted about as often
+ * as parents change, and cost the walk about 0.5 ns a particle-step at N = 10^4. */
 static inline __attribute__((always_inline)) void copy_plain(const copy_view *v, copy_walk *walk, int64_t m,
                                                              size_t words) {
+  enum { CHUNK = 256 };
+  int64_t src_of[CHUNK + 3];
   uint64_t *frames = v->frames;
   int8_t *state_of = v->state;
-  for (int64_t j = 0; j < m; j++) {
-    int64_t dst, src;
-    next_copy(walk, &dst, &src);
-    uint64_t *d_words = frames + (size_t)dst * words;
-    const uint64_t *s_words = frames + (size_t)src * words;
-    for (size_t k = 0; k < words; k++) d_words[k] = s_words[k];
-    int8_t state = state_of[src];
-    state_of[dst] = state;
-    if (state == SIRENRT_NEED_ROW) v->ctx[dst].want_row = v->ctx[src].want_row;
+  const int64_t *counts = walk->counts;
+  for (int64_t done = 0; done < m;) {
+    int64_t want = m - done < CHUNK ? m - done : CHUNK, k = 0;
+    if (walk->left) { /* a parent whose copies the last chunk, or another thread's range, began */
+      k = walk->left < want ? walk->left : want;
+      for (int64_t t = 0; t < k; t++) src_of[t] = walk->src;
+      walk->left -= k;
+    }
+    while (k < want) {
+      int64_t src = next_bit(&walk->extra), copies = counts[src] - 1;
+      int64_t take = copies < want - k ? copies : want - k;
+      src_of[k] = src_of[k + 1] = src_of[k + 2] = src;
+      if (__builtin_expect(take > 3, 0))
+        for (int64_t t = 3; t < take; t++) src_of[k + t] = src;
+      k += take;
+      walk->src = src;
+      walk->left = copies - take;
+    }
+    for (int64_t j = 0; j < want; j++) {
+      int64_t dst = next_bit(&walk->free), src = src_of[j];
+      uint64_t *d_words = frames + (size_t)dst * words;
+      const uint64_t *s_words = frames + (size_t)src * words;
+      for (size_t w = 0; w < words; w++) d_words[w] = s_words[w];
+      int8_t state = state_of[src];
+      state_of[dst] = state;
+      if (state == SIRENRT_NEED_ROW) v->ctx[dst].want_row = v->ctx[src].want_row;
+    }
+    done += want;
   }
 }
 
