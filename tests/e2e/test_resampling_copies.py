@@ -22,17 +22,9 @@ val step = fun (y, x) ->
 in
 fold(step, List.map(first, File.read("data.csv")), 0.)
 """
-LISTS = """
-val first = fun row -> List.hd(row) in
-val step = fun (y, x) ->
-  let x1 <- gaussian(x, 1.) in
-  let () = observe(gaussian(x1, 0.001), y) in
-  let () = resample() in
-  x1
-in
-val keep = fun (y, xs) -> step(y, List.hd(xs)) :: xs in
-List.hd(fold(keep, List.map(first, File.read("data.csv")), [0.]))
-"""
+LISTS = PLAIN.replace('fold(step, List.map(first, File.read("data.csv")), 0.)',
+                      "val keep = fun (y, xs) -> step(y, List.hd(xs)) :: xs in\n"
+                      'List.hd(fold(keep, List.map(first, File.read("data.csv")), [0.]))')
 
 
 @pytest.mark.parametrize("threads", [1, 3])
