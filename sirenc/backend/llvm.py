@@ -33,7 +33,7 @@ from typing import Any
 
 import llvmlite.binding as llvm
 import llvmlite.ir as ir
-from xdsl.dialects import llvm as xllvm
+from xdsl.traits import SymbolTable
 
 from sirenc.backend.schedulers import code_generation, codegen_level
 from sirenc.backend.std_normal import INLINE_STD_NORMAL, add_inline_std_normal
@@ -123,7 +123,10 @@ def ir_text(module: Any, info: ModelInfo, data_layout: str = "") -> str:
     from sirenc.backend.llvm_text import module_text
 
     _initialize()
-    text = module_text(module, _definition_linkage)
+    # A short resume that draws normals gets a copy whose draws are inline, for the span loop.
+    draws = SymbolTable.lookup_symbol(module, STD_NORMAL) is not None
+    copy = {RESUME_SYMBOL: (SPAN_RESUME, {STD_NORMAL: INLINE_STD_NORMAL})} if draws else {}
+    text = module_text(module, _definition_linkage, copy, copy_below=_INLINE_RESUME_BELOW)
     if RESUME_SYMBOL not in text.sizes:
         raise ValueError(f"the module defines no @{RESUME_SYMBOL}")
     # The descriptor and the span loop are small: llvmlite builds them, in a module of their own
@@ -134,11 +137,7 @@ def ir_text(module: Any, info: ModelInfo, data_layout: str = "") -> str:
     declared = [resume]
     size = text.sizes[RESUME_SYMBOL]
     span_body = resume
-    if size < _INLINE_RESUME_BELOW and _declares(module, STD_NORMAL):
-        # The span inlines a copy of the resume whose standard normal draws are inline too (printed
-        # again with it: a short program prints in a few milliseconds).
-        copy = {RESUME_SYMBOL: (SPAN_RESUME, {STD_NORMAL: INLINE_STD_NORMAL})}
-        text = module_text(module, _definition_linkage, copy)
+    if SPAN_RESUME in text.sizes:
         span_body = ir.Function(mod, resume_type, name=SPAN_RESUME)
         runtime_draw = ir.Function(mod, ir.FunctionType(ir.DoubleType(), [_PTR]), name=STD_NORMAL)
         add_inline_std_normal(mod, runtime_draw)
@@ -147,10 +146,6 @@ def ir_text(module: Any, info: ModelInfo, data_layout: str = "") -> str:
     header = [f'target triple = "{llvm.get_process_triple()}"', f'target datalayout = "{data_layout}"', ""]
     return "\n".join(header + [text.body] + [str(g) for g in mod.global_values if g not in declared]
                      + [text.intrinsics])
-
-
-def _declares(module: Any, name: str) -> bool:
-    return any(isinstance(op, xllvm.FuncOp) and op.sym_name.data == name for op in module.ops)
 
 
 def _definition_linkage(declared: str) -> str:

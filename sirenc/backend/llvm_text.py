@@ -310,10 +310,12 @@ class ModuleText(NamedTuple):
     sizes: dict[str, int]     # each definition's size in instructions
 
 
-def module_text(module: ModuleOp, linkage, copies: dict[str, tuple[str, dict[str, str]]] | None = None) -> ModuleText:
+def module_text(module: ModuleOp, linkage, copies: dict[str, tuple[str, dict[str, str]]] | None = None,
+                copy_below: int | None = None) -> ModuleText:
     """The text of ``module``. ``linkage(declared)`` gives a definition's linkage from the one its op
     declares.  ``copies`` maps a function to the name of an internal copy of it that follows it, and
-    the callees that copy calls in place of the original's."""
+    the callees that copy calls in place of the original's; with ``copy_below``, only a function of
+    fewer instructions gets its copy (``sizes`` lists the copies made)."""
     copies = copies or {}
     types = _Types()
     intrinsics: dict[str, str] = {}
@@ -328,7 +330,7 @@ def module_text(module: ModuleOp, linkage, copies: dict[str, tuple[str, dict[str
                 f = _Function(op, types, intrinsics, global_types)
                 functions.append(f.text.replace("define ", f"define {linkage(op.linkage.linkage.data)} ", 1))
                 sizes[op.sym_name.data] = f.size
-                if op.sym_name.data in copies:
+                if op.sym_name.data in copies and (copy_below is None or f.size < copy_below):
                     name, callees = copies[op.sym_name.data]
                     copy = _Function(op, types, intrinsics, global_types, name, callees)
                     functions.append(copy.text.replace("define ", "define internal ", 1))
