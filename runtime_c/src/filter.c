@@ -178,6 +178,7 @@ static void profile_add(sirenrt_filter *f, int phase, double *t) {
 typedef struct barrier_args {
   sirenrt_filter *f;
   int64_t n_blocks;
+  int running;           /* weigh pass: write running sums, for the systematic and stratified offspring */
   double total;          /* the weights' total S (normalise pass) */
   rt_offspring offspring; /* systematic and stratified offspring pass */
   int64_t n_copies;      /* copy pass */
@@ -344,7 +345,7 @@ static void weigh_range(void *arg, int k, int threads) {
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
   for (int64_t b = lo; b < hi; b++)
-    rt_weigh_block(f->logw, rt_block_lo(b), rt_block_hi(b, f->n), f->w, &f->blocks[b]);
+    rt_weigh_block(f->logw, rt_block_lo(b), rt_block_hi(b, f->n), f->w, a->running, &f->blocks[b]);
 }
 
 /* The list slots of particle i's frame now: its result's when finished, else those of its pc. */
@@ -426,7 +427,8 @@ static void offspring_range(void *arg, int k, int threads) {
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
   for (int64_t b = lo; b < hi; b++) {
-    rt_offspring_block(&a->offspring, f->w, rt_block_lo(b), rt_block_hi(b, f->n), &f->blocks[b], f->counts, &f->bits);
+    rt_offspring_block(&a->offspring, f->w + rt_block_lo(b), rt_block_lo(b), rt_block_hi(b, f->n), &f->blocks[b],
+                       f->counts, &f->bits);
     reset_weights(f, b);
   }
 }
@@ -522,7 +524,9 @@ static int resamples_always(const sirenrt_filter *f) { return !f->mh && !(f->opt
 static int barrier(sirenrt_filter *f) {
   int64_t n = f->n, nb = rt_n_blocks(n);
   int threads = team_size(f);
-  barrier_args a = {.f = f, .n_blocks = nb};
+  int32_t scheme = f->opts.resampler;
+  barrier_args a = {.f = f, .n_blocks = nb,
+                    .running = scheme == SIRENRT_SYSTEMATIC || scheme == SIRENRT_STRATIFIED};
   double t = profile_clock(f);
   run_team(f, threads, weigh_range, &a);
   profile_add(f, RT_PHASE_WEIGH, &t);
@@ -541,8 +545,7 @@ static int barrier(sirenrt_filter *f) {
   f->log_evidence_done += s.log_sum - log((double)n);
   rt_rng g;
   rt_rng_init(&g, f->seed, 0, f->epoch, RT_DOMAIN_RESAMPLE);
-  int32_t scheme = f->opts.resampler;
-  if (scheme == SIRENRT_SYSTEMATIC || scheme == SIRENRT_STRATIFIED) {
+  if (a.running) {
     rt_offspring_init(&a.offspring, scheme, n, s.total, &g);
     profile_add(f, RT_PHASE_SERIAL, &t);
     run_team(f, threads, offspring_range, &a);

@@ -511,8 +511,9 @@ typedef struct rt_weights {
   double ess;     /* S^2 / sum of the scaled squares */
 } rt_weights;
 
-/* Writes e_i (relative to the block's largest log weight) for slots [lo, hi) and the block's sums. */
-void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *e, rt_block *b);
+/* Writes, for slots [lo, hi), e_i = exp(logw_i - m_b) or, when `running` is set, the running sum
+ * e_lo + ... + e_i (which the systematic and stratified offspring read); and the block's sums. */
+void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *out, int running, rt_block *b);
 /* Sets every block's scale and start; the population's log sum, total and ESS. */
 rt_weights rt_combine_blocks(rt_block *blocks, int64_t nb);
 /* e_i becomes the normalised weight e_i scale_b / total for slots [lo, hi). */
@@ -522,10 +523,11 @@ double rt_normalise(const double *logw, int64_t n, double *w);
 
 /* Tallies counts[lo, hi) of block b into bits (rt_bits) and b->n_free, b->n_copies. */
 void rt_tally_block(const int64_t *counts, int64_t lo, int64_t hi, const rt_bits *bits, rt_block *b);
-/* Selects the vector kernel of the tallies for the whole process (tests compare them; not while
- * filters run): 0 scalar, 1 SSE2, 2 AVX2, 3 AVX-512F; a level the CPU lacks is lowered.  Returns the
- * level now in use; -1 only reports it.  The best one is chosen when the library loads. */
-int rt_tally_kernel(int level);
+/* Selects the vector kernels of the offspring pass (systematic counts, tallies) for the whole process
+ * (tests compare them; not while filters run): 0 scalar, 1 SSE2, 2 AVX2, 3 AVX-512F; a level the CPU
+ * lacks is lowered.  Returns the level now in use; -1 only reports it.  The best is chosen when the
+ * library loads. */
+int rt_offspring_kernel(int level);
 
 /* Systematic and stratified offspring, block by block: every block finds its first point from the
  * cumulative weight before it, so blocks run in any order on any thread. */
@@ -537,14 +539,16 @@ typedef struct rt_offspring {
   rt_rng stream;   /* the resampling stream at its start: stratified point j uses its j-th uniform */
 } rt_offspring;
 void rt_offspring_init(rt_offspring *o, int32_t scheme, int64_t n, double total, const rt_rng *g);
-/* Counts of slots [lo, hi) whose e_i (scaled by b->scale) follow cumulative weight b->start, tallied
- * as rt_tally_block does when `bits` is not NULL; returns the cumulative weight at the block's end. */
-double rt_offspring_block(const rt_offspring *o, const double *e, int64_t lo, int64_t hi, rt_block *b,
+/* Counts of slots [lo, hi), slot i at cumulative weight b->start + b->scale * running[i - lo] (its
+ * block's running sum, rt_weigh_block), tallied as rt_tally_block does when `bits` is not NULL;
+ * returns the cumulative weight at the block's end. */
+double rt_offspring_block(const rt_offspring *o, const double *running, int64_t lo, int64_t hi, rt_block *b,
                           int64_t *counts, const rt_bits *bits);
 /* Points that fell beyond the total by rounding (0 almost always)... */
 int64_t rt_offspring_leftover(const rt_offspring *o, double total);
-/* ...go to the last particle of nonzero weight; returns its slot (-1 when left is 0). */
-int64_t rt_give_leftover(const double *e, const rt_block *blocks, int64_t n, int64_t left, int64_t *counts);
+/* ...go to the last live particle, whose running sum (running[i], blocks' sums as rt_weigh_block
+ * writes them) grew at its slot; returns its slot (-1 when left is 0). */
+int64_t rt_give_leftover(const double *running, const rt_block *blocks, int64_t n, int64_t left, int64_t *counts);
 
 /* Offspring counts (sum n) for normalised weights w under any scheme, on one thread (multinomial and
  * residual resampling always run so: their sorted uniforms come from one sequential stream). */

@@ -21,21 +21,30 @@ static void test_normalise_and_ess(void) {
   CHECK_NEAR(w[1], 3.0 / 8, 1e-12, "w1");
   CHECK(w[2] == 0.0, "a -inf weight normalises to 0");
   rt_block b;
-  rt_weigh_block(c, 0, 4, w, &b);
+  rt_weigh_block(c, 0, 4, w, 0, &b);
   rt_weights s = rt_combine_blocks(&b, 1);
   CHECK_NEAR(s.ess, 1.0 / (1.0 / 64 + 9.0 / 64 + 16.0 / 64), 1e-12, "ESS");
   CHECK_NEAR(s.log_sum, lz, 0.0, "the blocked passes give rt_normalise's log sum");
   for (int i = 0; i < 4; i++) c[i] = -INFINITY;
   CHECK(rt_normalise(c, 4, w) == -INFINITY, "all zero");
-  rt_weigh_block(c, 0, 4, w, &b);
+  rt_weigh_block(c, 0, 4, w, 0, &b);
   CHECK(rt_combine_blocks(&b, 1).log_sum == -INFINITY && w[0] == 0.0, "all zero, blocked");
   c[1] = INFINITY;
   c[3] = INFINITY;
   rt_normalise(c, 4, w);
   CHECK(w[1] == 0.5 && w[3] == 0.5 && w[0] == 0.0, "infinite weights share the mass");
   double zeros[5] = {0, 0, 0, 0, 0}, e[5];
-  rt_weigh_block(zeros, 0, 5, e, &b);
+  rt_weigh_block(zeros, 0, 5, e, 0, &b);
   CHECK_NEAR(rt_combine_blocks(&b, 1).ess, 5.0, 1e-12, "ESS of uniform weights");
+  /* Running sums: the e_i added up in slot order, and the same block sums. */
+  double lw5[5] = {-1.0, 0.5, -INFINITY, 0.25, -3.0}, run[5];
+  rt_block br;
+  rt_weigh_block(lw5, 0, 5, e, 0, &b);
+  rt_weigh_block(lw5, 0, 5, run, 1, &br);
+  double local = 0.0;
+  int sums_ok = b.sum == br.sum && b.sum_sq == br.sum_sq && b.max == br.max;
+  for (int i = 0; i < 5; i++) sums_ok &= run[i] == (local += e[i]);
+  CHECK(sums_ok, "running sums are the weights added up in slot order");
 }
 
 /* Log weights over several blocks: a wide spread, zero weights, a block with none but zeros, a
@@ -62,7 +71,7 @@ static void test_blocked_normalisation(void) {
   fill_log_weights(logw, n, 11);
   logw[n - 1] = 5.0; /* the largest weight in the short last block */
   for (int64_t k = nb - 1; k >= 0; k--) /* any block order: blocks are independent */
-    rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, &blocks[k]);
+    rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, 0, &blocks[k]);
   rt_weights s = rt_combine_blocks(blocks, nb);
   for (int64_t k = 0; k < nb; k++) rt_normalise_block(e, rt_block_lo(k), rt_block_hi(k, n), &blocks[k], s.total);
   long double mx = -INFINITY, sum = 0.0L, sum_sq = 0.0L;
@@ -92,12 +101,14 @@ static void test_blocked_normalisation(void) {
   free(blocks);
 }
 
-/* Systematic and stratified offspring computed block by block, the blocks in reverse order (as
- * threads may finish them), against a direct merge of all N points with the cumulative weights. */
-static void test_offspring_blocks(int32_t scheme) {
+/* Systematic and stratified offspring computed block by block from the running sums, the blocks in
+ * reverse order (as threads may finish them), against a direct merge of all N points with the
+ * cumulative weights; under every offspring kernel the CPU has. */
+static void test_offspring_blocks(int32_t scheme, int level) {
   const int64_t n = 4 * RT_RESAMPLE_BLOCK + 777;
   int64_t nb = rt_n_blocks(n);
   double *logw = malloc((size_t)n * sizeof(double)), *e = malloc((size_t)n * sizeof(double));
+  double *run = malloc((size_t)n * sizeof(double));
   double *cum = malloc((size_t)n * sizeof(double)), *points = malloc((size_t)n * sizeof(double));
   int64_t *counts = malloc((size_t)n * sizeof(int64_t)), *ref = calloc((size_t)n, sizeof(int64_t));
   rt_block *blocks = malloc((size_t)nb * sizeof(rt_block));
@@ -105,7 +116,10 @@ static void test_offspring_blocks(int32_t scheme) {
   rt_bits bits = {words, words + rt_bit_words(n)}, again = {words + 2 * rt_bit_words(n), words + 3 * rt_bit_words(n)};
   for (uint32_t rep = 0; rep < 20; rep++) {
     fill_log_weights(logw, n, 100 + rep);
-    for (int64_t k = 0; k < nb; k++) rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, &blocks[k]);
+    for (int64_t k = 0; k < nb; k++) {
+      rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, 0, &blocks[k]);
+      rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), run, 1, &blocks[k]);
+    }
     rt_weights s = rt_combine_blocks(blocks, nb);
     rt_rng g;
     rt_rng_init(&g, 5, 0, rep, RT_DOMAIN_RESAMPLE);
@@ -113,10 +127,11 @@ static void test_offspring_blocks(int32_t scheme) {
     rt_offspring_init(&o, scheme, n, s.total, &g);
     int ends_meet = 1;
     for (int64_t k = nb - 1; k >= 0; k--) {
-      double end = rt_offspring_block(&o, e, rt_block_lo(k), rt_block_hi(k, n), &blocks[k], counts, &bits);
+      int64_t lo = rt_block_lo(k);
+      double end = rt_offspring_block(&o, run + lo, lo, rt_block_hi(k, n), &blocks[k], counts, &bits);
       ends_meet &= end == (k + 1 < nb ? blocks[k + 1].start : s.total);
     }
-    CHECK(ends_meet, "%s: each block ends where the next starts", scheme_name[scheme]);
+    CHECK(ends_meet, "%s, kernel %d: each block ends where the next starts", scheme_name[scheme], level);
     /* The tally made with the counts: its bits and numbers are the counts', and rt_tally_block's. */
     int64_t wrong_bits = 0, wrong_numbers = 0;
     for (int64_t k = 0; k < nb; k++) {
@@ -134,26 +149,28 @@ static void test_offspring_blocks(int32_t scheme) {
     }
     CHECK(wrong_bits == 0 && wrong_numbers == 0 &&
               memcmp(bits.free, again.free, 2 * (size_t)rt_bit_words(n) * sizeof(uint64_t)) == 0,
-          "%s: the tally is the counts' (%lld bits, %lld numbers wrong)", scheme_name[scheme], (long long)wrong_bits,
-          (long long)wrong_numbers);
-    rt_give_leftover(e, blocks, n, rt_offspring_leftover(&o, s.total), counts);
-    /* The reference: cumulative weights in points, the N points, merged. */
+          "%s, kernel %d: the tally is the counts' (%lld bits, %lld numbers wrong)", scheme_name[scheme], level,
+          (long long)wrong_bits, (long long)wrong_numbers);
+    rt_give_leftover(run, blocks, n, rt_offspring_leftover(&o, s.total), counts);
+    /* The reference: cumulative weights in points from the weights e_i, the N points, merged; a
+     * leftover point goes to the last slot whose weight moved the cumulative weight. */
+    int64_t last = 0;
     for (int64_t k = 0; k < nb; k++) {
       double local = 0.0;
       for (int64_t i = rt_block_lo(k); i < rt_block_hi(k, n); i++) {
+        double before = local;
         local += e[i];
         cum[i] = (blocks[k].start + blocks[k].scale * local) * o.per_unit;
+        if (local > before && blocks[k].scale > 0.0) last = i;
       }
     }
     rt_rng pg = g;
     for (int64_t j = 0; j < n; j++)
       points[j] = (double)j + (scheme == SIRENRT_STRATIFIED ? rt_uniform(&pg) : o.u);
     memset(ref, 0, (size_t)n * sizeof(int64_t));
-    int64_t j = 0, last = 0;
-    for (int64_t i = 0; i < n; i++) {
+    int64_t j = 0;
+    for (int64_t i = 0; i < n; i++)
       while (j < n && points[j] < cum[i]) ref[i]++, j++;
-      if (e[i] > 0.0 && blocks[i / RT_RESAMPLE_BLOCK].scale > 0.0) last = i;
-    }
     ref[last] += n - j;
     int64_t total = 0, differ = 0, far = 0;
     for (int64_t i = 0; i < n; i++) {
@@ -162,18 +179,61 @@ static void test_offspring_blocks(int32_t scheme) {
       double nw = e[i] * blocks[i / RT_RESAMPLE_BLOCK].scale / s.total * (double)n;
       far += scheme == SIRENRT_SYSTEMATIC && (counts[i] < floor(nw) - 1 || counts[i] > ceil(nw) + 1);
     }
-    CHECK(total == n, "%s: counts sum to %lld", scheme_name[scheme], (long long)total);
-    CHECK(differ == 0, "%s: %lld counts differ from the direct merge", scheme_name[scheme], (long long)differ);
-    CHECK(far == 0, "%s: %lld counts far from N w", scheme_name[scheme], (long long)far);
+    CHECK(total == n, "%s, kernel %d: counts sum to %lld", scheme_name[scheme], level, (long long)total);
+    CHECK(differ == 0, "%s, kernel %d: %lld counts differ from the direct merge", scheme_name[scheme], level,
+          (long long)differ);
+    CHECK(far == 0, "%s, kernel %d: %lld counts far from N w", scheme_name[scheme], level, (long long)far);
   }
   free(logw);
   free(e);
+  free(run);
   free(cum);
   free(points);
   free(counts);
   free(ref);
   free(blocks);
   free(words);
+}
+
+/* The systematic counts of every kernel against the scalar loop's, bit for bit, on words of every
+ * length from 1 to 64 (a vector kernel's full vectors and its scalar tail), with cumulative weights
+ * below the first point (down to -2.5 points: the lower clamp) and past the last (the upper one), a
+ * NaN, whole numbers of points (where the ceiling
+ * is exact) and points with many offspring. */
+static void test_systematic_kernels(void) {
+  enum { M = 64 };
+  double run[M];
+  int64_t want[M], got[M];
+  int64_t wrong = 0, tried = 0;
+  int best = rt_offspring_kernel(-1);
+  for (uint32_t rep = 0; rep < 400; rep++) {
+    rt_rng g;
+    rt_rng_init(&g, 9, 0, rep, RT_DOMAIN_TEST);
+    int64_t m = 1 + rep % M;
+    double local = 0.0;
+    for (int64_t i = 0; i < m; i++) {
+      double r = rt_uniform(&g);
+      local += r < 0.2 ? 0.0 : r < 0.3 ? 0.25 * (double)(1 + rep % 5) : r < 0.35 ? 6.0 * r : r;
+      run[i] = local;
+    }
+    rt_offspring o = {.scheme = SIRENRT_SYSTEMATIC, .n = 40, .per_unit = 40.0 / (0.6 * local + 1e-3),
+                      .u = rep % 7 == 0 ? 0.0 : rt_uniform(&g)};
+    if (rep % 13 == 5) run[m / 2] = NAN; /* no weight is NaN, but a kernel must clamp one as the loop does */
+    rt_block b = {.start = rep % 3 == 0 ? 0.0 : rep % 5 == 1 ? -2.5 : 0.05 * (double)(rep % 11),
+                  .scale = 0.5 + rt_uniform(&g)};
+    rt_offspring_kernel(0);
+    rt_offspring_block(&o, run, 0, m, &b, want, NULL);
+    for (int level = 1; level <= best; level++) {
+      rt_offspring_kernel(level);
+      memset(got, 0x5A, sizeof got);
+      rt_offspring_block(&o, run, 0, m, &b, got, NULL);
+      wrong += memcmp(got, want, (size_t)m * sizeof(int64_t)) != 0;
+      tried++;
+    }
+  }
+  rt_offspring_kernel(best);
+  CHECK(wrong == 0, "systematic kernels: %lld of %lld words differ from the scalar loop", (long long)wrong,
+        (long long)tried);
 }
 
 static void test_unbiased(int32_t scheme) {
@@ -238,12 +298,34 @@ static void test_extremes(void) {
   free(counts);
 }
 
+/* The leftover point goes to the last slot whose weight moved its block's running sum, in a block of
+ * nonzero scale: not to a slot after it of zero weight, nor to one whose weight is too small to move
+ * the sum (1e-300 added to 0.5). */
+static void test_give_leftover(void) {
+  enum { N = RT_RESAMPLE_BLOCK + 3 };
+  double *running = malloc(N * sizeof(double));
+  int64_t *counts = calloc(N, sizeof(int64_t));
+  for (int64_t i = 0; i < RT_RESAMPLE_BLOCK; i++) running[i] = i < 5 ? 0.25 * (double)i : 1.0; /* slot 4 last */
+  running[RT_RESAMPLE_BLOCK] = 0.5;
+  running[RT_RESAMPLE_BLOCK + 1] = 0.5 + 1e-300;
+  running[RT_RESAMPLE_BLOCK + 2] = running[RT_RESAMPLE_BLOCK + 1];
+  rt_block blocks[2] = {{.scale = 1.0}, {.scale = 0.5}};
+  CHECK(rt_give_leftover(running, blocks, N, 0, counts) == -1 && counts[N - 1] == 0, "no leftover, no change");
+  int64_t to = rt_give_leftover(running, blocks, N, 2, counts);
+  CHECK(to == RT_RESAMPLE_BLOCK && counts[to] == 2, "leftover to slot %lld", (long long)to);
+  blocks[1].scale = 0.0;
+  to = rt_give_leftover(running, blocks, N, 1, counts);
+  CHECK(to == 4 && counts[4] == 1, "leftover past a block of scale 0: to slot %lld", (long long)to);
+  free(running);
+  free(counts);
+}
+
 /* Every kernel of the tallies (scalar, SSE2, AVX2, AVX-512, as far as the CPU has them) marks the
  * zero counts and the counts above one of every word, full or partial: counts of 0, 1, 2, large ones
  * and ones whose low or high 32-bit half alone is zero (SSE2 compares halves). */
 static void test_tally_kernels(void) {
-  int best = rt_tally_kernel(-1);
-  CHECK(best >= 0 && best <= 3, "tally kernel level %d", best);
+  int best = rt_offspring_kernel(-1);
+  CHECK(best >= 0 && best <= 3, "offspring kernel level %d", best);
   static const int64_t values[] = {0, 1, 2, 3, 7, (int64_t)1 << 32, ((int64_t)1 << 32) + 1, 0xFFFFFFFF, 65};
   enum { NV = sizeof values / sizeof values[0] };
   const int64_t n = 3 * 64 + 37; /* three words and a partial one */
@@ -251,7 +333,7 @@ static void test_tally_kernels(void) {
   uint64_t words[4 * 4];
   rt_bits bits = {words, words + 4};
   for (int level = 0; level <= 3; level++) {
-    int got = rt_tally_kernel(level);
+    int got = rt_offspring_kernel(level);
     CHECK(got <= level, "tally kernel %d reported as %d", level, got);
     if (got != level) continue; /* the CPU lacks it */
     int64_t wrong = 0;
@@ -280,14 +362,21 @@ static void test_tally_kernels(void) {
     }
     CHECK(wrong == 0, "tally kernel %d: %lld bits or numbers wrong", level, (long long)wrong);
   }
-  CHECK(rt_tally_kernel(best) == best, "restoring tally kernel %d", best);
+  CHECK(rt_offspring_kernel(best) == best, "restoring tally kernel %d", best);
 }
 
 int main(void) {
   test_normalise_and_ess();
   test_blocked_normalisation();
-  test_offspring_blocks(SIRENRT_SYSTEMATIC);
-  test_offspring_blocks(SIRENRT_STRATIFIED);
+  int best = rt_offspring_kernel(-1);
+  for (int level = 0; level <= best; level++) {
+    if (rt_offspring_kernel(level) != level) continue;
+    test_offspring_blocks(SIRENRT_SYSTEMATIC, level);
+    test_offspring_blocks(SIRENRT_STRATIFIED, level);
+  }
+  rt_offspring_kernel(best);
+  test_systematic_kernels();
+  test_give_leftover();
   test_tally_kernels();
   for (int32_t s = 0; s <= SIRENRT_RESIDUAL; s++) test_unbiased(s);
   test_extremes();
