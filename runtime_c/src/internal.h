@@ -511,6 +511,14 @@ typedef struct rt_weights {
   double ess;     /* S^2 / sum of the scaled squares */
 } rt_weights;
 
+/* weights_exp.c: out[i] = exp(logw[i] - mx) for i < m, where logw[i] - mx <= 0 (or NaN), within 0.6 ulp;
+ * the same bits from every kernel. */
+void rt_exp_shifted(const double *logw, int64_t m, double mx, double *out);
+/* Selects its kernel for the whole process (tests compare them; not while filters run): 0 scalar,
+ * 2 AVX2, 3 AVX-512F (1 is scalar); a level the CPU lacks is lowered.  Returns the level now in use;
+ * -1 only reports it.  The best is chosen when the library loads. */
+int rt_exp_kernel(int level);
+
 /* Writes, for slots [lo, hi), e_i = exp(logw_i - m_b) or, when `running` is set, the running sum
  * e_lo + ... + e_i (which the systematic and stratified offspring read); and the block's sums. */
 void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *out, int running, rt_block *b);

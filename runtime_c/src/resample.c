@@ -60,14 +60,18 @@ void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *out, int
       sum_sq += v;
       out[i] = running ? sum : v;
     }
-  } else {
-    /* exp(0) is 1 exactly: the particles at the maximum (every particle, when all weights are equal, as
-     * in a program that draws nothing) skip the call. */
-    for (int64_t i = lo; i < hi; i++) {
-      double v = logw[i] == mx ? 1.0 : exp(logw[i] - mx);
-      sum += v;
-      sum_sq += v * v;
-      out[i] = running ? sum : v;
+  } else { /* the exponentials a vector at a time (weights_exp.c), the sums in slot order */
+    enum { CHUNK = 64 };
+    double e[CHUNK];
+    for (int64_t c = lo; c < hi; c += CHUNK) {
+      int64_t m = hi - c < CHUNK ? hi - c : CHUNK;
+      rt_exp_shifted(logw + c, m, mx, e);
+      for (int64_t k = 0; k < m; k++) {
+        double v = e[k];
+        sum += v;
+        sum_sq += v * v;
+        out[c + k] = running ? sum : v;
+      }
     }
   }
   b->max = mx;

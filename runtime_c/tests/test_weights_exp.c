@@ -1,0 +1,100 @@
+/* test_weights_exp.c — the weigh pass's exponential: within 0.6 ulp of long double expl where the
+ * result is a normal number, 1 ulp where it is subnormal (rounded twice), 0 past the underflow; exact where exp is (0, -inf,
+ * NaN), and the same bits from every kernel the CPU has, for runs of every length (full vectors and
+ * their scalar tails). */
+#include <float.h>
+#include <stdlib.h>
+
+#include "check.h"
+#include "internal.h"
+
+/* |got - want| in units in the last place of want (a double near it; 2^-1074 in the subnormals). */
+static double ulps(double got, long double want) {
+  double w = (double)want;
+  double ulp = nextafter(fabs(w), INFINITY) - fabs(w);
+  if (w == 0.0) ulp = 0x1p-1074;
+  return (double)(fabsl((long double)got - want) / (long double)ulp);
+}
+
+static void test_accuracy(void) {
+  enum { N = 400000, CHUNK = 64 };
+  double *x = malloc(N * sizeof(double)), *y = malloc(N * sizeof(double));
+  rt_rng g;
+  rt_rng_init(&g, 3, 0, 0, RT_DOMAIN_TEST);
+  for (int i = 0; i < N; i++) {
+    double u = rt_uniform(&g);
+    switch (i % 5) {
+      case 0: x[i] = -745.5 * u; break;                      /* the whole range */
+      case 1: x[i] = -40.0 * u; break;                       /* where weights live */
+      case 2: x[i] = -1e-3 * u; break;                       /* near 0: r alone */
+      case 3: x[i] = -708.0 - 37.5 * u; break;               /* subnormal results and the underflow */
+      default: x[i] = -(double)(i % 4096) * 0x1.62e42fefa39efp-7; break; /* near multiples of ln2/64 */
+    }
+  }
+  for (int level = 0; level <= 3; level++) {
+    if (rt_exp_kernel(level) != level) continue;
+    double worst = 0.0, at = 0.0, worst_sub = 0.0, at_sub = 0.0; /* normal results; subnormal ones */
+    for (int i = 0; i < N; i += CHUNK) rt_exp_shifted(x + i, N - i < CHUNK ? N - i : CHUNK, 0.0, y + i);
+    for (int i = 0; i < N; i++) {
+      long double want = expl((long double)x[i]);
+      double e = ulps(y[i], want);
+      if (want >= DBL_MIN && e > worst) worst = e, at = x[i];
+      if (want < DBL_MIN && e > worst_sub) worst_sub = e, at_sub = x[i];
+    }
+    CHECK(worst <= 0.6, "kernel %d: %.3f ulp at x = %a", level, worst, at);
+    CHECK(worst_sub <= 1.0, "kernel %d: %.3f ulp at x = %a (a subnormal result)", level, worst_sub, at_sub);
+  }
+  rt_exp_kernel(3);
+  free(x);
+  free(y);
+}
+
+/* The special values, through the shift by the block's maximum. */
+static void test_exact(void) {
+  double logw[6] = {2.5, -INFINITY, NAN, 2.5 - 1e4, 2.5 - 745.2, 2.5 - 0.0}, e[6];
+  for (int level = 0; level <= 3; level++) {
+    if (rt_exp_kernel(level) != level) continue;
+    rt_exp_shifted(logw, 6, 2.5, e);
+    CHECK(e[0] == 1.0 && e[5] == 1.0, "kernel %d: exp(0) = %a", level, e[0]);
+    CHECK(e[1] == 0.0 && !signbit(e[1]), "kernel %d: exp(-inf) = %a", level, e[1]);
+    CHECK(isnan(e[2]), "kernel %d: exp(NaN) = %a", level, e[2]);
+    CHECK(e[3] == 0.0, "kernel %d: exp(-1e4) = %a", level, e[3]);
+    CHECK(e[4] == 0x1p-1074 || e[4] == 0.0, "kernel %d: exp(-745.2) = %a", level, e[4]);
+  }
+  rt_exp_kernel(3);
+}
+
+/* Every kernel gives the scalar code's bits, for runs of 1 to 70 slots, shifted by a maximum that is
+ * not 0 (the subtraction is the kernels' too). */
+static void test_kernels_agree(void) {
+  enum { M = 70 };
+  double logw[M], want[M], got[M];
+  int64_t differ = 0, runs = 0;
+  int best = rt_exp_kernel(-1);
+  rt_rng g;
+  rt_rng_init(&g, 4, 0, 0, RT_DOMAIN_TEST);
+  for (int rep = 0; rep < 2000; rep++) {
+    int64_t m = 1 + rep % M;
+    double mx = 10.0 * rt_uniform(&g) - 5.0;
+    for (int64_t i = 0; i < m; i++) logw[i] = mx - (rep % 3 ? 50.0 : 800.0) * rt_uniform(&g);
+    if (rep % 7 == 0) logw[m / 2] = -INFINITY;
+    if (rep % 11 == 0) logw[m - 1] = mx;
+    rt_exp_kernel(0);
+    rt_exp_shifted(logw, m, mx, want);
+    for (int level = 2; level <= best; level++) {
+      rt_exp_kernel(level);
+      rt_exp_shifted(logw, m, mx, got);
+      differ += memcmp(got, want, (size_t)m * sizeof(double)) != 0;
+      runs++;
+    }
+  }
+  rt_exp_kernel(best);
+  CHECK(differ == 0, "%lld of %lld runs differ from the scalar kernel", (long long)differ, (long long)runs);
+}
+
+int main(void) {
+  test_accuracy();
+  test_exact();
+  test_kernels_agree();
+  return check_report("test_weights_exp");
+}
