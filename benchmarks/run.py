@@ -26,7 +26,7 @@ A second table times the same model with x symbolic under each hybrid method
 tier 2 (the compiler resolves the belief into a mean and a variance, docs/tier2.md)
 and on tier 1 (the general symbolic runtime, --tier 1), and under `-m pf`, against
 benchmarks/handwritten/rw_kalman_rb.c, a hand-written Rao-Blackwellised (Kalman)
-particle filter with the same resampling, built with -march=native.
+particle filter with the same resampling, built with -march=native -ffast-math.
 
 `--suite` times the eleven benchmark models (benchmarks/models, on their own
 data) under `-m pf` and under every `-m ssi`, `-m ds` and `-m bp` plan the plan
@@ -210,7 +210,7 @@ def main() -> None:
             ours, ref, ref_fast, parallel = t["ours"], t["ref"], t["ref_fast"], t["parallel"]
             print(f"{n:>8} | {ours:>12.2f} | {ref:>13.2f} | {ours / ref:>5.2f} | {ref_fast:>10.2f} | "
                   f"{ours / ref_fast:>5.2f} | {parallel:>18.2f}")
-        rb = build_handwritten(tmp, "rw_kalman_rb", native=True)
+        rb = build_handwritten(tmp, "rw_kalman_rb", native=True, fast_math=True)
         walk = str(HERE / "models" / "walk" / "model.si")
         symbolic = {(m, t): sirenc.compile(walk, method=m, tier=t) for m in HYBRID for t in (2, 1)}
         assert all(symbolic[m, 2].info["tier"] == 2 for m in HYBRID), "the walk qualifies for tier 2"

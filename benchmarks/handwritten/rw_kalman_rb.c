@@ -8,13 +8,17 @@
  * of carrying and copying a symbolic state, which is what the compiled filter pays too.  The state is
  * kept as two arrays (structure of arrays), resampled out of place, with one sequential xoshiro256+
  * generator for the resampler's uniforms: the fastest form we can write, not a design.
+ * benchmarks/run.py builds it with -O3 -march=native -ffast-math, under which GCC vectorises the
+ * weights' exp (libmvec) and the Kalman step's loops: 10.4 ns a particle-step at N = 10^4 without it,
+ * 5.8 with it (interleaved minima), 6.7 with it and the runtime's vector exp in place of libmvec.
  *
  * usage: rw_kalman_rb DATA.csv [PARTICLES=10000] [SEED=0]
  *   DATA.csv: a header line, then one observation y per line (column 0 is used).
  * prints:  ns_per_particle_step=<ns> mean=<E[x_T | y_1..T]> log_evidence=<..> particles=<N> steps=<T>
  *
- * Build: cc -O3 -march=native -Iruntime_c/include -Iruntime_c/src rw_kalman_rb.c libsirenrt.a -lm
+ * Build: cc -O3 -march=native -ffast-math -Iruntime_c/include -Iruntime_c/src rw_kalman_rb.c libsirenrt.a -lm
  *        (the runtime supplies only the CSV reader; benchmarks/run.py builds it so). */
+#define BENCH_LIBM_EXP /* the weights' exp in a loop the compiler vectorises (harness.h) */
 #include "harness.h"
 #include "xoshiro.h"
 
