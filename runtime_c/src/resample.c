@@ -239,6 +239,17 @@ static void tally_scalar(const int64_t *counts, int64_t m, uint64_t *zero, uint6
 #if defined(__x86_64__)
 #include <immintrin.h>
 
+/* The points below each slot of a vector of running sums, as systematic_below counts them, for one
+ * width's operations; the ceiling's integer is read off the bits of it plus 2^52. */
+#define POINTS_BELOW(T, ADD, SUB, MUL, MAX, MIN, CEIL, SUB64, CAST, run, now)              \
+  do {                                                                                   \
+    T x_ = MUL(ADD(start, MUL(scale, run)), per_unit);                                   \
+    x_ = ADD(CEIL(MIN(MAX(SUB(x_, u), zero), top)), two52);                              \
+    now = SUB64(CAST(x_), CAST(two52));                                                  \
+  } while (0)
+#define Y_CEIL(x) _mm256_round_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+#define Z_CEIL(x) _mm512_roundscale_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
+
 __attribute__((target("avx2"))) static int64_t systematic_avx2(const systematic_word *p, const double *running,
                                                                int64_t m, int64_t below, int64_t *counts) {
   const __m256d start = _mm256_set1_pd(p->start), scale = _mm256_set1_pd(p->scale);
@@ -247,10 +258,9 @@ __attribute__((target("avx2"))) static int64_t systematic_avx2(const systematic_
   __m256i last = _mm256_set1_epi64x(below); /* lane 3: the points below the slot before */
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
-    __m256d x = _mm256_mul_pd(_mm256_add_pd(start, _mm256_mul_pd(scale, _mm256_loadu_pd(running + i))), per_unit);
-    x = _mm256_min_pd(_mm256_max_pd(_mm256_sub_pd(x, u), zero), top);
-    x = _mm256_add_pd(_mm256_round_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC), two52);
-    __m256i now = _mm256_sub_epi64(_mm256_castpd_si256(x), _mm256_castpd_si256(two52));
+    __m256i now;
+    POINTS_BELOW(__m256d, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_max_pd, _mm256_min_pd, Y_CEIL,
+                 _mm256_sub_epi64, _mm256_castpd_si256, _mm256_loadu_pd(running + i), now);
     /* the slot before each: lanes 3 0 1 2 of `now`, lane 0 replaced by the last vector's lane 3 */
     __m256i before = _mm256_blend_epi32(_mm256_permute4x64_epi64(now, _MM_SHUFFLE(2, 1, 0, 3)),
                                         _mm256_permute4x64_epi64(last, _MM_SHUFFLE(3, 3, 3, 3)), 0x03);
@@ -271,10 +281,9 @@ __attribute__((target("avx512f"))) static int64_t systematic_avx512(const system
   __m512i last = _mm512_set1_epi64(below); /* lane 7: the points below the slot before */
   int64_t i = 0;
   for (; i + 8 <= m; i += 8) {
-    __m512d x = _mm512_mul_pd(_mm512_add_pd(start, _mm512_mul_pd(scale, _mm512_loadu_pd(running + i))), per_unit);
-    x = _mm512_min_pd(_mm512_max_pd(_mm512_sub_pd(x, u), zero), top);
-    x = _mm512_add_pd(_mm512_roundscale_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC), two52);
-    __m512i now = _mm512_sub_epi64(_mm512_castpd_si512(x), _mm512_castpd_si512(two52));
+    __m512i now;
+    POINTS_BELOW(__m512d, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_max_pd, _mm512_min_pd, Z_CEIL,
+                 _mm512_sub_epi64, _mm512_castpd_si512, _mm512_loadu_pd(running + i), now);
     __m512i before = _mm512_alignr_epi64(now, last, 7); /* last's lane 7, then now's lanes 0..6 */
     _mm512_storeu_si512((void *)(counts + i), _mm512_sub_epi64(now, before));
     last = now;

@@ -70,17 +70,48 @@ static inline double double_of(uint64_t b) {
   return x;
 }
 
+/* Every kernel's arithmetic, for one width: T its vector (or double), ADD, SUB, MUL, MAX its operations
+ * and SET1 its broadcast.  One definition, so the kernels make the same operations in the same order
+ * and agree to the bit.  EXP_CONSTANTS declares what EXP_STEPS reads; EXP_STEPS takes logw to x
+ * (clamped as MAXPD clamps: a NaN x stays NaN), kd = k as a double, its bits kb (k + 2^20 in the low
+ * bits; garbage for a NaN, harmlessly) and y = T[j] + (T'[j] + T[j] p(r)), given TABLES(kb, t, t_lo). */
+#define EXP_CONSTANTS(T, SET1)                                                                   \
+  const T low = SET1(EXP_LOW), inv = SET1(EXP_INV_STEP), shift = SET1(EXP_SHIFT);                \
+  const T hi = SET1(EXP_STEP_HI), lo = SET1(EXP_STEP_LO), c2 = SET1(EXP_C2), c3 = SET1(EXP_C3);  \
+  const T c4 = SET1(EXP_C4), c5 = SET1(EXP_C5), c6 = SET1(EXP_C6), c7 = SET1(EXP_C7)
+
+#define EXP_STEPS(T, ADD, SUB, MUL, MAX, BITS, TABLES, logw, mx, x, kd, kb, y) \
+  do {                                                                        \
+    x = MAX(low, SUB(logw, mx));                                              \
+    kd = ADD(MUL(x, inv), shift);                                             \
+    kb = BITS(kd);                                                            \
+    kd = SUB(kd, shift);                                                      \
+    T r_ = SUB(SUB(x, MUL(kd, hi)), MUL(kd, lo));                             \
+    T q_ = ADD(c6, MUL(r_, c7));                                              \
+    q_ = ADD(c5, MUL(r_, q_));                                                \
+    q_ = ADD(c4, MUL(r_, q_));                                                \
+    q_ = ADD(c3, MUL(r_, q_));                                                \
+    q_ = ADD(c2, MUL(r_, q_));                                                \
+    T p_ = ADD(r_, MUL(MUL(r_, r_), q_)), t_, t_lo_;                          \
+    TABLES(kb, t_, t_lo_);                                                    \
+    y = ADD(t_, ADD(t_lo_, MUL(t_, p_)));                                     \
+  } while (0)
+
+#define S_ADD(a, b) ((a) + (b))
+#define S_SUB(a, b) ((a) - (b))
+#define S_MUL(a, b) ((a) * (b))
+#define S_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define S_SET1(v) (v)
+#define S_BITS(kd) (bits_of(kd) - bits_of(EXP_SHIFT) + EXP_BIAS)
+#define S_TABLES(kb, t, t_lo) (t = two_to_j16[(kb) & 15], t_lo = two_to_j16_lo[(kb) & 15])
+
 static double exp_one(double logw, double mx) {
-  double x = logw - mx;
-  x = EXP_LOW > x ? EXP_LOW : x; /* the order the kernels' MAXPD takes: a NaN x stays */
-  double kd = x * EXP_INV_STEP + EXP_SHIFT;
-  uint64_t kb = bits_of(kd) - bits_of(EXP_SHIFT) + EXP_BIAS; /* k + 2^20 (garbage for NaN: harmless) */
-  kd = kd - EXP_SHIFT;
-  double r = (x - kd * EXP_STEP_HI) - kd * EXP_STEP_LO;
-  double p = r + r * r * (EXP_C2 + r * (EXP_C3 + r * (EXP_C4 + r * (EXP_C5 + r * (EXP_C6 + r * EXP_C7)))));
-  double t = two_to_j16[kb & 15], t_lo = two_to_j16_lo[kb & 15];
-  double y = t + (t_lo + t * p);
-  uint64_t big = kb >> 4, half = big >> 1;
+  EXP_CONSTANTS(double, S_SET1);
+  double x, kd, y;
+  uint64_t kb;
+  EXP_STEPS(double, S_ADD, S_SUB, S_MUL, S_MAX, S_BITS, S_TABLES, logw, mx, x, kd, kb, y);
+  (void)x;
+  uint64_t big = kb >> 4, half = big >> 1; /* y 2^(k div 16) in two normal factors */
   double s1 = double_of((half + EXP_FIELD) << 52), s2 = double_of((big - half + EXP_FIELD) << 52);
   return y * s1 * s2;
 }
@@ -90,29 +121,25 @@ static void exp_scalar(const double *logw, int64_t m, double mx, double *out) {
 }
 
 #if defined(__x86_64__)
+#define Y_BITS(kd) _mm256_sub_epi64(_mm256_castpd_si256(kd), unshift)
+#define Y_TABLES(kb, t, t_lo)                                                      \
+  do {                                                                             \
+    __m256i j_ = _mm256_and_si256(kb, j_mask);                                     \
+    t = _mm256_i64gather_pd(two_to_j16, j_, 8);                                    \
+    t_lo = _mm256_i64gather_pd(two_to_j16_lo, j_, 8);                              \
+  } while (0)
+
 __attribute__((target("avx2"))) static void exp_avx2(const double *logw, int64_t m, double mx, double *out) {
-  const __m256d vmx = _mm256_set1_pd(mx), low = _mm256_set1_pd(EXP_LOW), inv = _mm256_set1_pd(EXP_INV_STEP);
-  const __m256d shift = _mm256_set1_pd(EXP_SHIFT), hi = _mm256_set1_pd(EXP_STEP_HI), lo = _mm256_set1_pd(EXP_STEP_LO);
-  const __m256d c2 = _mm256_set1_pd(EXP_C2), c3 = _mm256_set1_pd(EXP_C3), c4 = _mm256_set1_pd(EXP_C4);
-  const __m256d c5 = _mm256_set1_pd(EXP_C5), c6 = _mm256_set1_pd(EXP_C6), c7 = _mm256_set1_pd(EXP_C7);
+  EXP_CONSTANTS(__m256d, _mm256_set1_pd);
+  const __m256d vmx = _mm256_set1_pd(mx);
   const __m256i unshift = _mm256_set1_epi64x((int64_t)(bits_of(EXP_SHIFT) - EXP_BIAS));
   const __m256i j_mask = _mm256_set1_epi64x(15), field = _mm256_set1_epi64x(EXP_FIELD);
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
-    __m256d x = _mm256_max_pd(low, _mm256_sub_pd(_mm256_loadu_pd(logw + i), vmx));
-    __m256d kd = _mm256_add_pd(_mm256_mul_pd(x, inv), shift);
-    __m256i kb = _mm256_sub_epi64(_mm256_castpd_si256(kd), unshift);
-    kd = _mm256_sub_pd(kd, shift);
-    __m256d r = _mm256_sub_pd(_mm256_sub_pd(x, _mm256_mul_pd(kd, hi)), _mm256_mul_pd(kd, lo));
-    __m256d q = _mm256_add_pd(c6, _mm256_mul_pd(r, c7));
-    q = _mm256_add_pd(c5, _mm256_mul_pd(r, q));
-    q = _mm256_add_pd(c4, _mm256_mul_pd(r, q));
-    q = _mm256_add_pd(c3, _mm256_mul_pd(r, q));
-    q = _mm256_add_pd(c2, _mm256_mul_pd(r, q));
-    __m256d p = _mm256_add_pd(r, _mm256_mul_pd(_mm256_mul_pd(r, r), q));
-    __m256i j = _mm256_and_si256(kb, j_mask);
-    __m256d t = _mm256_i64gather_pd(two_to_j16, j, 8), t_lo = _mm256_i64gather_pd(two_to_j16_lo, j, 8);
-    __m256d y = _mm256_add_pd(t, _mm256_add_pd(t_lo, _mm256_mul_pd(t, p)));
+    __m256d x, kd, y;
+    __m256i kb;
+    EXP_STEPS(__m256d, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_max_pd, Y_BITS, Y_TABLES,
+              _mm256_loadu_pd(logw + i), vmx, x, kd, kb, y);
     __m256i big = _mm256_srli_epi64(kb, 4), half = _mm256_srli_epi64(big, 1);
     __m256d s1 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(half, field), 52));
     __m256d s2 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_sub_epi64(big, half), field), 52));
@@ -122,33 +149,25 @@ __attribute__((target("avx2"))) static void exp_avx2(const double *logw, int64_t
   exp_scalar(logw + i, m - i, mx, out + i);
 }
 
+#define Z_BITS(kd) _mm512_sub_epi64(_mm512_castpd_si512(kd), unshift)
+#define Z_TABLES(kb, t, t_lo) (t = _mm512_permutex2var_pd(t0, kb, t1), t_lo = _mm512_permutex2var_pd(l0, kb, l1))
+
 __attribute__((target("avx512f"))) static void exp_avx512(const double *logw, int64_t m, double mx, double *out) {
-  const __m512d vmx = _mm512_set1_pd(mx), low = _mm512_set1_pd(EXP_LOW), inv = _mm512_set1_pd(EXP_INV_STEP);
-  const __m512d shift = _mm512_set1_pd(EXP_SHIFT), hi = _mm512_set1_pd(EXP_STEP_HI), lo = _mm512_set1_pd(EXP_STEP_LO);
-  const __m512d c2 = _mm512_set1_pd(EXP_C2), c3 = _mm512_set1_pd(EXP_C3), c4 = _mm512_set1_pd(EXP_C4);
-  const __m512d c5 = _mm512_set1_pd(EXP_C5), c6 = _mm512_set1_pd(EXP_C6), c7 = _mm512_set1_pd(EXP_C7);
+  EXP_CONSTANTS(__m512d, _mm512_set1_pd);
+  const __m512d vmx = _mm512_set1_pd(mx), sixteenth = _mm512_set1_pd(0.0625);
   const __m512i unshift = _mm512_set1_epi64((int64_t)(bits_of(EXP_SHIFT) - EXP_BIAS));
-  const __m512d sixteenth = _mm512_set1_pd(0.0625);
+  /* the tables in two registers each: a lookup is one permute (of kb's low 4 bits), not a gather */
   const __m512d t0 = _mm512_loadu_pd(two_to_j16), t1 = _mm512_loadu_pd(two_to_j16 + 8);
   const __m512d l0 = _mm512_loadu_pd(two_to_j16_lo), l1 = _mm512_loadu_pd(two_to_j16_lo + 8);
   int64_t i = 0;
   for (; i + 8 <= m; i += 8) {
-    __m512d x = _mm512_max_pd(low, _mm512_sub_pd(_mm512_loadu_pd(logw + i), vmx));
-    __m512d kd = _mm512_add_pd(_mm512_mul_pd(x, inv), shift);
-    __m512i kb = _mm512_sub_epi64(_mm512_castpd_si512(kd), unshift);
-    kd = _mm512_sub_pd(kd, shift);
-    __m512d r = _mm512_sub_pd(_mm512_sub_pd(x, _mm512_mul_pd(kd, hi)), _mm512_mul_pd(kd, lo));
-    __m512d q = _mm512_add_pd(c6, _mm512_mul_pd(r, c7));
-    q = _mm512_add_pd(c5, _mm512_mul_pd(r, q));
-    q = _mm512_add_pd(c4, _mm512_mul_pd(r, q));
-    q = _mm512_add_pd(c3, _mm512_mul_pd(r, q));
-    q = _mm512_add_pd(c2, _mm512_mul_pd(r, q));
-    __m512d p = _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), q));
-    __m512d t = _mm512_permutex2var_pd(t0, kb, t1), t_lo = _mm512_permutex2var_pd(l0, kb, l1); /* kb & 15 */
-    __m512d y = _mm512_add_pd(t, _mm512_add_pd(t_lo, _mm512_mul_pd(t, p)));
+    __m512d x, kd, y;
+    __m512i kb;
+    EXP_STEPS(__m512d, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_max_pd, Z_BITS, Z_TABLES,
+              _mm512_loadu_pd(logw + i), vmx, x, kd, kb, y);
     /* y 2^(k div 16) rounded once, as the two products round: SCALEFPD, with k div 16 = floor(k / 16) */
-    __m512d m = _mm512_roundscale_pd(_mm512_mul_pd(kd, sixteenth), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    _mm512_storeu_pd(out + i, _mm512_scalef_pd(y, m));
+    __m512d power = _mm512_roundscale_pd(_mm512_mul_pd(kd, sixteenth), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    _mm512_storeu_pd(out + i, _mm512_scalef_pd(y, power));
   }
   _mm256_zeroupper();
   exp_scalar(logw + i, m - i, mx, out + i);
