@@ -205,8 +205,8 @@ void rt_offspring_init(rt_offspring *o, int32_t scheme, int64_t n, double total,
  * N = 10^5.  Counts are >= 0, so "2 or more" is "nonzero once bit 0 is cleared". */
 typedef struct systematic_word {
   double start, scale;        /* the block's cumulative weight: start + scale * running sum */
-  double per_unit, u, top;    /* points per unit of weight N / S, the offset u, and N ... */
-  int64_t n;                  /* ... as an integer */
+  double per_unit, u;         /* points per unit of weight N / S, and the offset u */
+  int64_t n;                  /* N */
 } systematic_word;
 typedef int64_t systematic_fn(const systematic_word *p, const double *running, int64_t m, int64_t below,
                               int64_t *counts);
@@ -253,7 +253,7 @@ static void tally_scalar(const int64_t *counts, int64_t m, uint64_t *zero, uint6
 __attribute__((target("avx2"))) static int64_t systematic_avx2(const systematic_word *p, const double *running,
                                                                int64_t m, int64_t below, int64_t *counts) {
   const __m256d start = _mm256_set1_pd(p->start), scale = _mm256_set1_pd(p->scale);
-  const __m256d per_unit = _mm256_set1_pd(p->per_unit), u = _mm256_set1_pd(p->u), top = _mm256_set1_pd(p->top);
+  const __m256d per_unit = _mm256_set1_pd(p->per_unit), u = _mm256_set1_pd(p->u), top = _mm256_set1_pd((double)p->n);
   const __m256d zero = _mm256_setzero_pd(), two52 = _mm256_set1_pd(0x1p52);
   __m256i last = _mm256_set1_epi64x(below); /* lane 3: the points below the slot before */
   int64_t i = 0;
@@ -276,7 +276,7 @@ __attribute__((target("avx512f"))) static int64_t systematic_avx512(const system
                                                                     const double *running, int64_t m,
                                                                     int64_t below, int64_t *counts) {
   const __m512d start = _mm512_set1_pd(p->start), scale = _mm512_set1_pd(p->scale);
-  const __m512d per_unit = _mm512_set1_pd(p->per_unit), u = _mm512_set1_pd(p->u), top = _mm512_set1_pd(p->top);
+  const __m512d per_unit = _mm512_set1_pd(p->per_unit), u = _mm512_set1_pd(p->u), top = _mm512_set1_pd((double)p->n);
   const __m512d zero = _mm512_setzero_pd(), two52 = _mm512_set1_pd(0x1p52);
   __m512i last = _mm512_set1_epi64(below); /* lane 7: the points below the slot before */
   int64_t i = 0;
@@ -401,7 +401,7 @@ double rt_offspring_block(const rt_offspring *o, const double *running, int64_t 
                           int64_t *counts, const rt_bits *bits) {
   double per_unit = o->per_unit, start = b->start, scale = b->scale;
   int64_t below = points_below(o, start * per_unit), first = below, n_free = 0;
-  const systematic_word p = {start, scale, per_unit, o->u, (double)o->n, o->n};
+  const systematic_word p = {start, scale, per_unit, o->u, o->n};
   rt_rng g = o->stream;
   int64_t j = below, n = o->n;
   double pos = 0.0;

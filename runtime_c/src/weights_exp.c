@@ -3,9 +3,10 @@
  * errno wrapper and a scalar evaluation per particle: a fifth of the walk's time (4 of 20 ns a
  * particle-step at N = 10^4).  This one takes a quarter of glibc's time with AVX-512 and 40% with
  * AVX2 (1.17, 1.96 and 4.83 ns an exponential on the development machine); the scalar code, for
- * CPUs without AVX2 and for a run's last few slots, takes about glibc's.  Here the scalar, AVX2 and AVX-512 code make the same operations in the same order (no
- * fused multiply-add: the runtime is ISO C11, which contracts nothing), so a weight has the same bits
- * whichever kernel the CPU runs, and on any number of threads.
+ * CPUs without AVX2 and for a run's last few slots, takes about glibc's.  The scalar, AVX2 and
+ * AVX-512 code make the same operations in the same order (no fused multiply-add: the runtime is
+ * ISO C11, which contracts nothing), so a weight has the same bits whichever kernel the CPU runs,
+ * and on any number of threads.
  *
  * The method is Tang's table-driven one.  For x = logw - m <= 0:
  *   k = round(16 x / ln 2),  r = x - k ln2 / 16  (|r| <= ln2 / 32; ln2 / 16 in two parts, the first
@@ -15,12 +16,13 @@
  *   p(r) = r + r^2 (1/2 + r (1/6 + ... + r / 5040)), the series to r^7, whose truncation is below
  *   2^-59 relative to the result.
  * The power of two is applied in two factors, each a normal number, so results below DBL_MIN round
- * once into the subnormals (AVX-512 has SCALEFPD, which rounds the same product once).  x is clamped at -1000 (exp underflows to 0 well before), which also
- * takes -inf to 0; a NaN stays NaN.  k is read from the bits of 64 x / ln 2 plus 1.5 2^52 + 2^20,
- * which holds k + 2^20 >= 0 in its low bits, so the kernels need no signed 64-bit shift (AVX2 has
- * none).  exp(0) is 1 exactly.  Error: half an ulp from the last addition's rounding and about 0.05
- * from the rest (test_weights_exp measures 0.551 ulp against long double expl and checks 0.6; 1 ulp for
- * subnormal results, which are rounded twice; with T alone the error reached 1 ulp). */
+ * once into the subnormals (AVX-512 has SCALEFPD, which rounds the same product once).  x is
+ * clamped at -1000 (exp underflows to 0 well before), which also takes -inf to 0; a NaN stays NaN.
+ * k is read from the bits of 16 x / ln 2 plus 1.5 2^52 + 2^20, which holds k + 2^20 >= 0 in its low
+ * bits, so the kernels need no signed 64-bit shift (AVX2 has none).  exp(0) is 1 exactly.  Error:
+ * half an ulp from the last addition's rounding and about 0.05 from the rest (test_weights_exp
+ * measures 0.551 ulp against long double expl and checks 0.6; 1 ulp for subnormal results, which are
+ * rounded twice; with T alone the error reached 1 ulp). */
 #include "internal.h"
 
 #include <string.h>
@@ -35,12 +37,14 @@ static const double two_to_j16[16] = {
     0x1.0000000000000p+0, 0x1.0b5586cf9890fp+0, 0x1.172b83c7d517bp+0, 0x1.2387a6e756238p+0,
     0x1.306fe0a31b715p+0, 0x1.3dea64c123422p+0, 0x1.4bfdad5362a27p+0, 0x1.5ab07dd485429p+0,
     0x1.6a09e667f3bcdp+0, 0x1.7a11473eb0187p+0, 0x1.8ace5422aa0dbp+0, 0x1.9c49182a3f090p+0,
-    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0,};
+    0x1.ae89f995ad3adp+0, 0x1.c199bdd85529cp+0, 0x1.d5818dcfba487p+0, 0x1.ea4afa2a490dap+0,
+};
 static const double two_to_j16_lo[16] = {
     0x0p+0, 0x1.8a62e4adc610bp-54, -0x1.19041b9d78a76p-55, 0x1.9b07eb6c70573p-54,
     0x1.6f46ad23182e4p-55, 0x1.ada0911f09ebcp-55, 0x1.d4397afec42e2p-56, 0x1.6324c054647adp-54,
     -0x1.bdd3413b26456p-54, -0x1.41577ee04992fp-55, 0x1.6e9f156864b27p-54, 0x1.c7c46b071f2bep-56,
-    0x1.7a1cd345dcc81p-54, 0x1.11065895048ddp-55, 0x1.2ed02d75b3707p-55, -0x1.e9c23179c2893p-54,};
+    0x1.7a1cd345dcc81p-54, 0x1.11065895048ddp-55, 0x1.2ed02d75b3707p-55, -0x1.e9c23179c2893p-54,
+};
 
 #define EXP_LOW (-1000.0)
 #define EXP_INV_STEP 0x1.71547652b82fep+4    /* 16 / ln 2 */
@@ -72,29 +76,30 @@ static inline double double_of(uint64_t b) {
 
 /* Every kernel's arithmetic, for one width: T its vector (or double), ADD, SUB, MUL, MAX its operations
  * and SET1 its broadcast.  One definition, so the kernels make the same operations in the same order
- * and agree to the bit.  EXP_CONSTANTS declares what EXP_STEPS reads; EXP_STEPS takes logw to x
- * (clamped as MAXPD clamps: a NaN x stays NaN), kd = k as a double, its bits kb (k + 2^20 in the low
- * bits; garbage for a NaN, harmlessly) and y = T[j] + (T'[j] + T[j] p(r)), given TABLES(kb, t, t_lo). */
+ * and agree to the bit.  EXP_CONSTANTS declares what EXP_STEPS reads; EXP_STEPS takes logw to
+ * kd = k as a double, its bits kb (k + 2^20 in the low bits; garbage for a NaN, harmlessly) and
+ * y = T[j] + (T'[j] + T[j] p(r)), given TABLES(kb, t, t_lo); x is clamped as MAXPD clamps (a NaN x
+ * stays NaN). */
 #define EXP_CONSTANTS(T, SET1)                                                                   \
   const T low = SET1(EXP_LOW), inv = SET1(EXP_INV_STEP), shift = SET1(EXP_SHIFT);                \
   const T hi = SET1(EXP_STEP_HI), lo = SET1(EXP_STEP_LO), c2 = SET1(EXP_C2), c3 = SET1(EXP_C3);  \
   const T c4 = SET1(EXP_C4), c5 = SET1(EXP_C5), c6 = SET1(EXP_C6), c7 = SET1(EXP_C7)
 
-#define EXP_STEPS(T, ADD, SUB, MUL, MAX, BITS, TABLES, logw, mx, x, kd, kb, y) \
-  do {                                                                        \
-    x = MAX(low, SUB(logw, mx));                                              \
-    kd = ADD(MUL(x, inv), shift);                                             \
-    kb = BITS(kd);                                                            \
-    kd = SUB(kd, shift);                                                      \
-    T r_ = SUB(SUB(x, MUL(kd, hi)), MUL(kd, lo));                             \
-    T q_ = ADD(c6, MUL(r_, c7));                                              \
-    q_ = ADD(c5, MUL(r_, q_));                                                \
-    q_ = ADD(c4, MUL(r_, q_));                                                \
-    q_ = ADD(c3, MUL(r_, q_));                                                \
-    q_ = ADD(c2, MUL(r_, q_));                                                \
-    T p_ = ADD(r_, MUL(MUL(r_, r_), q_)), t_, t_lo_;                          \
-    TABLES(kb, t_, t_lo_);                                                    \
-    y = ADD(t_, ADD(t_lo_, MUL(t_, p_)));                                     \
+#define EXP_STEPS(T, ADD, SUB, MUL, MAX, BITS, TABLES, logw, mx, kd, kb, y) \
+  do {                                                                     \
+    T x_ = MAX(low, SUB(logw, mx));                                        \
+    kd = ADD(MUL(x_, inv), shift);                                         \
+    kb = BITS(kd);                                                         \
+    kd = SUB(kd, shift);                                                   \
+    T r_ = SUB(SUB(x_, MUL(kd, hi)), MUL(kd, lo));                         \
+    T q_ = ADD(c6, MUL(r_, c7));                                           \
+    q_ = ADD(c5, MUL(r_, q_));                                             \
+    q_ = ADD(c4, MUL(r_, q_));                                             \
+    q_ = ADD(c3, MUL(r_, q_));                                             \
+    q_ = ADD(c2, MUL(r_, q_));                                             \
+    T p_ = ADD(r_, MUL(MUL(r_, r_), q_)), t_, t_lo_;                       \
+    TABLES(kb, t_, t_lo_);                                                 \
+    y = ADD(t_, ADD(t_lo_, MUL(t_, p_)));                                  \
   } while (0)
 
 #define S_ADD(a, b) ((a) + (b))
@@ -107,10 +112,10 @@ static inline double double_of(uint64_t b) {
 
 static double exp_one(double logw, double mx) {
   EXP_CONSTANTS(double, S_SET1);
-  double x, kd, y;
+  double kd, y;
   uint64_t kb;
-  EXP_STEPS(double, S_ADD, S_SUB, S_MUL, S_MAX, S_BITS, S_TABLES, logw, mx, x, kd, kb, y);
-  (void)x;
+  EXP_STEPS(double, S_ADD, S_SUB, S_MUL, S_MAX, S_BITS, S_TABLES, logw, mx, kd, kb, y);
+  (void)kd;
   uint64_t big = kb >> 4, half = big >> 1; /* y 2^(k div 16) in two normal factors */
   double s1 = double_of((half + EXP_FIELD) << 52), s2 = double_of((big - half + EXP_FIELD) << 52);
   return y * s1 * s2;
@@ -136,10 +141,10 @@ __attribute__((target("avx2"))) static void exp_avx2(const double *logw, int64_t
   const __m256i j_mask = _mm256_set1_epi64x(15), field = _mm256_set1_epi64x(EXP_FIELD);
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
-    __m256d x, kd, y;
+    __m256d kd, y;
     __m256i kb;
     EXP_STEPS(__m256d, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_max_pd, Y_BITS, Y_TABLES,
-              _mm256_loadu_pd(logw + i), vmx, x, kd, kb, y);
+              _mm256_loadu_pd(logw + i), vmx, kd, kb, y);
     __m256i big = _mm256_srli_epi64(kb, 4), half = _mm256_srli_epi64(big, 1);
     __m256d s1 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(half, field), 52));
     __m256d s2 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_sub_epi64(big, half), field), 52));
@@ -161,10 +166,10 @@ __attribute__((target("avx512f"))) static void exp_avx512(const double *logw, in
   const __m512d l0 = _mm512_loadu_pd(two_to_j16_lo), l1 = _mm512_loadu_pd(two_to_j16_lo + 8);
   int64_t i = 0;
   for (; i + 8 <= m; i += 8) {
-    __m512d x, kd, y;
+    __m512d kd, y;
     __m512i kb;
     EXP_STEPS(__m512d, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_max_pd, Z_BITS, Z_TABLES,
-              _mm512_loadu_pd(logw + i), vmx, x, kd, kb, y);
+              _mm512_loadu_pd(logw + i), vmx, kd, kb, y);
     /* y 2^(k div 16) rounded once, as the two products round: SCALEFPD, with k div 16 = floor(k / 16) */
     __m512d power = _mm512_roundscale_pd(_mm512_mul_pd(kd, sixteenth), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
     _mm512_storeu_pd(out + i, _mm512_scalef_pd(y, power));
