@@ -199,7 +199,7 @@ def test_ctrl_c_stops_a_long_run_at_once(tmp_path):
     import time
 
     (tmp_path / "walk.si").write_text(WALK.read_text())
-    (tmp_path / "walk.csv").write_text("y\n" + "0.5\n" * 5000)     # a run of many seconds
+    (tmp_path / "walk.csv").write_text("y\n" + "0.5\n" * 50000)    # a run of a minute or more
     env = dict(os.environ, SIRENC_PROGRESS_DELAY="0",
                PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     leader, follower = pty.openpty()
