@@ -83,7 +83,7 @@ DISCRETE = [
 ]
 
 
-@pytest.mark.parametrize("family,params,dist", CONTINUOUS, ids=lambda v: str(v))
+@pytest.mark.parametrize("family,params,dist", CONTINUOUS, ids=[f"{c[0]}-{c[1]}" for c in CONTINUOUS])
 def test_continuous_sampler_ks(family, params, dist):
     pvalues = []
     for seed in SEEDS:
@@ -121,7 +121,7 @@ def _chi_square_p(x: np.ndarray, dist) -> float:
     return stats.chisquare(bins_o, bins_e).pvalue
 
 
-@pytest.mark.parametrize("family,params,dist", DISCRETE, ids=lambda v: str(v))
+@pytest.mark.parametrize("family,params,dist", DISCRETE, ids=[f"{c[0]}-{c[1]}" for c in DISCRETE])
 def test_discrete_sampler_chi_square(family, params, dist):
     pvalues = []
     for seed in SEEDS:
