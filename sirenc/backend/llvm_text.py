@@ -23,6 +23,8 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr, Float32Type, Float64Type, FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr,
 )
 
+from sirenc.passes.lower_smc_to_llvm import COLD_CALL
+
 _BINARY = {
     "llvm.add": "add", "llvm.sub": "sub", "llvm.mul": "mul", "llvm.and": "and", "llvm.or": "or",
     "llvm.xor": "xor", "llvm.shl": "shl", "llvm.lshr": "lshr", "llvm.ashr": "ashr",
@@ -271,7 +273,8 @@ class _Function:
         fast = self.flag_text(op, "fastmathFlags") if ret in ("double", "float") else ""
         args = ", ".join(self.typed(a) for a in op._operands)
         target = callee.string_value()
-        call = f"{tail}call{fast} {cconv}{ret} {_symbol(self.callees.get(target, target))}({args})"
+        cold = " cold" if COLD_CALL in op.attributes else ""
+        call = f"{tail}call{fast} {cconv}{ret} {_symbol(self.callees.get(target, target))}({args}){cold}"
         emit(f"  {name} = {call}" if results else f"  {call}")
 
 

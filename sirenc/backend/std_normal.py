@@ -16,6 +16,7 @@ from llvmlite import ir
 INLINE_STD_NORMAL = "siren_std_normal.inline"
 LAYERS = 256
 
+_I1 = ir.IntType(1)
 _I32 = ir.IntType(32)
 _I64 = ir.IntType(64)
 _F64 = ir.DoubleType()
@@ -45,10 +46,20 @@ def add_inline_std_normal(mod: ir.Module, runtime_draw: ir.Function) -> ir.Funct
     x_scaled = _table(mod, "sirenrt_zig_x_scaled", LAYERS)
     entry, words, accept, runtime = (fn.append_basic_block(n) for n in ("entry", "words", "accept", "runtime"))
 
+    # Both branches to the runtime are expected not to be taken: it finishes about 1 draw in 80, and
+    # refills an empty buffer (a block's words serve two draws).  LLVM then lays that path out of the
+    # span loop's way and keeps the loop's values in registers, as for the lowering's rare calls
+    # (COLD_CALL in sirenc/passes/lower_smc_to_llvm.py).
+    expect = ir.Function(mod, ir.FunctionType(_I1, [_I1, _I1]), name="llvm.expect.i1")
+
     b = ir.IRBuilder(entry)
+
+    def likely(cond: ir.Value) -> ir.Value:
+        return b.call(expect, [cond, ir.Constant(_I1, 1)])
+
     left_ptr = b.gep(ctx, [ir.Constant(_I64, left_at)], inbounds=True, source_etype=ir.IntType(8))
     left = b.load(left_ptr, typ=_I32)
-    b.cbranch(b.icmp_unsigned(">=", left, ir.Constant(_I32, 2)), words, runtime)
+    b.cbranch(likely(b.icmp_unsigned(">=", left, ir.Constant(_I32, 2))), words, runtime)
 
     b.position_at_end(words)
     buf = b.gep(ctx, [ir.Constant(_I64, buf_at)], inbounds=True, source_etype=ir.IntType(8))
@@ -62,7 +73,7 @@ def add_inline_std_normal(mod: ir.Module, runtime_draw: ir.Function) -> ir.Funct
     x = b.fmul(b.uitofp(b.lshr(w, ir.Constant(_I64, 11)), _F64), scale)
     edge_at = b.gep(x_edge, [ir.Constant(_I64, 0), b.add(layer, ir.Constant(_I64, 1))], inbounds=True,
                     source_etype=x_edge.value_type)
-    b.cbranch(b.fcmp_ordered("<", x, b.load(edge_at, typ=_F64)), accept, runtime)
+    b.cbranch(likely(b.fcmp_ordered("<", x, b.load(edge_at, typ=_F64))), accept, runtime)
 
     b.position_at_end(accept)
     b.store(b.sub(left, ir.Constant(_I32, 2)), left_ptr)

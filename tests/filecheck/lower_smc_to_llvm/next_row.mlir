@@ -12,7 +12,8 @@
 // and whether it was read, as two more block arguments, and runs the head only when it was
 // not (streamed in, or an empty row). That head reads the row in place too, when the handle
 // is such a row (the bits other than r's are SIRENRT_FIRST_ROW's) and the row is not empty;
-// else it calls sirenrt_list_head_word, whose answers and errors are the runtime's. Here a
+// else it calls sirenrt_list_head_word, whose answers and errors are the runtime's. Both calls
+// are on rare paths: marked sirenc.cold, which the LLVM text makes `cold`. Here a
 // streamed fold, as lower-siren-to-smc and spill-across-suspends leave it.
 
 builtin.module {
@@ -84,7 +85,7 @@ builtin.module {
 // CHECK-NEXT:   llvm.cond_br %[[LONG]], ^[[LOAD:bb[0-9]+]], ^[[DONE:bb[0-9]+]](%[[NO]], %[[ZERO]] : i1, f64)
 // CHECK-NEXT: ^[[CALL]]:
 // CHECK-NEXT:   %[[SITE:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:   %[[CALLED:.*]] = llvm.call @sirenrt_stream_row(%[[CTX]], %[[IL]], %[[SITE]]) : (!llvm.ptr, i64, i32) -> i64
+// CHECK-NEXT:   %[[CALLED:.*]] = llvm.call @sirenrt_stream_row(%[[CTX]], %[[IL]], %[[SITE]]) {sirenc.cold} : (!llvm.ptr, i64, i32) -> i64
 // CHECK-NEXT:   %[[NO2:.*]] = llvm.mlir.constant(false) : i1
 // CHECK-NEXT:   %[[ZERO2:.*]] = llvm.mlir.constant(0.000000e+00 : f64) : f64
 // CHECK-NEXT:   llvm.br ^[[JOIN:bb[0-9]+]](%[[CALLED]], %[[NO2]], %[[ZERO2]] : i64, i1, f64)
@@ -133,4 +134,4 @@ builtin.module {
 // CHECK-NEXT: ^[[MERGE]](%[[Y:.*]]: f64):
 // CHECK-NEXT:   %{{.*}} = llvm.fadd %{{.*}}, %[[Y]] : f64
 // CHECK:        llvm.br ^[[HEADER]](
-// CHECK:        llvm.call @sirenrt_list_head_word(%[[CTX]], %[[RW]], %{{.*}}, %{{.*}})
+// CHECK:        llvm.call @sirenrt_list_head_word(%[[CTX]], %[[RW]], %{{.*}}, %{{.*}}) {sirenc.cold}
