@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 10
+#define SIRENRT_ABI_VERSION 11
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -101,24 +101,24 @@ typedef struct sirenrt_span {
   uint8_t *ctx;             /* slot ctx_first's context; slot i's is ctx + (i - ctx_first) * ctx_size ... */
   int64_t ctx_first;        /* ... (the runtime may hand a run of slots contexts of its own) */
   int64_t ctx_size;
-  int64_t flagged_offset;   /* an int32 in a context: nonzero once its resume recorded an error or a zero weight */
+  int64_t flagged_offset;   /* an int32 in a context: nonzero once its resume recorded an error or a zero
+                             * weight, or built list cells */
   int64_t epoch_offset;     /* a uint32 in a context: the epoch its stream is keyed with ... */
   uint32_t epoch;           /* ... which must be this one before it resumes, unless keyed is 0 */
   int32_t keyed;
   uint8_t *frames;          /* frame_size bytes a slot */
   double *log_weights;
   int8_t *state;            /* SIRENRT_RUNNABLE or SIRENRT_AT_RESAMPLE: may resume; else not */
-  const int32_t *arenas_used; /* nonzero once some particle built list cells (read relaxed) */
   const sirenrt_rows *rows;
 } sirenrt_span;
 enum { SIRENRT_RUNNABLE = 3 }; /* a particle's state before its first resume */
 /* Resumes slots lo, lo + 1, ... with model->resume while nothing but the state needs recording: a slot
  * may resume (its state SIRENRT_RUNNABLE or SIRENRT_AT_RESAMPLE, and its stream keyed with `epoch`
- * unless `keyed` is 0) and, resumed, stops at resample() with its context unflagged and no arena in
- * use.  Stores each resumed slot's new state.  Returns hi when every slot got so far; else the first
- * slot that did not, with bit 62 set when it was resumed (and its state stored) all the same.  The
- * runtime never runs it for an MH chain, whose trace must see every draw: its standard normal draws
- * may skip sirenrt_std_normal ("Streams" above). */
+ * unless `keyed` is 0) and, resumed, stops at resample() with its context unflagged.  Stores each
+ * resumed slot's new state.  Returns hi when every slot got so far; else the first slot that did not,
+ * with bit 62 set when it was resumed (and its state stored) all the same.  The runtime never runs it
+ * for an MH chain, whose trace must see every draw: its standard normal draws may skip
+ * sirenrt_std_normal ("Streams" above). */
 typedef int64_t (*sirenrt_span_fn)(const sirenrt_span *span, int64_t lo, int64_t hi);
 #define SIRENRT_SPAN_RESUMED 4611686018427387904
 

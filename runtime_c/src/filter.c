@@ -643,7 +643,7 @@ static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sir
                       .flagged_offset = offsetof(sirenrt_ctx, flagged),
                       .epoch_offset = offsetof(sirenrt_ctx, rng.ctr[2]), .epoch = f->epoch,
                       .keyed = !f->model->never_draws, .frames = f->frames, .log_weights = f->logw,
-                      .state = f->state, .arenas_used = &f->arenas_used, .rows = rows};
+                      .state = f->state, .rows = rows};
   return v;
 }
 

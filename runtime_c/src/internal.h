@@ -227,7 +227,8 @@ const sirenrt_rows *rt_stream_rows(const sirenrt_filter *f);
  * loop walks these in slot order, so a fat first line would cost every model memory bandwidth. */
 struct __attribute__((aligned(64))) sirenrt_ctx {
   rt_rng rng;          /* rng.ctr[2] is the resampling epoch its stream is keyed with */
-  int32_t flagged;     /* set when this resume recorded an error or a zero weight (cold fields below) */
+  int32_t flagged;     /* set when this resume recorded an error or a zero weight (cold fields below),
+                        * or built list cells */
   double *logw;        /* this particle's entry of the filter's dense weight array */
   struct sirenrt_filter *filter; /* data, stream state and the site table; NULL in sample_many */
   /* second cache line */

@@ -43,9 +43,13 @@ static int64_t arena_alloc(sirenrt_ctx *ctx, uint32_t words, int32_t site) {
   }
   int64_t at = ctx->arena_used;
   ctx->arena_used = (uint32_t)need;
-  /* the population loop holds particles of a model without list slots only once one built cells */
-  if (ctx->filter && !__atomic_load_n(&ctx->filter->arenas_used, __ATOMIC_RELAXED))
-    __atomic_store_n(&ctx->filter->arenas_used, 1, __ATOMIC_RELAXED);
+  /* The population loop holds particles of a model without list slots only once one built cells;
+   * the flag hands this one back from the compiled span loop (sirenrt_span_fn). */
+  if (ctx->filter) {
+    ctx->flagged = 1;
+    if (!__atomic_load_n(&ctx->filter->arenas_used, __ATOMIC_RELAXED))
+      __atomic_store_n(&ctx->filter->arenas_used, 1, __ATOMIC_RELAXED);
+  }
   return at;
 }
 

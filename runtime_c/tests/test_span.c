@@ -73,7 +73,7 @@ static int64_t span_of(const sirenrt_span *s, int64_t lo, int64_t hi, sirenrt_re
     __atomic_add_fetch(&span_resumed, 1, __ATOMIC_RELAXED);
     int32_t flagged;
     memcpy(&flagged, c + s->flagged_offset, sizeof flagged);
-    if (r != SIRENRT_AT_RESAMPLE || flagged || __atomic_load_n(s->arenas_used, __ATOMIC_RELAXED)) {
+    if (r != SIRENRT_AT_RESAMPLE || flagged) { /* flagged: an error, a zero weight or list cells built */
       __atomic_add_fetch(&span_handed_back, 1, __ATOMIC_RELAXED);
       return i | SIRENRT_SPAN_RESUMED;
     }

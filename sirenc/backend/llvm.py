@@ -255,9 +255,9 @@ def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size:
         at = b.gep(span, [ir.Constant(_I32, 0), ir.Constant(_I32, k)], inbounds=True, source_etype=span_t)
         return b.load(at, name=name, typ=span_t.elements[k])
 
-    ctx0, ctx_first, ctx_size, flagged_at, epoch_at, epoch, keyed, frames, log_weights, state, arenas, rows = (
+    ctx0, ctx_first, ctx_size, flagged_at, epoch_at, epoch, keyed, frames, log_weights, state, rows = (
         field(n) for n in ("ctx", "ctx_first", "ctx_size", "flagged_offset", "epoch_offset", "epoch", "keyed",
-                           "frames", "log_weights", "state", "arenas_used", "rows"))
+                           "frames", "log_weights", "state", "rows"))
     keyed = b.icmp_signed("!=", keyed, ir.Constant(_I32, 0))
     b.branch(blocks["loop"])
 
@@ -286,9 +286,8 @@ def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size:
     r = b.call(resume, [ctx, frame, weight, rows], attrs=("alwaysinline",) if small else ())
     b.store(b.trunc(r, _I8), state_at)
     flagged = b.load(b.gep(ctx, [flagged_at], inbounds=True, source_etype=_I8), typ=_I32)
-    used = b.load_atomic(arenas, "monotonic", 4, typ=_I32)
     plain = b.and_(b.icmp_signed("==", r, ir.Constant(_I32, AT_RESAMPLE)),
-                   b.icmp_signed("==", b.or_(flagged, used), ir.Constant(_I32, 0)))
+                   b.icmp_signed("==", flagged, ir.Constant(_I32, 0)))
     b.cbranch(plain, blocks["next"], blocks["resumed_back"])
 
     b.position_at_end(blocks["next"])
