@@ -57,14 +57,16 @@ sys.path.insert(0, str(HERE / "models" / "walk"))
 from gen_data import generate, write  # noqa: E402
 
 
-def build_handwritten(out_dir: Path, name: str, native: bool = False, fast_math: bool = False) -> Path:
+def build_handwritten(out_dir: Path, name: str, native: bool = False, fast_math: bool = False,
+                      extra: tuple[str, ...] | list[str] = ()) -> Path:
     from sirenc.backend.link import c_compiler
     from sirenc.runtime import include_dir, static_libraries
 
     exe = out_dir / name
     src_dir = HERE.parent / "runtime_c" / "src"
     static = [str(p) for p in static_libraries() if "export" not in Path(p).name]
-    flags = ["-O3", "-DNDEBUG", *(["-march=native"] if native else []), *(["-ffast-math"] if fast_math else [])]
+    flags = ["-O3", "-DNDEBUG", *(["-march=native"] if native else []), *(["-ffast-math"] if fast_math else []),
+             *extra]
     cmd = [c_compiler(), *flags, f"-I{include_dir()}", f"-I{src_dir}",
            str(HERE / "handwritten" / f"{name}.c"), *static, "-lm", "-lpthread", "-o", str(exe)]
     subprocess.run(cmd, check=True)
