@@ -10,7 +10,9 @@ filters of the same model on the same data, all on one thread:
 
 * "C, own stream": benchmarks/handwritten/rw_bootstrap.c, with the runtime's
   RNG (Philox streams keyed per particle and step, keyed RT_RNG_LANES at a
-  time as the population loop does), ziggurat, resampler;
+  time as the population loop does), ziggurat, resampler, built with
+  -march=native (on a CPU with AVX-512 it draws a run's normals with it, the
+  same draws);
 * "C, fastest": benchmarks/handwritten/rw_bootstrap_fast.c, one sequential
   xoshiro256+ generator and an inlined ziggurat, built with -march=native
   -ffast-math (which vectorises its weights' exp and sums).
@@ -195,7 +197,7 @@ def main() -> None:
         data = tmp / "data.csv"
         write(data, ys)
         rows = np.ascontiguousarray(ys.reshape(-1, 1))
-        own = build_handwritten(tmp, "rw_bootstrap")
+        own = build_handwritten(tmp, "rw_bootstrap", native=True)
         fast = build_handwritten(tmp, "rw_bootstrap_fast", native=True, fast_math=True)
         model = sirenc.compile(str(HERE / "models" / "walk" / "model.si"), method="pf")
         print(f"random walk, T = {args.steps} steps, systematic resampling every step; "
