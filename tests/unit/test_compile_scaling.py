@@ -55,11 +55,12 @@ def _growth(shape: str, n: int) -> tuple[float, float, object]:
     a warm-up), and the module of the latter. The machine's speed drifts (by up to half, within
     minutes, on a shared CI machine): alternating puts both sizes in the same stretches of it,
     and further rounds are taken only while the bound fails, so a quadratic term, which grows the
-    big time 64-fold in every round, still fails."""
+    big time 64-fold in every round, still fails. Up to eight: with the tests spread over the
+    cores (pytest-xdist), another worker's load reached four rounds in a row once (val: 11.7x)."""
     small, big = program(shape, n), program(shape, GROWTH * n)
     _cpu_seconds(small)   # warm: imports, pattern tables
     t_small = t_big = float("inf")
-    for rounds in range(1, 5):
+    for rounds in range(1, 9):
         t_small = min(t_small, _cpu_seconds(small)[0])
         elapsed, module = _cpu_seconds(big)
         t_big = min(t_big, elapsed)
