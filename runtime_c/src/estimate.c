@@ -68,12 +68,6 @@ static int emit(out_buf *o, double x) {
   return 0;
 }
 
-static double word_as_double(uint64_t w) {
-  double d;
-  memcpy(&d, &w, sizeof d);
-  return d;
-}
-
 /* Returns 0, or -1 with the failing particle's error (or out of memory) in *err. */
 static int estimate_value(const char *type, item *items, int64_t m, size_t offset, out_buf *o, char **err);
 
@@ -92,7 +86,7 @@ static const mean_acc MEAN_ACC_EMPTY = {NAN, 0.0, 0.0, 0.0, 0};
  * values (maybe NaN) cannot poison the sum. */
 static void mean_add(mean_acc *a, char kind, uint64_t w, double wk) {
   if (!(wk > 0.0)) return;
-  double x = kind == 'f' ? word_as_double(w) : (w != 0 ? 1.0 : 0.0);
+  double x = kind == 'f' ? rt_double_of(w) : (w != 0 ? 1.0 : 0.0);
   if (isnan(a->base)) a->base = x;
   a->s += wk * (x - a->base);
   a->plain += wk * x;

@@ -9,10 +9,23 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define RT_PI 3.14159265358979323846
 #define RT_MAX_THREADS 256
 #define RT_PARTICLES_PER_THREAD 2048
+
+/* A double's 64 bits, and the double of 64 bits (a memcpy, which compilers make a register move). */
+static inline uint64_t rt_bits_of(double x) {
+  uint64_t b;
+  memcpy(&b, &x, sizeof b);
+  return b;
+}
+static inline double rt_double_of(uint64_t b) {
+  double x;
+  memcpy(&x, &b, sizeof x);
+  return x;
+}
 
 /* lgamma without its write to the global signgam (a data race once particles run on threads). */
 double rt_lgamma(double x);
@@ -82,6 +95,16 @@ static inline uint64_t rt_next_u64(rt_rng *g) {
  * inside larger records (a population's contexts). */
 void rt_rng_key_run(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
                     uint32_t domain);
+/* The widest vector level of this CPU, in the kernel selectors' numbering: 3 AVX-512F, 2 AVX2, 1 SSE2
+ * (every x86-64 CPU); 0 elsewhere.  Each selector lowers it where its kernels need more or lack one. */
+static inline int rt_cpu_level(void) {
+#if defined(__x86_64__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") ? 3 : __builtin_cpu_supports("avx2") ? 2 : 1;
+#else
+  return 0;
+#endif
+}
 /* Selects the kernel of rt_rng_key_run for the whole process (tests compare them; not while filters
  * run): 0 scalar, 1 SSE2, 2 AVX2, 3 AVX-512F; a level the CPU lacks is lowered.  Returns the level now
  * in use; -1 only reports it.  The best one is chosen when the library loads. */
@@ -106,11 +129,7 @@ double rt_normal_slow(rt_rng *g); /* the whole draw, for when the fast path cann
 
 /* The sign is applied by flipping the IEEE sign bit: a data-dependent branch on a random bit would be
  * mispredicted half the time, which costs more than the rest of the fast path. */
-static inline double rt_with_sign(double x, uint64_t r) {
-  union { double d; uint64_t u; } b = {x};
-  b.u ^= (r & 0x100) << 55;
-  return b.d;
-}
+static inline double rt_with_sign(double x, uint64_t r) { return rt_double_of(rt_bits_of(x) ^ (r & 0x100) << 55); }
 
 /* The fast path consumes the two words only when it accepts; otherwise rt_normal_slow starts the same
  * draw again from them (and refills the buffer when it holds fewer than two), so the stream of words

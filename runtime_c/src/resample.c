@@ -352,11 +352,7 @@ static int kernel_level = 0;
 
 int rt_offspring_kernel(int level) {
   if (level < 0) return kernel_level;
-  int best = 0;
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  best = __builtin_cpu_supports("avx512f") ? 3 : __builtin_cpu_supports("avx2") ? 2 : 1;
-#endif
+  int best = rt_cpu_level();
   kernel_level = level < best ? level : best;
   systematic_counts = systematic_scalar;
   word_tally = tally_scalar;

@@ -239,11 +239,9 @@ static int kernel_level = 0;
  * for 512-bit multiplies, for the whole filter around them, and lack VBMI2, which the CPUs without
  * that penalty (Ice Lake and later, Zen 4) have.  There it beats AVX2 by about 4% of a walk step. */
 static int best_level(void) {
-  int best = 0;
+  int best = rt_cpu_level();
 #if defined(__x86_64__)
-  __builtin_cpu_init();
-  int avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vbmi2");
-  best = avx512 ? 3 : __builtin_cpu_supports("avx2") ? 2 : 1;
+  if (best == 3 && !__builtin_cpu_supports("avx512vbmi2")) best = __builtin_cpu_supports("avx2") ? 2 : 1;
 #endif
   return best < RT_RNG_MAX_LEVEL ? best : RT_RNG_MAX_LEVEL;
 }

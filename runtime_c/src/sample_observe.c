@@ -273,10 +273,7 @@ int32_t sirenrt_sample_many(int32_t family, const double *params, int64_t n, uin
     }
     for (int64_t i = (int64_t)m - 1; i >= 0; i--) {
       int64_t cell = sirenrt_list_cons(&ctx, probs, 1);
-      double v = params[3 + i];
-      int64_t bits;
-      memcpy(&bits, &v, sizeof bits);
-      sirenrt_list_set(&ctx, cell, 0, bits);
+      sirenrt_list_set(&ctx, cell, 0, (int64_t)rt_bits_of(params[3 + i]));
       probs = cell;
     }
   }

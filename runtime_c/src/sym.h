@@ -29,8 +29,8 @@
 static inline int rt_sym_is_node(uint64_t w) { return (w >> 48) == RT_SYM_TAG; }
 static inline uint32_t rt_sym_index(uint64_t w) { return (uint32_t)w; }
 static inline uint64_t rt_sym_ref(uint32_t i) { return RT_SYM_TAG << 48 | i; }
-static inline uint64_t rt_sym_word(double x) { union { double d; uint64_t u; } b = {x}; return b.u; }
-static inline double rt_sym_double(uint64_t w) { union { uint64_t u; double d; } b = {w}; return b.d; }
+static inline uint64_t rt_sym_word(double x) { return rt_bits_of(x); }
+static inline double rt_sym_double(uint64_t w) { return rt_double_of(w); }
 
 typedef struct rt_sym_state rt_sym_state;
 

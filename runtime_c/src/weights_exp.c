@@ -25,8 +25,6 @@
  * rounded twice; with T alone the error reached 1 ulp). */
 #include "internal.h"
 
-#include <string.h>
-
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -62,18 +60,6 @@ static const double two_to_j16_lo[16] = {
  * 2^(M - a - 2^15), each exponent field that plus 1023. */
 #define EXP_FIELD (1023 - 32768)
 
-static inline uint64_t bits_of(double x) {
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  return b;
-}
-
-static inline double double_of(uint64_t b) {
-  double x;
-  memcpy(&x, &b, sizeof x);
-  return x;
-}
-
 /* Every kernel's arithmetic, for one width: T its vector (or double), ADD, SUB, MUL, MAX its operations
  * and SET1 its broadcast.  One definition, so the kernels make the same operations in the same order
  * and agree to the bit.  EXP_CONSTANTS declares what EXP_STEPS reads; EXP_STEPS takes logw to
@@ -107,7 +93,7 @@ static inline double double_of(uint64_t b) {
 #define S_MUL(a, b) ((a) * (b))
 #define S_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define S_SET1(v) (v)
-#define S_BITS(kd) (bits_of(kd) - bits_of(EXP_SHIFT) + EXP_BIAS)
+#define S_BITS(kd) (rt_bits_of(kd) - rt_bits_of(EXP_SHIFT) + EXP_BIAS)
 #define S_TABLES(kb, t, t_lo) (t = two_to_j16[(kb) & 15], t_lo = two_to_j16_lo[(kb) & 15])
 
 static double exp_one(double logw, double mx) {
@@ -117,7 +103,7 @@ static double exp_one(double logw, double mx) {
   EXP_STEPS(double, S_ADD, S_SUB, S_MUL, S_MAX, S_BITS, S_TABLES, logw, mx, kd, kb, y);
   (void)kd;
   uint64_t big = kb >> 4, half = big >> 1; /* y 2^(k div 16) in two normal factors */
-  double s1 = double_of((half + EXP_FIELD) << 52), s2 = double_of((big - half + EXP_FIELD) << 52);
+  double s1 = rt_double_of((half + EXP_FIELD) << 52), s2 = rt_double_of((big - half + EXP_FIELD) << 52);
   return y * s1 * s2;
 }
 
@@ -137,7 +123,7 @@ static void exp_scalar(const double *logw, int64_t m, double mx, double *out) {
 __attribute__((target("avx2"))) static void exp_avx2(const double *logw, int64_t m, double mx, double *out) {
   EXP_CONSTANTS(__m256d, _mm256_set1_pd);
   const __m256d vmx = _mm256_set1_pd(mx);
-  const __m256i unshift = _mm256_set1_epi64x((int64_t)(bits_of(EXP_SHIFT) - EXP_BIAS));
+  const __m256i unshift = _mm256_set1_epi64x((int64_t)(rt_bits_of(EXP_SHIFT) - EXP_BIAS));
   const __m256i j_mask = _mm256_set1_epi64x(15), field = _mm256_set1_epi64x(EXP_FIELD);
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
@@ -160,7 +146,7 @@ __attribute__((target("avx2"))) static void exp_avx2(const double *logw, int64_t
 __attribute__((target("avx512f"))) static void exp_avx512(const double *logw, int64_t m, double mx, double *out) {
   EXP_CONSTANTS(__m512d, _mm512_set1_pd);
   const __m512d vmx = _mm512_set1_pd(mx), sixteenth = _mm512_set1_pd(0.0625);
-  const __m512i unshift = _mm512_set1_epi64((int64_t)(bits_of(EXP_SHIFT) - EXP_BIAS));
+  const __m512i unshift = _mm512_set1_epi64((int64_t)(rt_bits_of(EXP_SHIFT) - EXP_BIAS));
   /* the tables in two registers each: a lookup is one permute (of kb's low 4 bits), not a gather */
   const __m512d t0 = _mm512_loadu_pd(two_to_j16), t1 = _mm512_loadu_pd(two_to_j16 + 8);
   const __m512d l0 = _mm512_loadu_pd(two_to_j16_lo), l1 = _mm512_loadu_pd(two_to_j16_lo + 8);
@@ -185,11 +171,7 @@ static int exp_level = 0;
 
 int rt_exp_kernel(int level) {
   if (level < 0) return exp_level;
-  int best = 0;
-#if defined(__x86_64__)
-  __builtin_cpu_init();
-  best = __builtin_cpu_supports("avx512f") ? 3 : __builtin_cpu_supports("avx2") ? 2 : 0;
-#endif
+  int best = rt_cpu_level();
   exp_level = level < best ? level : best;
   exp_kernel = exp_scalar;
 #if defined(__x86_64__)
