@@ -70,16 +70,16 @@ int main(int argc, char **argv) {
       int m = n - base < RT_RNG_LANES ? (int)(n - base) : RT_RNG_LANES;
       rt_rng g[RT_RNG_LANES];
       rt_rng_key_run(g, sizeof g[0], (uint64_t)base, m, seed, (uint32_t)t, RT_DOMAIN_PARTICLE);
-      double z[RT_RNG_LANES];
 #if defined(__AVX512F__) && defined(__AVX512DQ__)
-      if (m == RT_RNG_LANES)
-        normals_avx512(g, z);
-      else
+      double z[RT_RNG_LANES];
+      const int drawn = m == RT_RNG_LANES ? (normals_avx512(g, z), 1) : 0;
+#else
+      const double *z = NULL;
+      const int drawn = 0; /* the loop below is then the runtime's draw, one normal at a time */
 #endif
-        for (int l = 0; l < m; l++) z[l] = rt_normal(&g[l]);
       for (int l = 0; l < m; l++) {
         int64_t i = base + l;
-        double xi = x[i] + z[l];
+        double xi = x[i] + (drawn ? z[l] : rt_normal(&g[l]));
         double d = y - xi;
         x[i] = xi;
         logw[i] = log_norm - d * d / (2.0 * obs_var);
