@@ -59,8 +59,10 @@ static rt_sym_state *sym_copy(const rt_sym_state *src) {
     rt_budget_give(src->budget, pool_words(src->cap));
     return NULL;
   }
-  *s = *src;
+  /* Every field but refs, which the source's other owners change atomically meanwhile. */
   s->refs = 1;
+  memcpy((char *)s + offsetof(rt_sym_state, nodes), (const char *)src + offsetof(rt_sym_state, nodes),
+         sizeof *s - offsetof(rt_sym_state, nodes));
   s->nodes = NULL;
   s->plan = malloc((size_t)src->n_vars + 1);
   if (src->cap) s->nodes = malloc((size_t)src->cap * sizeof(rt_sym_node));
