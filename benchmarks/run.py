@@ -10,9 +10,8 @@ filters of the same model on the same data, all on one thread:
 
 * "C, own stream": benchmarks/handwritten/rw_bootstrap.c, with the runtime's
   RNG (Philox streams keyed per particle and step, keyed RT_RNG_LANES at a
-  time as the population loop does), ziggurat, resampler, built with
-  -march=native (on a CPU with AVX-512 it draws a run's normals with it, the
-  same draws);
+  time as the population loop does, with their first normals made with SIMD
+  as they are keyed), ziggurat, resampler, built with -march=native;
 * "C, fastest": benchmarks/handwritten/rw_bootstrap_fast.c, one sequential
   xoshiro256+ generator and an inlined ziggurat, built with -march=native
   -ffast-math (which vectorises its weights' exp and sums).

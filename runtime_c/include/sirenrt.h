@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 11
+#define SIRENRT_ABI_VERSION 12
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -84,13 +84,16 @@ typedef int32_t (*sirenrt_resume_fn)(sirenrt_ctx *ctx, uint8_t *frame, double *l
  * left >= 2, the word w = buf[4 - left] << 32 | buf[5 - left] gives the layer i = w & 255, the sign
  * (bit 8) and x = (w >> 11) * sirenrt_zig_x_scaled[i]; if x < sirenrt_zig_x[i + 1], the draw is x
  * with that sign and left drops by 2.  Otherwise sirenrt_std_normal makes the draw, from the same
- * words: the answers are the same either way.
+ * words: the answers are the same either way.  With left == 4, `normal` already holds what that fast
+ * path makes of buf[0..1] (the runtime computes it when it keys the stream, for many streams at once
+ * with SIMD), or NaN where it rejects them: a draw may return it and set left to 2.
  * ------------------------------------------------------------------------------------------------ */
 typedef struct sirenrt_stream {
   uint32_t key[2];
   uint32_t ctr[4];
   uint32_t buf[4];
   uint32_t left; /* unread words: the last `left` of buf */
+  double normal; /* read only while left == 4 (above) */
 } sirenrt_stream;
 /* Filled when the runtime is loaded; read-only to everyone else. */
 SIRENRT_API extern double sirenrt_zig_x[257];        /* the layers' right edges */

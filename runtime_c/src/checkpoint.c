@@ -27,6 +27,9 @@
 #define MAGIC "SIRENCKP"
 enum { FORMAT_VERSION = 2 }; /* 2: symbolic states */
 static const uint32_t BYTE_ORDER_MARK = 0x01020304u;
+/* A stream is saved as its words, key to left: its ready normal is made again from them on loading,
+ * and the padding before it is never written. */
+enum { STREAM_BYTES = offsetof(rt_rng, left) + sizeof(uint32_t) };
 
 /* ------------------------------------------------------------------ bytes ---------------------- */
 
@@ -299,7 +302,7 @@ int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **out, int64_t *out_len) 
     put(&frames, &f->state[i], 1);
     put_i64(&frames, c->want_row);
     put_i32(&frames, c->zero_site);
-    put(&frames, &c->rng, sizeof c->rng);
+    put(&frames, &c->rng, STREAM_BYTES);
     put_i64(&frames, save_state(&s, c->sym));
     memcpy(frame, f->frames + (size_t)i * m->frame_size, m->frame_size);
     const rt_rootset *rs = rt_roots_now(f, i);
@@ -543,7 +546,8 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
     get(r, &f->state[i], 1);
     c->want_row = get_i64(r);
     c->zero_site = get_i32(r);
-    get(r, &c->rng, sizeof c->rng);
+    get(r, &c->rng, STREAM_BYTES);
+    rt_rng_renormal(&c->rng);
     int64_t state_id = get_i64(r);
     if (r->bad) break;
     if (state_id < -1 || state_id >= l.n_states) {

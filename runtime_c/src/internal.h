@@ -71,7 +71,7 @@ static inline uint32_t rt_next_u32(rt_rng *g) {
   if (g->left == 0) {
     rt_philox4x32_10(g->ctr, g->key, g->buf);
     g->ctr[0]++;
-    g->left = 4;
+    g->left = 4; /* and 3 on return: `normal`, not made for this block, is not read (sirenrt.h) */
   }
   return g->buf[4 - g->left--];
 }
@@ -131,12 +131,29 @@ double rt_normal_slow(rt_rng *g); /* the whole draw, for when the fast path cann
  * mispredicted half the time, which costs more than the rest of the fast path. */
 static inline double rt_with_sign(double x, uint64_t r) { return rt_double_of(rt_bits_of(x) ^ (r & 0x100) << 55); }
 
+/* The ziggurat's fast path on word r: the layer from bits 0..7, the sign from bit 8 and a 53-bit
+ * uniform from bits 11..63; the normal when the point lies in its layer's rectangle under the curve,
+ * else NaN.  rt_rng_key_run stores it as a keyed stream's `normal` (sirenrt.h). */
+static inline double rt_zig_fast(uint64_t r) {
+  unsigned i = (unsigned)(r & 0xFF);
+  double x = (double)(r >> 11) * rt_zig_x_scaled[i];
+  return x < rt_zig_x[i + 1] ? rt_with_sign(x, r) : NAN;
+}
+
+/* A stream's `normal` made again from its buffer, for a stream whose words came from elsewhere (a
+ * checkpoint). */
+static inline void rt_rng_renormal(rt_rng *g) { g->normal = rt_zig_fast((uint64_t)g->buf[0] << 32 | g->buf[1]); }
+
 /* The fast path consumes the two words only when it accepts; otherwise rt_normal_slow starts the same
  * draw again from them (and refills the buffer when it holds fewer than two), so the stream of words
  * is the same as one loop's.  Keeping the refill out of here keeps the fast path free of Philox's
- * registers. */
+ * registers.  A freshly keyed stream has the fast path's answer ready (`normal`). */
 static inline double rt_normal(rt_rng *g) {
   uint32_t left = g->left;
+  if (left == 4 && !isnan(g->normal)) {
+    g->left = 2;
+    return g->normal;
+  }
   if (__builtin_expect(left >= 2, 1)) {
     uint32_t k = 4 - left;
     uint64_t r = (uint64_t)g->buf[k] << 32 | g->buf[k + 1];

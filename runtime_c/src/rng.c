@@ -37,6 +37,7 @@ __attribute__((noinline)) static void batch_finish(const batch *b, const uint64_
     for (int w = 0; w < 4; w++) s->buf[w] = (uint32_t)out[w][l];
     s->ctr[0] = 1;
     s->left = 4;
+    rt_rng_renormal(s);
   }
 }
 
@@ -58,14 +59,15 @@ static void batch_scalar(const batch *b) {
 }
 
 #if defined(__x86_64__)
-/* The key and the unread count of each stream of a full batch, whose counter and first block a SIMD
- * kernel stored from its registers. */
-static inline void finish_keys(const batch *b) {
+/* The key, the unread count and the ready normal (normals[l], rt_zig_fast of its first two words) of
+ * each stream of a full batch, whose counter and first block a SIMD kernel stored from its registers. */
+static inline void finish_keys(const batch *b, const double normals[RT_RNG_LANES]) {
   uint8_t *at = (uint8_t *)b->first;
   for (int l = 0; l < RT_RNG_LANES; l++, at += b->stride) {
     rt_rng *g = (rt_rng *)(void *)at;
     memcpy(g->key, &b->seed, sizeof b->seed);
     g->left = 4;
+    g->normal = normals[l];
   }
 }
 
@@ -106,6 +108,25 @@ static void batch_sse2(const batch *b) {
   batch_finish(b, out);
 }
 
+/* rt_zig_fast on four words.  AVX2 converts no 64-bit integers: the 53-bit uniform is converted in two
+ * parts exact in a double's mantissa (2^52 + v, less 2^52), bits 32..63 and 11..31, whose sum is exact. */
+__attribute__((target("avx2"))) static inline __m256d zig_fast_avx2(__m256i w) {
+  const __m256i magic = _mm256_set1_epi64x(0x4330000000000000);
+  const __m256d two52 = _mm256_castsi256_pd(magic);
+  __m256i layer = _mm256_and_si256(w, _mm256_set1_epi64x(0xFF));
+  __m256d hi = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(w, 32), magic)), two52);
+  __m256d lo = _mm256_sub_pd(
+      _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(w, 11), _mm256_set1_epi64x(0x1FFFFF)),
+                                          magic)),
+      two52);
+  __m256d u = _mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(0x1.0p21)), lo);
+  __m256d x = _mm256_mul_pd(u, _mm256_i64gather_pd(rt_zig_x_scaled, layer, 8));
+  __m256d in = _mm256_cmp_pd(x, _mm256_i64gather_pd(rt_zig_x + 1, layer, 8), _CMP_LT_OQ);
+  __m256i sign = _mm256_slli_epi64(_mm256_and_si256(w, _mm256_set1_epi64x(0x100)), 55);
+  __m256d z = _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(x), sign));
+  return _mm256_blendv_pd(_mm256_set1_pd(NAN), z, in);
+}
+
 /* AVX2: four counters per vector, two vectors per word (two independent chains hide the multiply's
  * latency). */
 __attribute__((target("avx2"))) static void batch_avx2(const batch *b) {
@@ -140,6 +161,10 @@ __attribute__((target("avx2"))) static void batch_avx2(const batch *b) {
   }
   /* A full batch is stored from the registers, as batch_avx512 does (a 4 x 4 transpose here). */
   const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF), ctr23 = _mm256_set1_epi64x((int64_t)b->epoch);
+  double normals[RT_RNG_LANES];
+  for (int v = 0; v < V; v++)
+    _mm256_storeu_pd(&normals[4 * v], zig_fast_avx2(_mm256_or_si256(_mm256_slli_epi64(c[0][v], 32),
+                                                                    _mm256_and_si256(c[1][v], low))));
   uint8_t *at = (uint8_t *)b->first;
   for (int v = 0; v < V; v++) { /* the slots again: kept through the rounds, they would spill */
     __m256i s = _mm256_add_epi64(_mm256_set1_epi64x((int64_t)(b->slot0 + 4 * (uint64_t)v)),
@@ -157,11 +182,20 @@ __attribute__((target("avx2"))) static void batch_avx2(const batch *b) {
       _mm256_storeu_si256((__m256i *)(void *)(at + (size_t)(4 * v + l) * b->stride + offsetof(rt_rng, ctr)), rows[l]);
   }
   _mm256_zeroupper();
-  finish_keys(b);
+  finish_keys(b, normals);
+}
+
+/* rt_zig_fast on eight words. */
+__attribute__((target("avx512f,avx512dq"))) static inline __m512d zig_fast_avx512(__m512i w) {
+  __m512i layer = _mm512_and_si512(w, _mm512_set1_epi64(0xFF));
+  __m512d x = _mm512_mul_pd(_mm512_cvtepu64_pd(_mm512_srli_epi64(w, 11)), _mm512_i64gather_pd(layer, rt_zig_x_scaled, 8));
+  __mmask8 in = _mm512_cmp_pd_mask(x, _mm512_i64gather_pd(layer, rt_zig_x + 1, 8), _CMP_LT_OQ);
+  __m512i sign = _mm512_slli_epi64(_mm512_and_si512(w, _mm512_set1_epi64(0x100)), 55);
+  return _mm512_mask_blend_pd(in, _mm512_set1_pd(NAN), _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), sign)));
 }
 
 /* AVX-512: eight counters per vector, the three-way xors in one ternary-logic op. */
-__attribute__((target("avx512f"))) static void batch_avx512(const batch *b) {
+__attribute__((target("avx512f,avx512dq"))) static void batch_avx512(const batch *b) {
   enum { V = RT_RNG_LANES / 8 };
   const __m512i m0 = _mm512_set1_epi64(0xD2511F53), m1 = _mm512_set1_epi64(0xCD9E8D57);
   const __m512i dom = _mm512_set1_epi64((int64_t)b->domain << 24), hi_mask = _mm512_set1_epi64(0xFFFFFF);
@@ -202,6 +236,10 @@ __attribute__((target("avx512f"))) static void batch_avx512(const batch *b) {
   const __m512i ctr23 = _mm512_set1_epi64((int64_t)b->epoch);
   const __m512i evens = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
   const __m512i odds = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  double normals[RT_RNG_LANES];
+  for (int v = 0; v < V; v++)
+    _mm512_storeu_pd(&normals[8 * v], zig_fast_avx512(_mm512_or_si512(_mm512_slli_epi64(c[0][v], 32),
+                                                                      _mm512_and_si512(c[1][v], low))));
   uint8_t *at = (uint8_t *)b->first;
   for (int v = 0; v < V; v++) { /* the slots again, as in batch_avx2 */
     __m512i s = _mm512_add_epi64(_mm512_set1_epi64((int64_t)(b->slot0 + 8 * (uint64_t)v)),
@@ -223,7 +261,7 @@ __attribute__((target("avx512f"))) static void batch_avx512(const batch *b) {
     }
   }
   _mm256_zeroupper();
-  finish_keys(b);
+  finish_keys(b, normals);
 }
 #endif
 
@@ -241,7 +279,7 @@ static int kernel_level = 0;
 static int best_level(void) {
   int best = rt_cpu_level();
 #if defined(__x86_64__)
-  if (best == 3 && !__builtin_cpu_supports("avx512vbmi2")) best = __builtin_cpu_supports("avx2") ? 2 : 1;
+  if (best == 3 && !(__builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("avx512dq"))) best = __builtin_cpu_supports("avx2") ? 2 : 1;
 #endif
   return best < RT_RNG_MAX_LEVEL ? best : RT_RNG_MAX_LEVEL;
 }

@@ -36,6 +36,14 @@ static rt_rng keyed_one(uint64_t seed, uint64_t slot, uint32_t epoch, uint32_t d
   return g;
 }
 
+/* n normals of streams a and b, bit for bit, b's from its words alone (no ready normal). */
+static int same_normals(rt_rng a, rt_rng b, int n) {
+  b.normal = NAN;
+  for (int i = 0; i < n; i++)
+    if (rt_bits_of(rt_normal(&a)) != rt_bits_of(rt_normal(&b))) return 0;
+  return 1;
+}
+
 static int same_state(const rt_rng *a, const rt_rng *b) {
   return memcmp(a->key, b->key, sizeof a->key) == 0 && memcmp(a->ctr, b->ctr, sizeof a->ctr) == 0 &&
          memcmp(a->buf, b->buf, sizeof a->buf) == 0 && a->left == b->left;
@@ -43,7 +51,9 @@ static int same_state(const rt_rng *a, const rt_rng *b) {
 
 /* Every kernel of rt_rng_key_run (scalar, SSE2, AVX2, AVX-512, as far as the CPU has them) keys the
  * same streams as rt_rng_init: full batches, a partial batch, runs starting anywhere (across 2^32 too),
- * streams in place inside larger records, all domains; nothing outside the streams is written. */
+ * streams in place inside larger records, all domains; nothing outside the streams is written.  Each
+ * stream's ready normal is the ziggurat fast path's answer for its first two words, NaN where that
+ * rejects them (some must be), and its normals are those of its words. */
 static void test_key_run(void) {
   int best = rt_philox_kernel(-1);
   CHECK(best >= 0 && best <= 3, "kernel level %d", best);
@@ -59,7 +69,7 @@ static void test_key_run(void) {
     int got = rt_philox_kernel(level);
     CHECK(got <= level, "kernel %d reported as %d", level, got);
     if (got != level) continue; /* the CPU lacks it */
-    int bad = 0, clobbered = 0;
+    int bad = 0, clobbered = 0, bad_normal = 0, rejected = 0;
     for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++)
       for (size_t a = 0; a < sizeof starts / sizeof starts[0]; a++)
         for (uint32_t domain = 0; domain < 4; domain++)
@@ -79,9 +89,16 @@ static void test_key_run(void) {
               rt_rng want = keyed_one(seeds[s], starts[a] + (uint64_t)j, epoch * 977u, domain);
               bad += !same_state(&r[j].g, &want);
               bad += !same_prefix(r[j].g, want, 23); /* and on into later blocks */
+              double z = rt_zig_fast((uint64_t)r[j].g.buf[0] << 32 | r[j].g.buf[1]);
+              bad_normal += rt_bits_of(r[j].g.normal) != rt_bits_of(z);
+              rejected += isnan(z);
+              bad_normal += !same_normals(r[j].g, want, 7);
             }
           }
     CHECK(bad == 0, "kernel %d: %d streams differ from rt_rng_init's", level, bad);
+    CHECK(bad_normal == 0, "kernel %d: %d ready normals differ from the fast path of their words", level,
+          bad_normal);
+    CHECK(rejected > 0, "kernel %d: no stream's first words were rejected by the fast path", level);
     CHECK(clobbered == 0, "kernel %d: wrote outside the streams %d times", level, clobbered);
     /* Random123's first kat vector is block 0 of the stream (seed 0, slot 0, epoch 0, domain 0). */
     rt_rng z;

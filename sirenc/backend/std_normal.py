@@ -22,10 +22,10 @@ _I64 = ir.IntType(64)
 _F64 = ir.DoubleType()
 
 
-def _stream_offsets() -> tuple[int, int]:
+def _stream_offsets() -> tuple[int, int, int]:
     from sirenc.runtime.ffi import ffi  # the layout is the header's (a context begins with its stream)
 
-    return ffi.offsetof("sirenrt_stream", "buf"), ffi.offsetof("sirenrt_stream", "left")
+    return tuple(ffi.offsetof("sirenrt_stream", f) for f in ("buf", "left", "normal"))
 
 
 def _table(mod: ir.Module, name: str, n: int) -> ir.GlobalVariable:
@@ -37,14 +37,15 @@ def _table(mod: ir.Module, name: str, n: int) -> ir.GlobalVariable:
 def add_inline_std_normal(mod: ir.Module, runtime_draw: ir.Function) -> ir.Function:
     """``double @siren_std_normal.inline(ptr ctx)``, always inlined: the fast path, else
     ``runtime_draw`` (``@sirenrt_std_normal``) from the same words."""
-    buf_at, left_at = _stream_offsets()
+    buf_at, left_at, normal_at = _stream_offsets()
     fn = ir.Function(mod, ir.FunctionType(_F64, [ir.PointerType()]), name=INLINE_STD_NORMAL)
     fn.linkage = "internal"
     fn.attributes.add("alwaysinline")
     (ctx,) = fn.args
     x_edge = _table(mod, "sirenrt_zig_x", LAYERS + 1)
     x_scaled = _table(mod, "sirenrt_zig_x_scaled", LAYERS)
-    entry, words, accept, runtime = (fn.append_basic_block(n) for n in ("entry", "words", "accept", "runtime"))
+    entry, ready, take, check, words, accept, runtime = (
+        fn.append_basic_block(n) for n in ("entry", "ready", "take", "check", "words", "accept", "runtime"))
 
     # Both branches to the runtime are expected not to be taken: it finishes about 1 draw in 80, and
     # refills an empty buffer (a block's words serve two draws).  LLVM then lays that path out of the
@@ -57,12 +58,28 @@ def add_inline_std_normal(mod: ir.Module, runtime_draw: ir.Function) -> ir.Funct
     def likely(cond: ir.Value) -> ir.Value:
         return b.call(expect, [cond, ir.Constant(_I1, 1)])
 
-    left_ptr = b.gep(ctx, [ir.Constant(_I64, left_at)], inbounds=True, source_etype=ir.IntType(8))
+    def at(offset: int) -> ir.Value:
+        return b.gep(ctx, [ir.Constant(_I64, offset)], inbounds=True, source_etype=ir.IntType(8))
+
+    # A freshly keyed stream (left == 4) holds the fast path's answer for its first two words, made
+    # with SIMD when it was keyed, or NaN where the fast path rejects them.
+    left_ptr = at(left_at)
     left = b.load(left_ptr, typ=_I32)
+    b.cbranch(likely(b.icmp_unsigned("==", left, ir.Constant(_I32, 4))), ready, check)
+
+    b.position_at_end(ready)
+    z = b.load(at(normal_at), typ=_F64)
+    b.cbranch(likely(b.fcmp_ordered("ord", z, z)), take, runtime)
+
+    b.position_at_end(take)
+    b.store(ir.Constant(_I32, 2), left_ptr)
+    b.ret(z)
+
+    b.position_at_end(check)
     b.cbranch(likely(b.icmp_unsigned(">=", left, ir.Constant(_I32, 2))), words, runtime)
 
     b.position_at_end(words)
-    buf = b.gep(ctx, [ir.Constant(_I64, buf_at)], inbounds=True, source_etype=ir.IntType(8))
+    buf = at(buf_at)
     first = b.gep(buf, [b.zext(b.sub(ir.Constant(_I32, 4), left), _I64)], inbounds=True, source_etype=_I32)
     second = b.gep(first, [ir.Constant(_I64, 1)], inbounds=True, source_etype=_I32)
     hi, lo = (b.zext(b.load(p, typ=_I32), _I64) for p in (first, second))
