@@ -16,10 +16,10 @@ systematic resampling every step, the walk's own data):
 Each filter runs on the first S1 and on the first S2 rows of the data (--steps S1,S2), and the
 difference of the two counts over (S2 - S1) N particle-steps is its cost a particle-step, without
 what it does once (loading, reading the data, allocating). The hand-written filters are built for
-AVX2 and FMA, not -march=native: valgrind's CPU has no AVX-512, and the runtime's kernels choose
-AVX2 under it for every contender alike. Instructions are not time (a vector instruction does more,
-a cache miss costs more), so run.py's ratios stay the ones to report; this tells whether a change
-removed work. The functions that take most of sirenc's count follow the table.
+AVX2 and FMA, not -march=native: valgrind's CPU has no AVX-512 (nor VAES), and the runtime's kernels
+choose AVX2 (AES-NI for the streams' blocks) under it for every contender alike. Instructions are
+not time (a vector instruction does more, a cache miss costs more), so run.py's ratios stay the
+ones to report; this tells whether a change removed work. The functions that take most of sirenc's count follow the table.
 """
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ def main() -> None:
 
     base = per_step["sirenc -m pf"][""]
     print(f"random walk, N = {n}, one thread, systematic resampling every step; instructions a particle-step "
-          f"(callgrind, rows {short} -> {long}; valgrind's CPU: AVX2, no AVX-512)")
+          f"(callgrind, rows {short} -> {long}; valgrind's CPU: AVX2 and AES-NI, no AVX-512)")
     print(f"{'filter':<16} | {'instructions':>12} | {'sirenc / it':>11}")
     for name, counts in per_step.items():
         print(f"{name:<16} | {counts['']:>12.1f} | {base / counts['']:>11.2f}")

@@ -9,7 +9,7 @@ Prints ns per particle-step (best of --repeat runs) for the random-walk model
 filters of the same model on the same data, all on one thread:
 
 * "C, own stream": benchmarks/handwritten/rw_bootstrap.c, with the runtime's
-  RNG (Philox streams keyed per particle and step, keyed RT_RNG_LANES at a
+  RNG (ARS-7 streams keyed per particle and step, keyed RT_RNG_LANES at a
   time as the population loop does, with their first normals made with SIMD
   as they are keyed), ziggurat, resampler, built with -march=native;
 * "C, fastest": benchmarks/handwritten/rw_bootstrap_fast.c, one sequential

@@ -1,6 +1,6 @@
 /* rw_bootstrap.c — the speed-of-light reference: a bootstrap particle filter written by hand for
  *   x_0 = 0,  x_t ~ N(x_{t-1}, 1),  y_t ~ N(x_t, 0.5)   (0.5 is the variance)
- * with systematic resampling after every step.  It uses the runtime's own pieces (Philox streams keyed
+ * with systematic resampling after every step.  It uses the runtime's own pieces (ARS-7 streams keyed
  * by (seed, particle, step), RT_RNG_LANES of them at a time as the population loop keys them, the
  * ziggurat normal, the systematic resampler, the CSV reader) so that a compiled Siren filter of the same
  * model is measured against the same arithmetic, not a cheaper RNG (a keyed stream's first normal is

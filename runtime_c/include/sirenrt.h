@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 12
+#define SIRENRT_ABI_VERSION 13
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -77,8 +77,8 @@ enum { SIRENRT_SYSTEMATIC = 0, SIRENRT_MULTINOMIAL = 1, SIRENRT_STRATIFIED = 2, 
 typedef int32_t (*sirenrt_resume_fn)(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows);
 
 /* ------------------------------------------------------------------------------------------------
- * Streams.  Every context begins with its particle's random stream: Philox4x32-10 keyed by the seed,
- * its counter naming (slot, epoch) and counting blocks, the last block's four words buffered.
+ * Streams.  Every context begins with its particle's random stream: ARS-7 (seven AES rounds) keyed by
+ * the seed, its counter naming (slot, epoch) and counting blocks, the last block's four words buffered.
  * Generated code reads it in one place: the span loop below draws a standard normal inline, by the
  * fast path of the runtime's 256-layer ziggurat, and leaves every other draw to the runtime.  With
  * left >= 2, the word w = buf[4 - left] << 32 | buf[5 - left] gives the layer i = w & 255, the sign

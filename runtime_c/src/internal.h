@@ -30,32 +30,26 @@ static inline double rt_double_of(uint64_t b) {
 /* lgamma without its write to the global signgam (a data race once particles run on threads). */
 double rt_lgamma(double x);
 
-/* ---------------------------------------------------------------- rng (Philox4x32-10) ---------- */
-/* A stream is a Philox key (the seed) plus a 128-bit counter whose words 1..3 name the stream and
- * word 0 counts blocks within it:  ctr = {block, slot_lo, epoch, domain << 24 | slot_hi}.
- * Distinct (seed, slot, epoch, domain) never share a block, so streams are independent by
- * construction and a particle duplicated at resampling (new epoch, new slot) never replays its
- * parent's draws.  2^32 blocks (2^34 32-bit draws) per particle per epoch are plenty.
+/* ---------------------------------------------------------------- rng (ARS-7) ----------------- */
+/* A stream is a key (the seed) plus a 128-bit counter whose words 1..3 name the stream and word 0
+ * counts blocks within it:  ctr = {block, slot_lo, epoch, domain << 24 | slot_hi}; a block is ARS-7 of
+ * the counter (rng.c).  Distinct (seed, slot, epoch, domain) never share a block, so streams are
+ * independent by construction and a particle duplicated at resampling (new epoch, new slot) never
+ * replays its parent's draws.  2^32 blocks (2^34 32-bit draws) per particle per epoch are plenty.
  * A particle is rekeyed at every resampling and often draws only a number or two before the next, so
  * what a filter step pays for is mostly the first block of each stream: the population loop keys
- * RT_RNG_LANES streams at once with rt_rng_key_run, whose SIMD kernels (SSE2, AVX2, AVX-512F,
- * chosen when the library loads) compute their first blocks together, several times cheaper than
- * one at a time.  The words are the same either way: the streams do not depend on the kernel. */
+ * RT_RNG_LANES streams at once with rt_rng_key_run, whose kernels (the S-box, AES-NI, VAES on AVX-512,
+ * chosen when the library loads) compute their first blocks together.  The words are the same
+ * whichever computes them: the streams do not depend on the kernel. */
 enum { RT_DOMAIN_PARTICLE = 0, RT_DOMAIN_RESAMPLE = 1, RT_DOMAIN_TEST = 2, RT_DOMAIN_USER = 3, RT_DOMAIN_MH = 4 };
 
 typedef sirenrt_stream rt_rng; /* sirenrt.h: the span loop reads the buffer of a context's stream */
 
-static inline void rt_philox4x32_10(const uint32_t ctr_in[4], const uint32_t key_in[2], uint32_t out[4]) {
-  uint32_t c0 = ctr_in[0], c1 = ctr_in[1], c2 = ctr_in[2], c3 = ctr_in[3];
-  uint32_t k0 = key_in[0], k1 = key_in[1];
-  for (int r = 0; r < 10; r++) {
-    uint64_t p0 = (uint64_t)0xD2511F53u * c0, p1 = (uint64_t)0xCD9E8D57u * c2;
-    uint32_t n0 = (uint32_t)(p1 >> 32) ^ c1 ^ k0, n2 = (uint32_t)(p0 >> 32) ^ c3 ^ k1;
-    c0 = n0; c1 = (uint32_t)p1; c2 = n2; c3 = (uint32_t)p0;
-    k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;
-  }
-  out[0] = c0; out[1] = c1; out[2] = c2; out[3] = c3;
-}
+/* out = block ctr of the stream keyed by key (key[0] the seed's low word). */
+void rt_ars_block(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
+/* One AES encryption round computed from the S-box (what AESENC does, or AESENCLAST when last), for
+ * CPUs without AES instructions; state and key as those instructions' register bytes. */
+void rt_aes_round_soft(uint8_t state[16], const uint8_t key[16], int last);
 
 static inline void rt_rng_init(rt_rng *g, uint64_t seed, uint64_t slot, uint32_t epoch, uint32_t domain) {
   g->key[0] = (uint32_t)seed;
@@ -69,7 +63,7 @@ static inline void rt_rng_init(rt_rng *g, uint64_t seed, uint64_t slot, uint32_t
 
 static inline uint32_t rt_next_u32(rt_rng *g) {
   if (g->left == 0) {
-    rt_philox4x32_10(g->ctr, g->key, g->buf);
+    rt_ars_block(g->ctr, g->key, g->buf);
     g->ctr[0]++;
     g->left = 4; /* and 3 on return: `normal`, not made for this block, is not read (sirenrt.h) */
   }
@@ -105,10 +99,10 @@ static inline int rt_cpu_level(void) {
   return 0;
 #endif
 }
-/* Selects the kernel of rt_rng_key_run for the whole process (tests compare them; not while filters
- * run): 0 scalar, 1 SSE2, 2 AVX2, 3 AVX-512F; a level the CPU lacks is lowered.  Returns the level now
- * in use; -1 only reports it.  The best one is chosen when the library loads. */
-int rt_philox_kernel(int level);
+/* Selects the kernels of rt_rng_key_run and rt_ars_block for the whole process (tests compare them;
+ * not while filters run): 0 the S-box, 1 AES-NI, 2 VAES on AVX-512; a level the CPU lacks is lowered.
+ * Returns the level now in use; -1 only reports it.  The best one is chosen when the library loads. */
+int rt_rng_kernel(int level);
 #define RT_RNG_LANES 16 /* streams keyed per SIMD kernel call */
 
 /* Uniform on [0, 1) with 53 random bits. */
@@ -146,7 +140,7 @@ static inline void rt_rng_renormal(rt_rng *g) { g->normal = rt_zig_fast((uint64_
 
 /* The fast path consumes the two words only when it accepts; otherwise rt_normal_slow starts the same
  * draw again from them (and refills the buffer when it holds fewer than two), so the stream of words
- * is the same as one loop's.  Keeping the refill out of here keeps the fast path free of Philox's
+ * is the same as one loop's.  Keeping the refill out of here keeps the fast path free of the block's
  * registers.  A freshly keyed stream has the fast path's answer ready (`normal`). */
 static inline double rt_normal(rt_rng *g) {
   uint32_t left = g->left;

@@ -136,10 +136,10 @@ double rt_normalise(const double *logw, int64_t n, double *w) {
 /* ---------------------------------------------------------------- systematic and stratified ---- */
 
 /* Stratified resampling's point j is j + u_j with u_j the j-th uniform of the resampling stream;
- * Philox streams are counters, so a block starts reading at its first point without the others. */
+ * Streams are counters, so a block starts reading at its first point without the others. */
 static void seek_uniform(rt_rng *g, const rt_rng *stream, int64_t j) {
   *g = *stream;
-  g->ctr[0] += (uint32_t)(j >> 1); /* two uniforms per Philox block (n < 2^33 particles) */
+  g->ctr[0] += (uint32_t)(j >> 1); /* two uniforms per block (n < 2^33 particles) */
   g->left = 0;
   if (j & 1) (void)rt_next_u64(g);
 }

@@ -1,5 +1,4 @@
-/* rng.c — primitive variates on top of the Philox streams in internal.h: many streams keyed at once
- * with SIMD, the standard normal (ziggurat, the hot path of every Gaussian model; its fast path is
+/* rng.c — the streams' blocks (ARS-7, internal.h), many streams keyed at once with AES-NI or VAES, the standard normal (ziggurat, the hot path of every Gaussian model; its fast path is
  * inline in internal.h), the unit exponential and unbiased bounded integers. */
 #include "internal.h"
 
@@ -10,179 +9,147 @@
 #include <immintrin.h>
 #endif
 
-/* ---------------------------------------------------------------- Philox on many counters ---- */
-/* The kernels key up to RT_RNG_LANES streams (one batch) and compute their first blocks together, in
- * structure-of-arrays form: one 64-bit lane per counter with the 32-bit word in its low half.  The
- * unsigned 32x32->64 multiply of SSE2/AVX2 (pmuludq) reads exactly those low halves, so a round is two
- * multiplies, two shifts and four xors per vector, and the high halves may hold garbage until the
- * result is truncated.  The lanes are filled from registers, not from an array just written
- * (a vector load of fresh scalar stores stalls on store forwarding, which cost more than the rounds). */
+/* ---------------------------------------------------------------- ARS-7 ------------------------ */
+/* A block is ARS (Salmon, Moraes, Dror & Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC'11)
+ * of the 128-bit counter under the key (seed, 0): the counter xor the key, then seven AES rounds (six
+ * full, the last without MixColumns) whose round keys add two 64-bit Weyl constants to the key once
+ * per round.  Seven is Random123's default, a wide margin over the five rounds past which its authors
+ * know no statistical flaw (TestU01's BigCrush on many streams).  AES-NI computes a round in one
+ * instruction, VAES four at once: a block costs a fraction of a Philox4x32-10 block (ten rounds of two
+ * 32x32->64 multiplies), which the population paid for every particle at every step.  Where the CPU
+ * has no AES instructions the rounds are computed from the S-box, with the same words. */
+enum { ARS_ROUNDS = 7 };
+static const uint64_t WEYL_LO = 0x9E3779B97F4A7C15ull, WEYL_HI = 0xBB67AE8584CAA73Bull;
+
+static uint8_t sbox[256]; /* AES's S-box, built when the library loads (rng_setup) */
+
+static uint8_t gf_double(uint8_t a) { return (uint8_t)(a << 1 ^ (a & 0x80 ? 0x1B : 0)); }
+
+static uint8_t gf_mul(uint8_t a, uint8_t b) {
+  uint8_t p = 0;
+  for (; b; b >>= 1, a = gf_double(a))
+    if (b & 1) p ^= a;
+  return p;
+}
+
+/* The multiplicative inverse in GF(2^8) (a^254), then AES's affine map. */
+static void build_sbox(void) {
+  for (int x = 0; x < 256; x++) {
+    uint8_t inv = 1, a = (uint8_t)x;
+    for (int e = 254; e; e >>= 1, a = gf_mul(a, a))
+      if (e & 1) inv = gf_mul(inv, a);
+    uint8_t y = inv;
+    for (int r = 1; r <= 4; r++) y ^= (uint8_t)(inv << r | inv >> (8 - r));
+    sbox[x] = y ^ 0x63;
+  }
+}
+
+/* One AES encryption round on state s (byte i is row i % 4 of column i / 4, the order of AES-NI's
+ * register bytes): SubBytes, ShiftRows, MixColumns unless last, then the round key. */
+void rt_aes_round_soft(uint8_t s[16], const uint8_t key[16], int last) {
+  uint8_t t[16];
+  for (int c = 0; c < 4; c++)
+    for (int r = 0; r < 4; r++) t[r + 4 * c] = sbox[s[r + 4 * ((c + r) & 3)]];
+  for (int c = 0; c < 4 && !last; c++) {
+    uint8_t *a = &t[4 * c], a0 = a[0], a1 = a[1], a2 = a[2], a3 = a[3], all = a0 ^ a1 ^ a2 ^ a3;
+    a[0] ^= all ^ gf_double(a0 ^ a1);
+    a[1] ^= all ^ gf_double(a1 ^ a2);
+    a[2] ^= all ^ gf_double(a2 ^ a3);
+    a[3] ^= all ^ gf_double(a3 ^ a0);
+  }
+  for (int i = 0; i < 16; i++) s[i] = t[i] ^ key[i];
+}
+
+static void put_words(uint8_t out[16], uint64_t lo, uint64_t hi) {
+  for (int i = 0; i < 8; i++) {
+    out[i] = (uint8_t)(lo >> 8 * i);
+    out[8 + i] = (uint8_t)(hi >> 8 * i);
+  }
+}
+
+static void ars_soft(const uint32_t ctr[4], uint64_t seed, uint32_t out[4]) {
+  uint8_t s[16], k[16];
+  uint64_t klo = seed, khi = 0;
+  put_words(s, (uint64_t)ctr[1] << 32 | ctr[0], (uint64_t)ctr[3] << 32 | ctr[2]);
+  put_words(k, klo, khi);
+  for (int i = 0; i < 16; i++) s[i] ^= k[i];
+  for (int r = 1; r <= ARS_ROUNDS; r++) {
+    klo += WEYL_LO;
+    khi += WEYL_HI;
+    put_words(k, klo, khi);
+    rt_aes_round_soft(s, k, r == ARS_ROUNDS);
+  }
+  for (int w = 0; w < 4; w++)
+    out[w] = (uint32_t)s[4 * w] | (uint32_t)s[4 * w + 1] << 8 | (uint32_t)s[4 * w + 2] << 16 | (uint32_t)s[4 * w + 3] << 24;
+}
+
+#if defined(__x86_64__)
+/* The round keys of a seed, for the AES-NI and VAES kernels. */
+__attribute__((target("aes"))) static void round_keys(uint64_t seed, __m128i k[ARS_ROUNDS + 1]) {
+  const __m128i weyl = _mm_set_epi64x((int64_t)WEYL_HI, (int64_t)WEYL_LO);
+  k[0] = _mm_set_epi64x(0, (int64_t)seed);
+  for (int r = 1; r <= ARS_ROUNDS; r++) k[r] = _mm_add_epi64(k[r - 1], weyl);
+}
+
+__attribute__((target("aes"))) static inline __m128i ars_aesni(__m128i v, const __m128i k[ARS_ROUNDS + 1]) {
+  v = _mm_xor_si128(v, k[0]);
+  for (int r = 1; r < ARS_ROUNDS; r++) v = _mm_aesenc_si128(v, k[r]);
+  return _mm_aesenclast_si128(v, k[ARS_ROUNDS]);
+}
+
+__attribute__((target("aes"))) static void ars_one_aesni(const uint32_t ctr[4], uint64_t seed, uint32_t out[4]) {
+  __m128i k[ARS_ROUNDS + 1];
+  round_keys(seed, k);
+  _mm_storeu_si128((__m128i *)(void *)out, ars_aesni(_mm_loadu_si128((const __m128i *)(const void *)ctr), k));
+}
+#endif
+
+/* A block of one stream (internal.h, rt_next_u32): with AES-NI where the CPU has it. */
+static void (*ars_one)(const uint32_t ctr[4], uint64_t seed, uint32_t out[4]) = ars_soft;
+
+void rt_ars_block(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
+  ars_one(ctr, (uint64_t)key[1] << 32 | key[0], out);
+}
+
+/* ---------------------------------------------------------------- many streams at once ------- */
+/* The kernels key up to RT_RNG_LANES streams (one batch): each stream as rt_rng_init leaves it, with
+ * its first block computed (ctr[0] = 1, left = 4) and its ready normal (sirenrt.h). */
 typedef struct batch {
   rt_rng *first; /* lane l's stream is at (char *)first + l * stride and keys slot slot0 + l */
   size_t stride;
   uint64_t slot0;
-  int m; /* lanes in use, 1..RT_RNG_LANES; the others are computed and dropped */
+  int m; /* lanes in use, 1..RT_RNG_LANES */
   uint64_t seed;
   uint32_t epoch, domain;
 } batch;
 
-/* Stores the keyed streams, given word w of lane l in out[w][l]: a whole rt_rng a lane, in the state
- * its first draw would leave (block 0 in buf, the counter at block 1).  Not inlined into the kernels:
- * compiled for AVX-512, this loop becomes scatters, which are slower than the rounds themselves. */
-__attribute__((noinline)) static void batch_finish(const batch *b, const uint64_t out[4][RT_RNG_LANES]) {
-  uint8_t *at = (uint8_t *)b->first;
-  for (int l = 0; l < b->m; l++, at += b->stride) {
-    rt_rng *s = (rt_rng *)(void *)at;
+static inline rt_rng *lane_of(const batch *b, int l) { return (rt_rng *)(void *)((uint8_t *)b->first + (size_t)l * b->stride); }
+
+/* One lane at a time, each block by ars_one. */
+static void batch_one(const batch *b) {
+  for (int l = 0; l < b->m; l++) {
+    rt_rng *s = lane_of(b, l);
     rt_rng_init(s, b->seed, b->slot0 + (uint64_t)l, b->epoch, b->domain);
-    for (int w = 0; w < 4; w++) s->buf[w] = (uint32_t)out[w][l];
+    ars_one(s->ctr, b->seed, s->buf);
     s->ctr[0] = 1;
     s->left = 4;
     rt_rng_renormal(s);
   }
 }
 
-/* The SIMD kernels store a full batch from their registers, ctr[0] to buf[3] of a stream in one
- * 32-byte store. */
-_Static_assert(offsetof(rt_rng, buf) == offsetof(rt_rng, ctr) + 16 && sizeof(((rt_rng *)0)->buf) == 16,
-               "ctr and buf are adjacent");
-
-static void batch_scalar(const batch *b) {
-  uint64_t out[4][RT_RNG_LANES];
-  for (int l = 0; l < b->m; l++) {
-    rt_rng s;
-    rt_rng_init(&s, b->seed, b->slot0 + (uint64_t)l, b->epoch, b->domain);
-    uint32_t o[4];
-    rt_philox4x32_10(s.ctr, s.key, o);
-    for (int w = 0; w < 4; w++) out[w][l] = o[w];
-  }
-  batch_finish(b, out);
-}
-
 #if defined(__x86_64__)
-/* The key, the unread count and the ready normal (normals[l], rt_zig_fast of its first two words) of
- * each stream of a full batch, whose counter and first block a SIMD kernel stored from its registers. */
-static inline void finish_keys(const batch *b, const double normals[RT_RNG_LANES]) {
-  uint8_t *at = (uint8_t *)b->first;
-  for (int l = 0; l < RT_RNG_LANES; l++, at += b->stride) {
-    rt_rng *g = (rt_rng *)(void *)at;
-    memcpy(g->key, &b->seed, sizeof b->seed);
-    g->left = 4;
-    g->normal = normals[l];
+/* AES-NI: the lanes' blocks are independent, so their rounds overlap in the pipeline. */
+__attribute__((target("aes"))) static void batch_aesni(const batch *b) {
+  __m128i k[ARS_ROUNDS + 1];
+  round_keys(b->seed, k);
+  for (int l = 0; l < b->m; l++) {
+    rt_rng *s = lane_of(b, l);
+    rt_rng_init(s, b->seed, b->slot0 + (uint64_t)l, b->epoch, b->domain);
+    _mm_storeu_si128((__m128i *)(void *)s->buf, ars_aesni(_mm_loadu_si128((const __m128i *)(void *)s->ctr), k));
+    s->ctr[0] = 1;
+    s->left = 4;
+    rt_rng_renormal(s);
   }
-}
-
-#define PHILOX_ROUND(T, MUL, SRL, XOR, c0, c1, c2, c3, M0, M1, K0, K1) \
-  do {                                                                 \
-    T p0_ = MUL(c0, M0), p1_ = MUL(c2, M1);                            \
-    c0 = XOR(XOR(SRL(p1_, 32), c1), K0);                               \
-    c1 = p1_;                                                          \
-    c2 = XOR(XOR(SRL(p0_, 32), c3), K1);                               \
-    c3 = p0_;                                                          \
-  } while (0)
-
-/* SSE2 is part of x86-64: two counters per vector, four vectors per word. */
-static void batch_sse2(const batch *b) {
-  enum { V = RT_RNG_LANES / 2 };
-  const __m128i m0 = _mm_set1_epi64x(0xD2511F53), m1 = _mm_set1_epi64x(0xCD9E8D57);
-  const __m128i dom = _mm_set1_epi64x((int64_t)b->domain << 24), hi_mask = _mm_set1_epi64x(0xFFFFFF);
-  __m128i c[4][V];
-  for (int v = 0; v < V; v++) {
-    __m128i s = _mm_add_epi64(_mm_set1_epi64x((int64_t)(b->slot0 + 2 * (uint64_t)v)), _mm_set_epi64x(1, 0));
-    c[0][v] = _mm_setzero_si128();
-    c[1][v] = s;
-    c[2][v] = _mm_set1_epi64x(b->epoch);
-    c[3][v] = _mm_or_si128(dom, _mm_and_si128(_mm_srli_epi64(s, 32), hi_mask));
-  }
-  uint32_t k0 = (uint32_t)b->seed, k1 = (uint32_t)(b->seed >> 32);
-  for (int r = 0; r < 10; r++) {
-    __m128i kk0 = _mm_set1_epi64x(k0), kk1 = _mm_set1_epi64x(k1);
-    for (int v = 0; v < V; v++)
-      PHILOX_ROUND(__m128i, _mm_mul_epu32, _mm_srli_epi64, _mm_xor_si128, c[0][v], c[1][v], c[2][v], c[3][v], m0,
-                   m1, kk0, kk1);
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  uint64_t out[4][RT_RNG_LANES];
-  for (int w = 0; w < 4; w++)
-    for (int v = 0; v < V; v++) _mm_storeu_si128((__m128i *)&out[w][2 * v], c[w][v]);
-  batch_finish(b, out);
-}
-
-/* rt_zig_fast on four words.  AVX2 converts no 64-bit integers: the 53-bit uniform is converted in two
- * parts exact in a double's mantissa (2^52 + v, less 2^52), bits 32..63 and 11..31, whose sum is exact. */
-__attribute__((target("avx2"))) static inline __m256d zig_fast_avx2(__m256i w) {
-  const __m256i magic = _mm256_set1_epi64x(0x4330000000000000);
-  const __m256d two52 = _mm256_castsi256_pd(magic);
-  __m256i layer = _mm256_and_si256(w, _mm256_set1_epi64x(0xFF));
-  __m256d hi = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(w, 32), magic)), two52);
-  __m256d lo = _mm256_sub_pd(
-      _mm256_castsi256_pd(_mm256_or_si256(_mm256_and_si256(_mm256_srli_epi64(w, 11), _mm256_set1_epi64x(0x1FFFFF)),
-                                          magic)),
-      two52);
-  __m256d u = _mm256_add_pd(_mm256_mul_pd(hi, _mm256_set1_pd(0x1.0p21)), lo);
-  __m256d x = _mm256_mul_pd(u, _mm256_i64gather_pd(rt_zig_x_scaled, layer, 8));
-  __m256d in = _mm256_cmp_pd(x, _mm256_i64gather_pd(rt_zig_x + 1, layer, 8), _CMP_LT_OQ);
-  __m256i sign = _mm256_slli_epi64(_mm256_and_si256(w, _mm256_set1_epi64x(0x100)), 55);
-  __m256d z = _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(x), sign));
-  return _mm256_blendv_pd(_mm256_set1_pd(NAN), z, in);
-}
-
-/* AVX2: four counters per vector, two vectors per word (two independent chains hide the multiply's
- * latency). */
-__attribute__((target("avx2"))) static void batch_avx2(const batch *b) {
-  enum { V = RT_RNG_LANES / 4 };
-  const __m256i m0 = _mm256_set1_epi64x(0xD2511F53), m1 = _mm256_set1_epi64x(0xCD9E8D57);
-  const __m256i dom = _mm256_set1_epi64x((int64_t)b->domain << 24), hi_mask = _mm256_set1_epi64x(0xFFFFFF);
-  __m256i c[4][V];
-  for (int v = 0; v < V; v++) {
-    __m256i s = _mm256_add_epi64(_mm256_set1_epi64x((int64_t)(b->slot0 + 4 * (uint64_t)v)),
-                                 _mm256_set_epi64x(3, 2, 1, 0));
-    c[0][v] = _mm256_setzero_si256();
-    c[1][v] = s;
-    c[2][v] = _mm256_set1_epi64x(b->epoch);
-    c[3][v] = _mm256_or_si256(dom, _mm256_and_si256(_mm256_srli_epi64(s, 32), hi_mask));
-  }
-  uint32_t k0 = (uint32_t)b->seed, k1 = (uint32_t)(b->seed >> 32);
-  for (int r = 0; r < 10; r++) {
-    __m256i kk0 = _mm256_set1_epi64x(k0), kk1 = _mm256_set1_epi64x(k1);
-    for (int v = 0; v < V; v++)
-      PHILOX_ROUND(__m256i, _mm256_mul_epu32, _mm256_srli_epi64, _mm256_xor_si256, c[0][v], c[1][v], c[2][v],
-                   c[3][v], m0, m1, kk0, kk1);
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  if (b->m < RT_RNG_LANES) { /* a partial batch: the lanes past m must not be stored */
-    uint64_t out[4][RT_RNG_LANES];
-    for (int w = 0; w < 4; w++)
-      for (int v = 0; v < V; v++) _mm256_storeu_si256((__m256i *)&out[w][4 * v], c[w][v]);
-    _mm256_zeroupper(); /* gcc omits it here, and the SSE code after would pay for dirty upper halves */
-    batch_finish(b, out);
-    return;
-  }
-  /* A full batch is stored from the registers, as batch_avx512 does (a 4 x 4 transpose here). */
-  const __m256i low = _mm256_set1_epi64x(0xFFFFFFFF), ctr23 = _mm256_set1_epi64x((int64_t)b->epoch);
-  double normals[RT_RNG_LANES];
-  for (int v = 0; v < V; v++)
-    _mm256_storeu_pd(&normals[4 * v], zig_fast_avx2(_mm256_or_si256(_mm256_slli_epi64(c[0][v], 32),
-                                                                    _mm256_and_si256(c[1][v], low))));
-  uint8_t *at = (uint8_t *)b->first;
-  for (int v = 0; v < V; v++) { /* the slots again: kept through the rounds, they would spill */
-    __m256i s = _mm256_add_epi64(_mm256_set1_epi64x((int64_t)(b->slot0 + 4 * (uint64_t)v)),
-                                 _mm256_set_epi64x(3, 2, 1, 0));
-    __m256i hi = _mm256_or_si256(dom, _mm256_and_si256(_mm256_srli_epi64(s, 32), hi_mask));
-    __m256i q0 = _mm256_or_si256(_mm256_set1_epi64x(1), _mm256_slli_epi64(s, 32));
-    __m256i q1 = _mm256_or_si256(ctr23, _mm256_slli_epi64(hi, 32));
-    __m256i q2 = _mm256_or_si256(_mm256_and_si256(c[0][v], low), _mm256_slli_epi64(c[1][v], 32));
-    __m256i q3 = _mm256_or_si256(_mm256_and_si256(c[2][v], low), _mm256_slli_epi64(c[3][v], 32));
-    __m256i t0 = _mm256_unpacklo_epi64(q0, q1), t1 = _mm256_unpackhi_epi64(q0, q1); /* lanes 0 2 | 1 3 */
-    __m256i t2 = _mm256_unpacklo_epi64(q2, q3), t3 = _mm256_unpackhi_epi64(q2, q3);
-    __m256i rows[4] = {_mm256_permute2x128_si256(t0, t2, 0x20), _mm256_permute2x128_si256(t1, t3, 0x20),
-                       _mm256_permute2x128_si256(t0, t2, 0x31), _mm256_permute2x128_si256(t1, t3, 0x31)};
-    for (int l = 0; l < 4; l++)
-      _mm256_storeu_si256((__m256i *)(void *)(at + (size_t)(4 * v + l) * b->stride + offsetof(rt_rng, ctr)), rows[l]);
-  }
-  _mm256_zeroupper();
-  finish_keys(b, normals);
 }
 
 /* rt_zig_fast on eight words. */
@@ -194,106 +161,96 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512d zig_fast_avx51
   return _mm512_mask_blend_pd(in, _mm512_set1_pd(NAN), _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), sign)));
 }
 
-/* AVX-512: eight counters per vector, the three-way xors in one ternary-logic op. */
-__attribute__((target("avx512f,avx512dq"))) static void batch_avx512(const batch *b) {
-  enum { V = RT_RNG_LANES / 8 };
-  const __m512i m0 = _mm512_set1_epi64(0xD2511F53), m1 = _mm512_set1_epi64(0xCD9E8D57);
-  const __m512i dom = _mm512_set1_epi64((int64_t)b->domain << 24), hi_mask = _mm512_set1_epi64(0xFFFFFF);
-  __m512i c[4][V];
-  for (int v = 0; v < V; v++) {
-    __m512i s = _mm512_add_epi64(_mm512_set1_epi64((int64_t)(b->slot0 + 8 * (uint64_t)v)),
-                                 _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
-    c[0][v] = _mm512_setzero_si512();
-    c[1][v] = s;
-    c[2][v] = _mm512_set1_epi64(b->epoch);
-    c[3][v] = _mm512_or_si512(dom, _mm512_and_si512(_mm512_srli_epi64(s, 32), hi_mask));
-  }
-  uint32_t k0 = (uint32_t)b->seed, k1 = (uint32_t)(b->seed >> 32);
-  for (int r = 0; r < 10; r++) {
-    __m512i kk0 = _mm512_set1_epi64(k0), kk1 = _mm512_set1_epi64(k1);
-    for (int v = 0; v < V; v++) {
-      __m512i p0 = _mm512_mul_epu32(c[0][v], m0), p1 = _mm512_mul_epu32(c[2][v], m1);
-      c[0][v] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p1, 32), c[1][v], kk0, 0x96); /* a ^ b ^ c */
-      c[1][v] = p1;
-      c[2][v] = _mm512_ternarylogic_epi64(_mm512_srli_epi64(p0, 32), c[3][v], kk1, 0x96);
-      c[3][v] = p0;
-    }
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  if (b->m < RT_RNG_LANES) { /* a partial batch: the lanes past m must not be stored */
-    uint64_t out[4][RT_RNG_LANES];
-    for (int w = 0; w < 4; w++)
-      for (int v = 0; v < V; v++) _mm512_storeu_si512(&out[w][8 * v], c[w][v]);
-    _mm256_zeroupper();
-    batch_finish(b, out);
+/* VAES on AVX-512: four blocks a register.  A full batch whose slots share their high word (all but
+ * one batch in 2^28) is keyed from registers: per lane, ctr and buf in one 32-byte store. */
+__attribute__((target("avx512f,avx512dq,vaes,aes"))) static void batch_vaes512(const batch *b) {
+  enum { V = RT_RNG_LANES / 4 };
+  uint32_t lo = (uint32_t)b->slot0;
+  if (b->m < RT_RNG_LANES || lo > UINT32_MAX - (RT_RNG_LANES - 1)) {
+    batch_aesni(b);
     return;
   }
-  /* A full batch is stored from the registers: per lane, the 32 bytes from ctr[0] to buf[3] in one
-   * store, after a 4 x 8 transpose of the words paired into quadwords, then key and left.  Storing
-   * through an array and batch_finish costs more than the rounds. */
-  const __m512i low = _mm512_set1_epi64(0xFFFFFFFF);
-  const __m512i ctr23 = _mm512_set1_epi64((int64_t)b->epoch);
-  const __m512i evens = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0);
-  const __m512i odds = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  __m128i k[ARS_ROUNDS + 1];
+  round_keys(b->seed, k);
+  __m512i rk[ARS_ROUNDS + 1];
+  for (int r = 0; r <= ARS_ROUNDS; r++) rk[r] = _mm512_broadcast_i32x4(k[r]);
+  uint32_t w3 = b->domain << 24 | ((uint32_t)(b->slot0 >> 32) & 0xFFFFFFu);
+  const __m512i base = _mm512_broadcast_i32x4(_mm_set_epi32((int)w3, (int)b->epoch, (int)lo, 0));
+  __m512i ctr[V], x[V];
+  for (int v = 0; v < V; v++) {
+    int s = 4 * v;
+    ctr[v] = _mm512_add_epi32(base, _mm512_set_epi32(0, 0, s + 3, 0, 0, 0, s + 2, 0, 0, 0, s + 1, 0, 0, 0, s, 0));
+    x[v] = _mm512_xor_si512(ctr[v], rk[0]);
+  }
+  for (int r = 1; r < ARS_ROUNDS; r++)
+    for (int v = 0; v < V; v++) x[v] = _mm512_aesenc_epi128(x[v], rk[r]);
+  for (int v = 0; v < V; v++) x[v] = _mm512_aesenclast_epi128(x[v], rk[ARS_ROUNDS]);
+  /* The ready normals: word buf[0] << 32 | buf[1] of each lane is its block's low quadword rotated. */
   double normals[RT_RNG_LANES];
-  for (int v = 0; v < V; v++)
-    _mm512_storeu_pd(&normals[8 * v], zig_fast_avx512(_mm512_or_si512(_mm512_slli_epi64(c[0][v], 32),
-                                                                      _mm512_and_si512(c[1][v], low))));
-  uint8_t *at = (uint8_t *)b->first;
-  for (int v = 0; v < V; v++) { /* the slots again, as in batch_avx2 */
-    __m512i s = _mm512_add_epi64(_mm512_set1_epi64((int64_t)(b->slot0 + 8 * (uint64_t)v)),
-                                 _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0));
-    __m512i hi = _mm512_or_si512(dom, _mm512_and_si512(_mm512_srli_epi64(s, 32), hi_mask));
-    __m512i q0 = _mm512_or_si512(_mm512_set1_epi64(1), _mm512_slli_epi64(s, 32));        /* ctr[0], ctr[1] */
-    __m512i q1 = _mm512_or_si512(ctr23, _mm512_slli_epi64(hi, 32));                      /* ctr[2], ctr[3] */
-    __m512i q2 = _mm512_or_si512(_mm512_and_si512(c[0][v], low), _mm512_slli_epi64(c[1][v], 32)); /* buf */
-    __m512i q3 = _mm512_or_si512(_mm512_and_si512(c[2][v], low), _mm512_slli_epi64(c[3][v], 32));
-    __m512i t0 = _mm512_unpacklo_epi64(q0, q1), t1 = _mm512_unpackhi_epi64(q0, q1); /* lanes 0 2 4 6 | 1 3 5 7 */
-    __m512i t2 = _mm512_unpacklo_epi64(q2, q3), t3 = _mm512_unpackhi_epi64(q2, q3);
-    __m512i rows[4] = {_mm512_permutex2var_epi64(t0, evens, t2), _mm512_permutex2var_epi64(t1, evens, t3),
-                       _mm512_permutex2var_epi64(t0, odds, t2), _mm512_permutex2var_epi64(t1, odds, t3)};
-    for (int r = 0; r < 4; r++) { /* rows[r]: lane `lane` in its low half, lane + 2 in its high half */
-      int lane = (r & 1) + 4 * (r >> 1);
-      uint8_t *lo_at = at + (size_t)(8 * v + lane) * b->stride, *hi_at = lo_at + 2 * b->stride;
-      _mm256_storeu_si256((__m256i *)(void *)(lo_at + offsetof(rt_rng, ctr)), _mm512_castsi512_si256(rows[r]));
-      _mm256_storeu_si256((__m256i *)(void *)(hi_at + offsetof(rt_rng, ctr)), _mm512_extracti64x4_epi64(rows[r], 1));
+  const __m512i low_quads = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+  for (int v = 0; v < V; v += 2)
+    _mm512_storeu_pd(&normals[4 * v],
+                     zig_fast_avx512(_mm512_ror_epi64(_mm512_permutex2var_epi64(x[v], low_quads, x[v + 1]), 32)));
+  const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
+  const __m512i one = _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
+  for (int v = 0; v < V; v++) {
+    __m512i c = _mm512_or_si512(ctr[v], one); /* the counter past block 0 */
+    __m512i pairs[2] = {_mm512_permutex2var_epi64(c, first, x[v]), _mm512_permutex2var_epi64(c, second, x[v])};
+    for (int h = 0; h < 2; h++) { /* lanes 4v + 2h and 4v + 2h + 1: ctr then buf each */
+      _mm256_storeu_si256((__m256i *)(void *)&lane_of(b, 4 * v + 2 * h)->ctr, _mm512_castsi512_si256(pairs[h]));
+      _mm256_storeu_si256((__m256i *)(void *)&lane_of(b, 4 * v + 2 * h + 1)->ctr, _mm512_extracti64x4_epi64(pairs[h], 1));
     }
   }
   _mm256_zeroupper();
-  finish_keys(b, normals);
+  for (int l = 0; l < RT_RNG_LANES; l++) {
+    rt_rng *g = lane_of(b, l);
+    memcpy(g->key, &b->seed, sizeof b->seed);
+    g->left = 4;
+    g->normal = normals[l];
+  }
 }
 #endif
 
+/* The streams' layout the kernels store: ctr, then buf, 32 bytes in all. */
+_Static_assert(offsetof(rt_rng, buf) == offsetof(rt_rng, ctr) + 16 && sizeof(((rt_rng *)0)->buf) == 16,
+               "ctr and buf are adjacent");
+
 typedef void (*batch_kernel)(const batch *b);
-static batch_kernel kernel = batch_scalar;
+static batch_kernel kernel = batch_one;
 static int kernel_level = 0;
 
 #ifndef RT_RNG_MAX_LEVEL
-#define RT_RNG_MAX_LEVEL 3 /* -DRT_RNG_MAX_LEVEL=n builds a runtime that uses no kernel above n */
+#define RT_RNG_MAX_LEVEL 2 /* -DRT_RNG_MAX_LEVEL=n builds a runtime that uses no kernel above n */
 #endif
 
-/* AVX-512 only where it does not slow the core down: Skylake and Cascade Lake servers lower their clock
- * for 512-bit multiplies, for the whole filter around them, and lack VBMI2, which the CPUs without
- * that penalty (Ice Lake and later, Zen 4) have.  There it beats AVX2 by about 4% of a walk step. */
+/* 2: VAES on AVX-512, only where AVX-512 does not slow the core down: Skylake and Cascade Lake servers
+ * lower their clock for the whole filter around it, and lack VBMI2, which the CPUs without that
+ * penalty (Ice Lake and later, Zen 4) have.  1: AES-NI.  0: the S-box. */
 static int best_level(void) {
-  int best = rt_cpu_level();
+  int best = 0;
 #if defined(__x86_64__)
-  if (best == 3 && !(__builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("avx512dq"))) best = __builtin_cpu_supports("avx2") ? 2 : 1;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("aes")) best = 1;
+  if (best == 1 && __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512vbmi2") &&
+      __builtin_cpu_supports("avx512dq"))
+    best = 2;
 #endif
   return best < RT_RNG_MAX_LEVEL ? best : RT_RNG_MAX_LEVEL;
 }
 
-int rt_philox_kernel(int level) {
+int rt_rng_kernel(int level) {
   if (level < 0) return kernel_level;
   int best = best_level();
   if (level > best) level = best;
   kernel_level = level;
-  kernel = batch_scalar;
+  kernel = batch_one;
+  ars_one = ars_soft;
 #if defined(__x86_64__)
-  if (level == 1) kernel = batch_sse2;
-  if (level == 2) kernel = batch_avx2;
-  if (level == 3) kernel = batch_avx512;
+  if (level >= 1) {
+    kernel = batch_aesni;
+    ars_one = ars_one_aesni;
+  }
+  if (level == 2) kernel = batch_vaes512;
 #endif
   return level;
 }
@@ -324,7 +281,7 @@ extern double sirenrt_zig_x_scaled[RT_ZIG_LAYERS] __attribute__((alias("rt_zig_x
 static double zf[RT_ZIG_LAYERS + 1];
 #define zx rt_zig_x
 
-/* Tables are built, and the Philox kernel chosen, when the library is loaded, so the fast paths have no
+/* Tables are built, and the stream kernels chosen, when the library is loaded, so the fast paths have no
  * "ready?" branch and concurrent first use cannot race. */
 __attribute__((constructor)) static void rng_setup(void) {
   double f = exp(-0.5 * ZIG_R * ZIG_R);
@@ -339,7 +296,8 @@ __attribute__((constructor)) static void rng_setup(void) {
   zx[RT_ZIG_LAYERS] = 0.0;
   zf[RT_ZIG_LAYERS] = 1.0;
   for (int i = 0; i < RT_ZIG_LAYERS; i++) rt_zig_x_scaled[i] = zx[i] * 0x1.0p-53;
-  rt_philox_kernel(best_level());
+  build_sbox();
+  rt_rng_kernel(best_level());
 }
 
 static double normal_tail(rt_rng *g) {
