@@ -545,7 +545,10 @@ typedef struct rt_weights {
 /* weights_exp.c: out[i] = exp(logw[i] - mx) for i < m, where logw[i] - mx <= 0 (or NaN), within 0.6 ulp;
  * the same bits from every kernel. */
 void rt_exp_shifted(const double *logw, int64_t m, double mx, double *out);
-/* Selects its kernel for the whole process (tests compare them; not while filters run): 0 scalar,
+/* The largest of x[0..m) that is a number, -inf if none; the same from every kernel (but for the sign
+ * of a zero). */
+double rt_max_of(const double *x, int64_t m);
+/* Selects the kernels of both for the whole process (tests compare them; not while filters run): 0 scalar,
  * 2 AVX2, 3 AVX-512F (1 is scalar); a level the CPU lacks is lowered.  Returns the level now in use;
  * -1 only reports it.  The best is chosen when the library loads. */
 int rt_exp_kernel(int level);

@@ -30,27 +30,8 @@
  * would round differently where it did). */
 static inline double cumulative(double start, double scale, double local) { return start + scale * local; }
 
-/* The largest of logw[lo..hi), -inf if none is larger (NaNs are never larger).  Four running maxima
- * instead of one: a maximum is the same in any order, and one chain of compares was a third of the
- * weigh pass, latency-bound.  Equal values of different sign (-0, +0) may come out either way, which
- * no use of the maximum can tell apart (it is subtracted and exponentiated, or compared). */
-static double block_max(const double *logw, int64_t lo, int64_t hi) {
-  double m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
-  int64_t i = lo;
-  for (; i + 4 <= hi; i += 4) {
-    m0 = logw[i] > m0 ? logw[i] : m0;
-    m1 = logw[i + 1] > m1 ? logw[i + 1] : m1;
-    m2 = logw[i + 2] > m2 ? logw[i + 2] : m2;
-    m3 = logw[i + 3] > m3 ? logw[i + 3] : m3;
-  }
-  for (; i < hi; i++) m0 = logw[i] > m0 ? logw[i] : m0;
-  m0 = m1 > m0 ? m1 : m0;
-  m2 = m3 > m2 ? m3 : m2;
-  return m2 > m0 ? m2 : m0;
-}
-
 void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *out, int running, rt_block *b) {
-  double mx = block_max(logw, lo, hi), sum = 0.0, sum_sq = 0.0;
+  double mx = rt_max_of(logw + lo, hi - lo), sum = 0.0, sum_sq = 0.0;
   if (mx == -INFINITY) {
     memset(out + lo, 0, (size_t)(hi - lo) * sizeof(double));
   } else if (mx == INFINITY) { /* infinite densities (e.g. gamma(0.5, 1) at 0) share the mass */

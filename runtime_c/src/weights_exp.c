@@ -165,8 +165,62 @@ __attribute__((target("avx512f"))) static void exp_avx512(const double *logw, in
 }
 #endif
 
+/* ------------------------------------------------------------ the largest log weight --------- */
+/* m = x > m ? x : m over the array, as MAXPD computes it lane by lane: a NaN never replaces m.  Many
+ * running maxima, not one chain of compares (which was a third of the weigh pass, latency-bound): a
+ * maximum is the same in any order, but for the sign of a zero (-0, +0 may come out either way), which
+ * no use of it can tell apart (it is subtracted and exponentiated, or compared). */
+static double max_scalar(const double *x, int64_t m) {
+  double m0 = -INFINITY, m1 = -INFINITY, m2 = -INFINITY, m3 = -INFINITY;
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) {
+    m0 = x[i] > m0 ? x[i] : m0;
+    m1 = x[i + 1] > m1 ? x[i + 1] : m1;
+    m2 = x[i + 2] > m2 ? x[i + 2] : m2;
+    m3 = x[i + 3] > m3 ? x[i + 3] : m3;
+  }
+  for (; i < m; i++) m0 = x[i] > m0 ? x[i] : m0;
+  m0 = m1 > m0 ? m1 : m0;
+  m2 = m3 > m2 ? m3 : m2;
+  return m2 > m0 ? m2 : m0;
+}
+
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) static double max_avx2(const double *x, int64_t m) {
+  __m256d m0 = _mm256_set1_pd(-INFINITY), m1 = m0;
+  int64_t i = 0;
+  for (; i + 8 <= m; i += 8) {
+    m0 = _mm256_max_pd(_mm256_loadu_pd(x + i), m0);
+    m1 = _mm256_max_pd(_mm256_loadu_pd(x + i + 4), m1);
+  }
+  double lanes[4];
+  _mm256_storeu_pd(lanes, _mm256_max_pd(m1, m0));
+  _mm256_zeroupper();
+  double rest = max_scalar(x + i, m - i);
+  for (int l = 0; l < 4; l++) rest = lanes[l] > rest ? lanes[l] : rest;
+  return rest;
+}
+
+__attribute__((target("avx512f"))) static double max_avx512(const double *x, int64_t m) {
+  __m512d m0 = _mm512_set1_pd(-INFINITY), m1 = m0;
+  int64_t i = 0;
+  for (; i + 16 <= m; i += 16) {
+    m0 = _mm512_max_pd(_mm512_loadu_pd(x + i), m0);
+    m1 = _mm512_max_pd(_mm512_loadu_pd(x + i + 8), m1);
+  }
+  double lanes[8];
+  _mm512_storeu_pd(lanes, _mm512_max_pd(m1, m0));
+  _mm256_zeroupper();
+  double rest = max_scalar(x + i, m - i);
+  for (int l = 0; l < 8; l++) rest = lanes[l] > rest ? lanes[l] : rest;
+  return rest;
+}
+#endif
+
 typedef void exp_fn(const double *logw, int64_t m, double mx, double *out);
+typedef double max_fn(const double *x, int64_t m);
 static exp_fn *exp_kernel = exp_scalar;
+static max_fn *max_kernel = max_scalar;
 static int exp_level = 0;
 
 int rt_exp_kernel(int level) {
@@ -174,9 +228,10 @@ int rt_exp_kernel(int level) {
   int best = rt_cpu_level();
   exp_level = level < best ? level : best;
   exp_kernel = exp_scalar;
+  max_kernel = max_scalar;
 #if defined(__x86_64__)
-  if (exp_level == 2) exp_kernel = exp_avx2;
-  if (exp_level == 3) exp_kernel = exp_avx512;
+  if (exp_level == 2) exp_kernel = exp_avx2, max_kernel = max_avx2;
+  if (exp_level == 3) exp_kernel = exp_avx512, max_kernel = max_avx512;
 #endif
   return exp_level;
 }
@@ -185,3 +240,5 @@ int rt_exp_kernel(int level) {
 __attribute__((constructor)) static void exp_setup(void) { rt_exp_kernel(3); }
 
 void rt_exp_shifted(const double *logw, int64_t m, double mx, double *out) { exp_kernel(logw, m, mx, out); }
+
+double rt_max_of(const double *x, int64_t m) { return max_kernel(x, m); }

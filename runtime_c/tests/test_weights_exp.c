@@ -92,9 +92,37 @@ static void test_kernels_agree(void) {
   CHECK(differ == 0, "%lld of %lld runs differ from the scalar kernel", (long long)differ, (long long)runs);
 }
 
+/* Every kernel's rt_max_of is the largest number of the run, whatever the run's length and where the
+ * maximum lies; NaNs are passed over, a run of none but NaN and -inf gives -inf. */
+static void test_max(void) {
+  enum { M = 70 };
+  double x[M];
+  int64_t wrong = 0, runs = 0;
+  int best = rt_exp_kernel(-1);
+  rt_rng g;
+  rt_rng_init(&g, 5, 0, 0, RT_DOMAIN_TEST);
+  for (int level = 0; level <= best; level++) {
+    if (rt_exp_kernel(level) != level && level != 1) continue;
+    for (int rep = 0; rep < 3000; rep++) {
+      int64_t m = 1 + rep % M, at = (int64_t)(rt_uniform(&g) * (double)m);
+      for (int64_t i = 0; i < m; i++) x[i] = rep % 5 == 0 ? NAN : -100.0 * rt_uniform(&g);
+      if (rep % 3 == 0) x[(at + 1) % m] = NAN;
+      if (rep % 4 == 0) x[(at + 2) % m] = -INFINITY;
+      double want = rep % 5 == 0 ? -INFINITY : 1.0 + rt_uniform(&g);
+      if (rep % 5 != 0) x[at] = want;
+      else if (rep % 2) x[at] = -INFINITY;
+      wrong += rt_max_of(x, m) != want;
+      runs++;
+    }
+  }
+  rt_exp_kernel(best);
+  CHECK(wrong == 0, "%lld of %lld maxima wrong", (long long)wrong, (long long)runs);
+}
+
 int main(void) {
   test_accuracy();
   test_exact();
   test_kernels_agree();
+  test_max();
   return check_report("test_weights_exp");
 }
