@@ -6,21 +6,10 @@
 #define SIRENRT_TEST_MODELS_H
 
 #include <stddef.h>
-#include <string.h>
 
+#include "check.h" /* bits_to_double, double_to_bits */
 #include "internal.h"
 #include "sirenrt.h"
-
-static inline double w2d(int64_t w) {
-  double d;
-  memcpy(&d, &w, sizeof d);
-  return d;
-}
-static inline int64_t d2w(double d) {
-  int64_t w;
-  memcpy(&w, &d, sizeof w);
-  return w;
-}
 
 /* Observations of the random walk x_t = x_{t-1} + sqrt(q) z_t (x_0 = 0), y_t = x_t + sqrt(r) z'_t, drawn
  * from the user stream of `seed`: ys[0..n). */
@@ -79,11 +68,11 @@ next_row : {
     return SIRENRT_NEED_ROW;
   }
   if (row == SIRENRT_END) goto done;
-  double y = w2d(sirenrt_list_get(ctx, row, 0, 2));
+  double y = bits_to_double(sirenrt_list_get(ctx, row, 0, 2));
   f->x = sirenrt_sample_gaussian(ctx, f->x, 1.0, 0);
   sirenrt_observe_gaussian(ctx, f->x, 0.5, y, 1);
   int64_t cell = sirenrt_list_cons(ctx, f->xs, 1);
-  sirenrt_list_set(ctx, cell, 0, d2w(f->x));
+  sirenrt_list_set(ctx, cell, 0, double_to_bits(f->x));
   f->xs = cell;
   f->t++;
   f->pc = 2;
@@ -172,7 +161,7 @@ static int32_t ragged_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weigh
   if (f->b) vals[0] = 1.0;
   for (int i = n - 1; i >= 0; i--) {
     int64_t cell = sirenrt_list_cons(ctx, l, 1);
-    sirenrt_list_set(ctx, cell, 0, d2w(vals[i]));
+    sirenrt_list_set(ctx, cell, 0, double_to_bits(vals[i]));
     l = cell;
   }
   f->list = l;
@@ -232,7 +221,7 @@ static inline int32_t ssi_resume_variant(sirenrt_ctx *ctx, uint8_t *frame, int v
   ssi_frame *f = (ssi_frame *)frame;
   switch (f->pc) {
     case 0:
-      f->x = d2w(0.0);
+      f->x = double_to_bits(0.0);
       f->t = 0;
       f->xs = SIRENRT_NIL;
       break;
@@ -250,13 +239,13 @@ static inline int32_t ssi_resume_variant(sirenrt_ctx *ctx, uint8_t *frame, int v
     f->result_xs = variant == SSI_TRAJECTORY ? sirenrt_list_rev(ctx, f->xs, 1) : SIRENRT_NIL;
     return SIRENRT_FINISHED;
   }
-  double y = w2d(sirenrt_list_get(ctx, row, 0, 2));
+  double y = bits_to_double(sirenrt_list_get(ctx, row, 0, 2));
   int32_t ann = variant == SSI_SAMPLE ? SIRENRT_ANN_SAMPLE : variant == SSI_FORCED ? SIRENRT_ANN_SYMBOLIC : SIRENRT_ANN_NONE;
-  f->x = sirenrt_sym_assume(ctx, SIRENRT_FAM_GAUSSIAN, f->x, d2w(SSI_Q), 0, 0, ann, 0);
+  f->x = sirenrt_sym_assume(ctx, SIRENRT_FAM_GAUSSIAN, f->x, double_to_bits(SSI_Q), 0, 0, ann, 0);
   if (variant == SSI_FORCED && f->t == 3) sirenrt_sym_value(ctx, f->x, 3);
   if (variant == SSI_DYNAMIC && f->t == 0 && sirenrt_sample_bernoulli(ctx, 0.5, -1) != 0.0)
-    f->x = d2w(sirenrt_sym_value(ctx, f->x, 3));
-  sirenrt_sym_observe(ctx, SIRENRT_FAM_GAUSSIAN, f->x, d2w(SSI_R), 0, y, 1);
+    f->x = double_to_bits(sirenrt_sym_value(ctx, f->x, 3));
+  sirenrt_sym_observe(ctx, SIRENRT_FAM_GAUSSIAN, f->x, double_to_bits(SSI_R), 0, y, 1);
   if (variant == SSI_TRAJECTORY) {
     int64_t cell = sirenrt_list_cons(ctx, f->xs, 1);
     sirenrt_list_set(ctx, cell, 0, f->x);

@@ -43,7 +43,7 @@ static int32_t walk_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight,
       f->result_x = f->x;
       return SIRENRT_FINISHED;
     }
-    y = w2d(sirenrt_list_head_word(ctx, row, 0, 0));
+    y = bits_to_double(sirenrt_list_head_word(ctx, row, 0, 0));
   }
   f->x = sirenrt_sample_gaussian(ctx, f->x, 1.0, 0);
   if (f->x < -2.5)

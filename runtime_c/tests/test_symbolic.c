@@ -267,8 +267,8 @@ static const sirenrt_site mean_sites[] = {{"mean.si", 1, 22, 36, "let symbolic a
 static const char *const mean_vars[] = {"a", "b"};
 static int32_t mean_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
   (void)log_weight, (void)rows;
-  int64_t a = sirenrt_sym_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_SYMBOLIC, 0);
-  int64_t b = sirenrt_sym_assume(ctx, SIRENRT_FAM_GAUSSIAN, a, d2w(1.0), 0, 1, SIRENRT_ANN_NONE, 1);
+  int64_t a = sirenrt_sym_assume(ctx, SIRENRT_FAM_BETA, double_to_bits(1.0), double_to_bits(1.0), 0, 0, SIRENRT_ANN_SYMBOLIC, 0);
+  int64_t b = sirenrt_sym_assume(ctx, SIRENRT_FAM_GAUSSIAN, a, double_to_bits(1.0), 0, 1, SIRENRT_ANN_NONE, 1);
   memcpy(frame + 8, &b, sizeof b);
   return SIRENRT_FINISHED;
 }
@@ -322,8 +322,8 @@ static int32_t dead_ssi_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_wei
   (void)log_weight, (void)rows;
   int32_t *pc = (int32_t *)frame;
   if (*pc == 1) return SIRENRT_FINISHED;
-  int64_t p = sirenrt_sym_assume(ctx, SIRENRT_FAM_BETA, d2w(1.0), d2w(1.0), 0, 0, SIRENRT_ANN_NONE, 0);
-  sirenrt_sym_observe(ctx, SIRENRT_FAM_BINOMIAL, d2w(3.0), p, 0, 5.0, 1);
+  int64_t p = sirenrt_sym_assume(ctx, SIRENRT_FAM_BETA, double_to_bits(1.0), double_to_bits(1.0), 0, 0, SIRENRT_ANN_NONE, 0);
+  sirenrt_sym_observe(ctx, SIRENRT_FAM_BINOMIAL, double_to_bits(3.0), p, 0, 5.0, 1);
   memcpy(frame + 8, &p, sizeof p);
   *pc = 1;
   return SIRENRT_AT_RESAMPLE;
