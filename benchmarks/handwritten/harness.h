@@ -59,16 +59,16 @@ static inline int bench_y(const bench *b, int64_t t, double *y) {
 }
 
 /* w[i] = exp(logw[i] - mx), mx the largest; adds the step's log mean weight to *log_evidence and
- * returns the sum of w.  The exponentials are the runtime's vector kernel (weights_exp.c), as the
- * compiled filters weigh; a filter that defines BENCH_LIBM_EXP calls the C library's exp in a loop
- * the compiler may vectorise (with -ffast-math, GCC calls glibc's libmvec: the fastest we found). */
+ * returns the sum of w.  The exponentials and their sum are the runtime's vector kernel
+ * (weights_exp.c), as the compiled filters weigh; a filter that defines BENCH_LIBM_EXP calls the C
+ * library's exp in a loop the compiler may vectorise (with -ffast-math, GCC calls glibc's libmvec). */
 static inline double bench_weigh(const double *logw, double *w, int64_t n, double mx, double *log_evidence) {
   double sum = 0.0;
 #ifdef BENCH_LIBM_EXP
   for (int64_t i = 0; i < n; i++) sum += (w[i] = exp(logw[i] - mx));
 #else
-  rt_exp_shifted(logw, n, mx, w);
-  for (int64_t i = 0; i < n; i++) sum += w[i];
+  double sum_sq;
+  rt_weigh_sums(logw, n, mx, w, 0, &sum, &sum_sq);
 #endif
   *log_evidence += mx + log(sum) - log((double)n);
   return sum;

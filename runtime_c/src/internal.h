@@ -517,7 +517,7 @@ int rt_list_within_limit(sirenrt_ctx *ctx, const char *construct, int64_t elemen
 int rt_ensure_table(sirenrt_ctx *ctx, int32_t id, int32_t site);
 
 /* resample.c: the barrier's passes over fixed blocks of particles (whatever the thread count), each
- * reduction in slot order inside a block and in block order across blocks, so that the answer does
+ * reduction in a fixed order inside a block and in block order across blocks, so that the answer does
  * not depend on how many threads ran the blocks. */
 #define RT_RESAMPLE_BLOCK 4096
 static inline int64_t rt_n_blocks(int64_t n) { return (n + RT_RESAMPLE_BLOCK - 1) / RT_RESAMPLE_BLOCK; }
@@ -529,7 +529,7 @@ static inline int64_t rt_block_hi(int64_t k, int64_t n) {
 
 typedef struct rt_block {
   double max;         /* weigh: the block's largest log weight m_b */
-  double sum, sum_sq; /* weigh: sums of e_i = exp(logw_i - m_b) and of e_i^2, in slot order */
+  double sum, sum_sq; /* weigh: sums of e_i = exp(logw_i - m_b) and of e_i^2 (rt_weigh_sums) */
   double scale;       /* combine: exp(m_b - M), M the population's largest log weight */
   double start;       /* combine: the scaled weight of the blocks before this one */
   int64_t n_free;     /* tally: slots without offspring; then those of the blocks before this one */
@@ -548,10 +548,15 @@ void rt_exp_shifted(const double *logw, int64_t m, double mx, double *out);
 /* The largest of x[0..m) that is a number, -inf if none; the same from every kernel (but for the sign
  * of a zero). */
 double rt_max_of(const double *x, int64_t m);
-/* Selects the kernels of both for the whole process (tests compare them; not while filters run): 0 scalar,
- * 2 AVX2, 3 AVX-512F (1 is scalar); a level the CPU lacks is lowered.  Returns the level now in use;
+/* Selects the kernels of these for the whole process (tests compare them; not while filters run): 0 the
+ * portable scalar code, 1 scalar with FMA, 2 AVX2 and FMA, 3 AVX-512F; a level the CPU lacks is lowered.  Returns the level now in use;
  * -1 only reports it.  The best is chosen when the library loads. */
 int rt_exp_kernel(int level);
+/* For a run of m slots with mx finite: e_i = exp(logw_i - mx) (rt_exp_shifted's), written to out[i],
+ * or when `running` is set their running sums; *sum and *sum_sq, the sums of the e_i and of their
+ * squares.  The sums are made in groups of eight slots (weights_exp.c says how): the last running sum
+ * is *sum, and every kernel gives the same bits. */
+void rt_weigh_sums(const double *logw, int64_t m, double mx, double *out, int running, double *sum, double *sum_sq);
 
 /* Writes, for slots [lo, hi), e_i = exp(logw_i - m_b) or, when `running` is set, the running sum
  * e_lo + ... + e_i (which the systematic and stratified offspring read); and the block's sums. */

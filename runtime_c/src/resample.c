@@ -4,8 +4,8 @@
  *
  * Blocks.  The barrier's passes run on every thread, yet the answer must not depend on how many
  * there are.  So the particles are cut into fixed blocks of RT_RESAMPLE_BLOCK slots, whatever the
- * thread count, and every floating-point reduction is done inside a block in slot order and then
- * across blocks in block order:
+ * thread count, and every floating-point reduction is done inside a block in a fixed order (slots
+ * in groups of eight, rt_weigh_sums) and then across blocks in block order:
  *   weigh (per block)    e_i = exp(logw_i - m_b) with m_b the block's largest log weight, and the
  *                        block sums of e_i and e_i^2; for systematic and stratified resampling it
  *                        stores the running sum e_lo + .. + e_i instead of e_i;
@@ -14,7 +14,7 @@
  *                        ESS S^2 / sum f_b^2 sumsq_b and log sum exp(logw) = M + log S;
  *   offspring (per block, systematic and stratified)  the cumulative weight at slot i is
  *                        C_b + f_b (e_lo + .. + e_i), from the running sum the weigh pass added up
- *                        in slot order; at the block's end it is exactly C_{b+1} (the same
+ *                        (its last is the block's sum); at the block's end it is exactly C_{b+1} (the same
  *                        operations on the same numbers), so the points each block claims meet
  *                        without gap or overlap, and no slot waits for the sum at the slot before.
  * The normalised weight is w_i = e_i (f_b / S).  Multinomial and residual resampling stay one
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The cumulative weight at `local` (a sum of e_i in slot order from a block's start) inside a block
+/* The cumulative weight at `local` (a running sum of the e_i from a block's start) inside a block
  * that starts at `start` and has scale `scale`.  One function, so every pass rounds it alike (the
  * runtime is built as ISO C11, where GCC does not contract a * b + c into a fused multiply-add, which
  * would round differently where it did). */
@@ -41,19 +41,8 @@ void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *out, int
       sum_sq += v;
       out[i] = running ? sum : v;
     }
-  } else { /* the exponentials a vector at a time (weights_exp.c), the sums in slot order */
-    enum { CHUNK = 64 };
-    double e[CHUNK];
-    for (int64_t c = lo; c < hi; c += CHUNK) {
-      int64_t m = hi - c < CHUNK ? hi - c : CHUNK;
-      rt_exp_shifted(logw + c, m, mx, e);
-      for (int64_t k = 0; k < m; k++) {
-        double v = e[k];
-        sum += v;
-        sum_sq += v * v;
-        out[c + k] = running ? sum : v;
-      }
-    }
+  } else { /* the exponentials and their sums a vector at a time (weights_exp.c) */
+    rt_weigh_sums(logw + lo, hi - lo, mx, out + lo, running, &sum, &sum_sq);
   }
   b->max = mx;
   b->sum = sum;

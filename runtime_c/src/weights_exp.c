@@ -1,12 +1,13 @@
 /* weights_exp.c — the weigh pass's exponential: exp(logw_i - m) for a run of slots, m their block's
- * largest log weight, a vector of slots at a time.  glibc's exp costs a call through the PLT, its
- * errno wrapper and a scalar evaluation per particle: a fifth of the walk's time (4 of 20 ns a
- * particle-step at N = 10^4).  This one takes a quarter of glibc's time with AVX-512 and 40% with
- * AVX2 (1.17, 1.96 and 4.83 ns an exponential on the development machine); the scalar code, for
- * CPUs without AVX2 and for a run's last few slots, takes about glibc's.  The scalar, AVX2 and
- * AVX-512 code make the same operations in the same order (no fused multiply-add: the runtime is
- * ISO C11, which contracts nothing), so a weight has the same bits whichever kernel the CPU runs,
- * and on any number of threads.
+ * largest log weight, a vector of slots at a time, and the weigh pass's sums of them.  glibc's exp
+ * costs a call through the PLT, its errno wrapper and a scalar evaluation per particle: a fifth of the
+ * walk's time (4 of 20 ns a particle-step at N = 10^4).  This one takes 0.63 ns an exponential with
+ * AVX-512, 1.24 with AVX2 and 2.9 scalar on the development machine.  The kernels make the same
+ * operations in the same order, the fused multiply-adds written out (fma(), which ISO C11 never makes
+ * of a * b + c by itself), so a weight has the same bits whichever kernel the CPU runs, and on any
+ * number of threads.  A CPU without FMA gets the portable scalar code, whose fma() is the C library's
+ * exact emulation: the same bits, at some 25 ns an exponential.  Fusing the products took the
+ * AVX-512 kernel from 1.0 to 0.63 ns: it is bound by the vector units' throughput.
  *
  * The method is Tang's table-driven one.  For x = logw - m <= 0:
  *   k = round(16 x / ln 2),  r = x - k ln2 / 16  (|r| <= ln2 / 32; ln2 / 16 in two parts, the first
@@ -21,8 +22,8 @@
  * k is read from the bits of 16 x / ln 2 plus 1.5 2^52 + 2^20, which holds k + 2^20 >= 0 in its low
  * bits, so the kernels need no signed 64-bit shift (AVX2 has none).  exp(0) is 1 exactly.  Error:
  * half an ulp from the last addition's rounding and about 0.05 from the rest (test_weights_exp
- * measures 0.551 ulp against long double expl and checks 0.6; 1 ulp for subnormal results, which are
- * rounded twice; with T alone the error reached 1 ulp). */
+ * measures 0.534 ulp against long double expl (0.551 before the products were fused) and checks 0.6;
+ * 1 ulp for subnormal results, which are rounded twice; with T alone the error reached 1 ulp). */
 #include "internal.h"
 
 #if defined(__x86_64__)
@@ -68,48 +69,56 @@ static const double two_to_j16_lo[16] = {
  * stays NaN). */
 #define EXP_CONSTANTS(T, SET1)                                                                   \
   const T low = SET1(EXP_LOW), inv = SET1(EXP_INV_STEP), shift = SET1(EXP_SHIFT);                \
-  const T hi = SET1(EXP_STEP_HI), lo = SET1(EXP_STEP_LO), c2 = SET1(EXP_C2), c3 = SET1(EXP_C3);  \
+  const T hi = SET1(-EXP_STEP_HI), lo = SET1(-EXP_STEP_LO), c2 = SET1(EXP_C2), c3 = SET1(EXP_C3); \
   const T c4 = SET1(EXP_C4), c5 = SET1(EXP_C5), c6 = SET1(EXP_C6), c7 = SET1(EXP_C7)
 
-#define EXP_STEPS(T, ADD, SUB, MUL, MAX, BITS, TABLES, logw, mx, kd, kb, y) \
-  do {                                                                     \
-    T x_ = MAX(low, SUB(logw, mx));                                        \
-    kd = ADD(MUL(x_, inv), shift);                                         \
-    kb = BITS(kd);                                                         \
-    kd = SUB(kd, shift);                                                   \
-    T r_ = SUB(SUB(x_, MUL(kd, hi)), MUL(kd, lo));                         \
-    T q_ = ADD(c6, MUL(r_, c7));                                           \
-    q_ = ADD(c5, MUL(r_, q_));                                             \
-    q_ = ADD(c4, MUL(r_, q_));                                             \
-    q_ = ADD(c3, MUL(r_, q_));                                             \
-    q_ = ADD(c2, MUL(r_, q_));                                             \
-    T p_ = ADD(r_, MUL(MUL(r_, r_), q_)), t_, t_lo_;                       \
-    TABLES(kb, t_, t_lo_);                                                 \
-    y = ADD(t_, ADD(t_lo_, MUL(t_, p_)));                                  \
+#define EXP_STEPS(T, ADD, SUB, MUL, FMA, MAX, BITS, TABLES, logw, mx, kd, kb, y) \
+  do {                                                                          \
+    T x_ = MAX(low, SUB(logw, mx));                                             \
+    kd = FMA(x_, inv, shift);                                                   \
+    kb = BITS(kd);                                                              \
+    kd = SUB(kd, shift);                                                        \
+    T r_ = FMA(kd, lo, FMA(kd, hi, x_));                                        \
+    T q_ = FMA(r_, c7, c6);                                                     \
+    q_ = FMA(r_, q_, c5);                                                       \
+    q_ = FMA(r_, q_, c4);                                                       \
+    q_ = FMA(r_, q_, c3);                                                       \
+    q_ = FMA(r_, q_, c2);                                                       \
+    T p_ = FMA(MUL(r_, r_), q_, r_), t_, t_lo_;                                 \
+    TABLES(kb, t_, t_lo_);                                                      \
+    y = ADD(t_, FMA(t_, p_, t_lo_));                                            \
   } while (0)
 
 #define S_ADD(a, b) ((a) + (b))
 #define S_SUB(a, b) ((a) - (b))
 #define S_MUL(a, b) ((a) * (b))
+#define S_FMA(a, b, c) fma(a, b, c)
 #define S_MAX(a, b) ((a) > (b) ? (a) : (b))
 #define S_SET1(v) (v)
 #define S_BITS(kd) (rt_bits_of(kd) - rt_bits_of(EXP_SHIFT) + EXP_BIAS)
 #define S_TABLES(kb, t, t_lo) (t = two_to_j16[(kb) & 15], t_lo = two_to_j16_lo[(kb) & 15])
 
-static double exp_one(double logw, double mx) {
-  EXP_CONSTANTS(double, S_SET1);
-  double kd, y;
-  uint64_t kb;
-  EXP_STEPS(double, S_ADD, S_SUB, S_MUL, S_MAX, S_BITS, S_TABLES, logw, mx, kd, kb, y);
-  (void)kd;
-  uint64_t big = kb >> 4, half = big >> 1; /* y 2^(k div 16) in two normal factors */
-  double s1 = rt_double_of((half + EXP_FIELD) << 52), s2 = rt_double_of((big - half + EXP_FIELD) << 52);
-  return y * s1 * s2;
-}
-
-static void exp_scalar(const double *logw, int64_t m, double mx, double *out) {
-  for (int64_t i = 0; i < m; i++) out[i] = exp_one(logw[i], mx);
-}
+/* The scalar kernel, twice: fma() is the C library's call, which emulates the fused product where the
+ * CPU has none (exact, but some 2 ns each), and one instruction where the code is built for a CPU
+ * with FMA. */
+#define EXP_SCALAR(one, loop, attributes)                                                            \
+  attributes static inline double one(double logw, double mx) {                                     \
+    EXP_CONSTANTS(double, S_SET1);                                                                  \
+    double kd, y;                                                                                   \
+    uint64_t kb;                                                                                    \
+    EXP_STEPS(double, S_ADD, S_SUB, S_MUL, S_FMA, S_MAX, S_BITS, S_TABLES, logw, mx, kd, kb, y);    \
+    (void)kd;                                                                                       \
+    uint64_t big = kb >> 4, half = big >> 1; /* y 2^(k div 16) in two normal factors */             \
+    double s1 = rt_double_of((half + EXP_FIELD) << 52), s2 = rt_double_of((big - half + EXP_FIELD) << 52); \
+    return y * s1 * s2;                                                                             \
+  }                                                                                                 \
+  attributes static void loop(const double *logw, int64_t m, double mx, double *out) {              \
+    for (int64_t i = 0; i < m; i++) out[i] = one(logw[i], mx);                                      \
+  }
+EXP_SCALAR(exp_one, exp_scalar, )
+#if defined(__x86_64__)
+EXP_SCALAR(exp_one_fma, exp_scalar_fma, __attribute__((target("fma"))))
+#endif
 
 #if defined(__x86_64__)
 #define Y_BITS(kd) _mm256_sub_epi64(_mm256_castpd_si256(kd), unshift)
@@ -120,48 +129,117 @@ static void exp_scalar(const double *logw, int64_t m, double mx, double *out) {
     t_lo = _mm256_i64gather_pd(two_to_j16_lo, j_, 8);                              \
   } while (0)
 
-__attribute__((target("avx2"))) static void exp_avx2(const double *logw, int64_t m, double mx, double *out) {
+/* exp(lw - mx) for a vector of four. */
+__attribute__((target("avx2,fma"), always_inline)) static inline __m256d exp4(__m256d lw, __m256d vmx) {
   EXP_CONSTANTS(__m256d, _mm256_set1_pd);
-  const __m256d vmx = _mm256_set1_pd(mx);
   const __m256i unshift = _mm256_set1_epi64x((int64_t)(rt_bits_of(EXP_SHIFT) - EXP_BIAS));
   const __m256i j_mask = _mm256_set1_epi64x(15), field = _mm256_set1_epi64x(EXP_FIELD);
+  __m256d kd, y;
+  __m256i kb;
+  EXP_STEPS(__m256d, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_fmadd_pd, _mm256_max_pd, Y_BITS, Y_TABLES,
+            lw, vmx, kd, kb, y);
+  __m256i big = _mm256_srli_epi64(kb, 4), half = _mm256_srli_epi64(big, 1);
+  __m256d s1 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(half, field), 52));
+  __m256d s2 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_sub_epi64(big, half), field), 52));
+  return _mm256_mul_pd(_mm256_mul_pd(y, s1), s2);
+}
+
+__attribute__((target("avx2,fma"))) static void exp_avx2(const double *logw, int64_t m, double mx, double *out) {
+  const __m256d vmx = _mm256_set1_pd(mx);
   int64_t i = 0;
-  for (; i + 4 <= m; i += 4) {
-    __m256d kd, y;
-    __m256i kb;
-    EXP_STEPS(__m256d, _mm256_add_pd, _mm256_sub_pd, _mm256_mul_pd, _mm256_max_pd, Y_BITS, Y_TABLES,
-              _mm256_loadu_pd(logw + i), vmx, kd, kb, y);
-    __m256i big = _mm256_srli_epi64(kb, 4), half = _mm256_srli_epi64(big, 1);
-    __m256d s1 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(half, field), 52));
-    __m256d s2 = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_sub_epi64(big, half), field), 52));
-    _mm256_storeu_pd(out + i, _mm256_mul_pd(_mm256_mul_pd(y, s1), s2));
-  }
+  for (; i + 4 <= m; i += 4) _mm256_storeu_pd(out + i, exp4(_mm256_loadu_pd(logw + i), vmx));
   _mm256_zeroupper();
-  exp_scalar(logw + i, m - i, mx, out + i);
+  exp_scalar_fma(logw + i, m - i, mx, out + i);
 }
 
 #define Z_BITS(kd) _mm512_sub_epi64(_mm512_castpd_si512(kd), unshift)
 #define Z_TABLES(kb, t, t_lo) (t = _mm512_permutex2var_pd(t0, kb, t1), t_lo = _mm512_permutex2var_pd(l0, kb, l1))
 
-__attribute__((target("avx512f"))) static void exp_avx512(const double *logw, int64_t m, double mx, double *out) {
+/* exp(lw - mx) for a vector of eight. */
+__attribute__((target("avx512f"), always_inline)) static inline __m512d exp8(__m512d lw, __m512d vmx) {
   EXP_CONSTANTS(__m512d, _mm512_set1_pd);
-  const __m512d vmx = _mm512_set1_pd(mx), sixteenth = _mm512_set1_pd(0.0625);
+  const __m512d sixteenth = _mm512_set1_pd(0.0625);
   const __m512i unshift = _mm512_set1_epi64((int64_t)(rt_bits_of(EXP_SHIFT) - EXP_BIAS));
   /* the tables in two registers each: a lookup is one permute (of kb's low 4 bits), not a gather */
   const __m512d t0 = _mm512_loadu_pd(two_to_j16), t1 = _mm512_loadu_pd(two_to_j16 + 8);
   const __m512d l0 = _mm512_loadu_pd(two_to_j16_lo), l1 = _mm512_loadu_pd(two_to_j16_lo + 8);
+  __m512d kd, y;
+  __m512i kb;
+  EXP_STEPS(__m512d, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_fmadd_pd, _mm512_max_pd, Z_BITS, Z_TABLES,
+            lw, vmx, kd, kb, y);
+  /* y 2^(k div 16) rounded once, as the two products round: SCALEFPD, with k div 16 = floor(k / 16) */
+  __m512d power = _mm512_roundscale_pd(_mm512_mul_pd(kd, sixteenth), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+  return _mm512_scalef_pd(y, power);
+}
+
+__attribute__((target("avx512f"))) static void exp_avx512(const double *logw, int64_t m, double mx, double *out) {
+  const __m512d vmx = _mm512_set1_pd(mx);
   int64_t i = 0;
-  for (; i + 8 <= m; i += 8) {
-    __m512d kd, y;
-    __m512i kb;
-    EXP_STEPS(__m512d, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_max_pd, Z_BITS, Z_TABLES,
-              _mm512_loadu_pd(logw + i), vmx, kd, kb, y);
-    /* y 2^(k div 16) rounded once, as the two products round: SCALEFPD, with k div 16 = floor(k / 16) */
-    __m512d power = _mm512_roundscale_pd(_mm512_mul_pd(kd, sixteenth), _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-    _mm512_storeu_pd(out + i, _mm512_scalef_pd(y, power));
-  }
+  for (; i + 8 <= m; i += 8) _mm512_storeu_pd(out + i, exp8(_mm512_loadu_pd(logw + i), vmx));
   _mm256_zeroupper();
-  exp_scalar(logw + i, m - i, mx, out + i);
+  exp_scalar_fma(logw + i, m - i, mx, out + i);
+}
+#endif
+
+/* ------------------------------------------------------------ a block's sums ----------------- */
+/* The sums of a run of exponentials e_0 .. e_{m-1} (rt_weigh_sums), in groups of eight slots from the
+ * run's first.  In a group, the prefix p_l = (..(e_0 + e_1) + ..) + e_l is added up slot after slot;
+ * the running sum of slot l is carry + p_l, and the carry becomes carry + p_7 (p of the group's last
+ * slot), which is that slot's running sum.  So the carry, the run's sum, is its last running sum; the
+ * running sums never decrease (each is a rounded sum of the one before it, or of the group's carry,
+ * and a nonnegative number), as the offspring counts need; and the chain of dependent additions is
+ * one a group, the groups' own chains overlapping: summed one slot after another, the additions'
+ * latency was half the weigh pass.  The squares accumulate in eight lanes, lane l += e_l^2, added up
+ * at the end as ((0 + 1) + (2 + 3)) + ((4 + 5) + (6 + 7)).  Every kernel makes these operations in
+ * this order. */
+enum { GROUP = 8, CHUNK = 64 };
+
+static void group_prefix(const double *e, int64_t m, int running, double *out, double *carry) {
+  double c = *carry;
+  for (int64_t g = 0; g < m; g += GROUP) {
+    int64_t k = m - g < GROUP ? m - g : GROUP;
+    double p = e[g];
+    out[g] = running ? c + p : p;
+    for (int64_t l = 1; l < k; l++) {
+      p += e[g + l];
+      out[g + l] = running ? c + p : e[g + l];
+    }
+    c += p;
+  }
+  *carry = c;
+}
+
+/* The exponentials by the chosen kernel, a chunk at a time, then their sums. */
+static void weigh_chunked(const double *logw, int64_t m, double mx, double *out, int running, double *carry,
+                          double sq[GROUP]) {
+  double e[CHUNK];
+  for (int64_t c = 0; c < m; c += CHUNK) {
+    int64_t k = m - c < CHUNK ? m - c : CHUNK;
+    rt_exp_shifted(logw + c, k, mx, e);
+    for (int64_t i = 0; i < k; i++) sq[i % GROUP] += e[i] * e[i];
+    group_prefix(e, k, running, out + c, carry);
+  }
+}
+
+#if defined(__x86_64__)
+/* AVX-512: the exponentials and their squares a vector (a group) at a time. */
+__attribute__((target("avx512f"))) static void weigh_avx512(const double *logw, int64_t m, double mx, double *out,
+                                                            int running, double *carry, double sq[GROUP]) {
+  const __m512d vmx = _mm512_set1_pd(mx);
+  __m512d acc = _mm512_loadu_pd(sq);
+  double e[CHUNK];
+  for (int64_t c = 0; c < m; c += CHUNK) {
+    int64_t k = m - c < CHUNK ? m - c : CHUNK;
+    for (int64_t g = 0; g < k; g += GROUP) {
+      __mmask8 in = k - g >= GROUP ? 0xFF : (__mmask8)((1u << (k - g)) - 1);
+      __m512d v = _mm512_maskz_mov_pd(in, exp8(_mm512_maskz_loadu_pd(in, logw + c + g), vmx));
+      acc = _mm512_add_pd(acc, _mm512_mul_pd(v, v));
+      _mm512_storeu_pd(e + g, v);
+    }
+    group_prefix(e, k, running, out + c, carry);
+  }
+  _mm512_storeu_pd(sq, acc);
+  _mm256_zeroupper();
 }
 #endif
 
@@ -219,19 +297,27 @@ __attribute__((target("avx512f"))) static double max_avx512(const double *x, int
 
 typedef void exp_fn(const double *logw, int64_t m, double mx, double *out);
 typedef double max_fn(const double *x, int64_t m);
+typedef void weigh_fn(const double *logw, int64_t m, double mx, double *out, int running, double *carry,
+                      double sq[GROUP]);
 static exp_fn *exp_kernel = exp_scalar;
 static max_fn *max_kernel = max_scalar;
+static weigh_fn *weigh_kernel = weigh_chunked;
 static int exp_level = 0;
 
 int rt_exp_kernel(int level) {
   if (level < 0) return exp_level;
   int best = rt_cpu_level();
+#if defined(__x86_64__)
+  if (!__builtin_cpu_supports("fma")) best = 0; /* every kernel but the portable one fuses products */
+#endif
   exp_level = level < best ? level : best;
   exp_kernel = exp_scalar;
   max_kernel = max_scalar;
+  weigh_kernel = weigh_chunked;
 #if defined(__x86_64__)
+  if (exp_level == 1) exp_kernel = exp_scalar_fma;
   if (exp_level == 2) exp_kernel = exp_avx2, max_kernel = max_avx2;
-  if (exp_level == 3) exp_kernel = exp_avx512, max_kernel = max_avx512;
+  if (exp_level == 3) exp_kernel = exp_avx512, max_kernel = max_avx512, weigh_kernel = weigh_avx512;
 #endif
   return exp_level;
 }
@@ -242,3 +328,10 @@ __attribute__((constructor)) static void exp_setup(void) { rt_exp_kernel(3); }
 void rt_exp_shifted(const double *logw, int64_t m, double mx, double *out) { exp_kernel(logw, m, mx, out); }
 
 double rt_max_of(const double *x, int64_t m) { return max_kernel(x, m); }
+
+void rt_weigh_sums(const double *logw, int64_t m, double mx, double *out, int running, double *sum, double *sum_sq) {
+  double carry = 0.0, sq[GROUP] = {0.0};
+  weigh_kernel(logw, m, mx, out, running, &carry, sq);
+  *sum = carry;
+  *sum_sq = ((sq[0] + sq[1]) + (sq[2] + sq[3])) + ((sq[4] + sq[5]) + (sq[6] + sq[7]));
+}

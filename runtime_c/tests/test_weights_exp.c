@@ -1,9 +1,10 @@
 /* test_weights_exp.c — the weigh pass's exponential: within 0.6 ulp of long double expl where the
  * result is a normal number, 1 ulp where it is subnormal (rounded twice), 0 past the underflow; exact where exp is (0, -inf,
  * NaN), and the same bits from every kernel the CPU has, for runs of every length (full vectors and
- * their scalar tails). */
+ * their scalar tails); and the weigh pass's sums, in their written-out order from every kernel. */
 #include <float.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "check.h"
 #include "internal.h"
@@ -92,6 +93,70 @@ static void test_kernels_agree(void) {
   CHECK(differ == 0, "%lld of %lld runs differ from the scalar kernel", (long long)differ, (long long)runs);
 }
 
+/* rt_weigh_sums's order written out: groups of eight slots, a group's prefix slot after slot, each
+ * running sum the carry plus the prefix, the carry plus the group's whole prefix the next carry; the
+ * squares in eight lanes, added up pairwise.  e comes from the scalar kernel. */
+static void weigh_reference(const double *e, int64_t m, int running, double *out, double *sum, double *sum_sq) {
+  double carry = 0.0, lane[8] = {0.0};
+  for (int64_t g = 0; g < m; g += 8) {
+    double prefix = 0.0;
+    for (int64_t i = g; i < m && i < g + 8; i++) {
+      prefix = i == g ? e[i] : prefix + e[i];
+      out[i] = running ? carry + prefix : e[i];
+      lane[i - g] += e[i] * e[i];
+    }
+    carry = carry + prefix;
+  }
+  *sum = carry;
+  *sum_sq = ((lane[0] + lane[1]) + (lane[2] + lane[3])) + ((lane[4] + lane[5]) + (lane[6] + lane[7]));
+}
+
+/* Every kernel's sums are the reference's bits, for runs of 1 to 70 slots and runs longer than a chunk,
+ * with weights -inf, at the maximum, far below it; the running sums never decrease, end at the sum, and
+ * are within a few ulp of a long double running sum. */
+static void test_weigh_sums(void) {
+  enum { M = 300 };
+  double logw[M], e[M], want[M], got[M];
+  int64_t differ = 0, runs = 0, backwards = 0;
+  double worst = 0.0;
+  int best = rt_exp_kernel(-1);
+  rt_rng g;
+  rt_rng_init(&g, 6, 0, 0, RT_DOMAIN_TEST);
+  for (int rep = 0; rep < 1200; rep++) {
+    int64_t m = rep % 4 ? 1 + rep % 70 : 1 + rep % M;
+    int running = rep % 2;
+    double mx = 6.0 * rt_uniform(&g) - 3.0;
+    for (int64_t i = 0; i < m; i++) logw[i] = mx - (rep % 3 ? 8.0 : 900.0) * rt_uniform(&g);
+    if (rep % 5 == 0) logw[m / 3] = -INFINITY;
+    logw[(m - 1) / 2] = mx;
+    rt_exp_kernel(0);
+    rt_exp_shifted(logw, m, mx, e);
+    double sum, sum_sq;
+    weigh_reference(e, m, running, want, &sum, &sum_sq);
+    long double exact = 0.0L;
+    for (int64_t i = 0; i < m; i++) {
+      exact += e[i];
+      if (running) {
+        double ulp = nextafter(want[i], INFINITY) - want[i], err = (double)fabsl(want[i] - exact) / ulp;
+        worst = err > worst ? err : worst;
+        backwards += i > 0 && want[i] < want[i - 1];
+      }
+    }
+    for (int level = 0; level <= best; level++) {
+      if (rt_exp_kernel(level) != level) continue;
+      double s, sq;
+      rt_weigh_sums(logw, m, mx, got, running, &s, &sq);
+      differ += memcmp(got, want, (size_t)m * sizeof(double)) != 0 || s != sum || sq != sum_sq;
+      differ += running && got[m - 1] != s;
+      runs++;
+    }
+  }
+  rt_exp_kernel(best);
+  CHECK(differ == 0, "%lld of %lld runs differ from the written-out order", (long long)differ, (long long)runs);
+  CHECK(backwards == 0, "%lld running sums decrease", (long long)backwards);
+  CHECK(worst <= 8.0, "running sums %.2f ulp from a long double sum", worst);
+}
+
 /* Every kernel's rt_max_of is the largest number of the run, whatever the run's length and where the
  * maximum lies; NaNs are passed over, a run of none but NaN and -inf gives -inf. */
 static void test_max(void) {
@@ -123,6 +188,7 @@ int main(void) {
   test_accuracy();
   test_exact();
   test_kernels_agree();
+  test_weigh_sums();
   test_max();
   return check_report("test_weights_exp");
 }
