@@ -734,7 +734,10 @@ static void resume_range(void *arg, int k, int threads) {
   sirenrt_ctx lane[RT_KEY_RUN];
   if (lanes) {
     memset(lane, 0, sizeof lane);
-    for (int l = 0; l < RT_KEY_RUN; l++) lane_clear(f, &lane[l]);
+    for (int l = 0; l < RT_KEY_RUN; l++) {
+      lane_clear(f, &lane[l]);
+      rt_rng_init(&lane[l].rng, f->seed, 0, 0, 0); /* its key, held from now on: rekeyed without it */
+    }
     view.ctx = (uint8_t *)lane;
   }
   for (int64_t i = lo; i < hi; i++) {
@@ -746,8 +749,10 @@ static void resume_range(void *arg, int k, int threads) {
         view.ctx_first = i;
         for (int64_t j = i; j < keyed_to; j++) lane[j - i].logw = &logw[j];
       }
-      rt_rng_key_run(lanes ? &lane[0].rng : &ctx[i].rng, sizeof *ctx, (uint64_t)i, keyed_to - i, f->seed, epoch,
-                     RT_DOMAIN_PARTICLE);
+      if (lanes)
+        rt_rng_rekey_run(&lane[0].rng, sizeof *ctx, (uint64_t)i, keyed_to - i, f->seed, epoch, RT_DOMAIN_PARTICLE);
+      else
+        rt_rng_key_run(&ctx[i].rng, sizeof *ctx, (uint64_t)i, keyed_to - i, f->seed, epoch, RT_DOMAIN_PARTICLE);
     }
     if (span) {
       int64_t got = f->model->resume_span(span, i, keyed_to);

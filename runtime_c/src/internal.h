@@ -89,6 +89,10 @@ static inline uint64_t rt_next_u64(rt_rng *g) {
  * inside larger records (a population's contexts). */
 void rt_rng_key_run(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
                     uint32_t domain);
+/* rt_rng_key_run for streams that hold this seed's key already (a thread's lanes, given it once): the
+ * same streams, the key not stored again. */
+void rt_rng_rekey_run(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
+                      uint32_t domain);
 /* The widest vector level of this CPU, in the kernel selectors' numbering: 3 AVX-512F, 2 AVX2, 1 SSE2
  * (every x86-64 CPU); 0 elsewhere.  Each selector lowers it where its kernels need more or lack one. */
 static inline int rt_cpu_level(void) {

@@ -121,6 +121,7 @@ typedef struct batch {
   int m; /* lanes in use, 1..RT_RNG_LANES */
   uint64_t seed;
   uint32_t epoch, domain;
+  int has_key; /* the streams hold the seed as their key already: a kernel may leave it */
 } batch;
 
 static inline rt_rng *lane_of(const batch *b, int l) { return (rt_rng *)(void *)((uint8_t *)b->first + (size_t)l * b->stride); }
@@ -162,7 +163,9 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512d zig_fast_avx51
 }
 
 /* VAES on AVX-512: four blocks a register.  A full batch whose slots share their high word (all but
- * one batch in 2^28) is keyed from registers: per lane, ctr and buf in one 32-byte store. */
+ * one batch in 2^28) is keyed from registers, two stores a lane: ctr and buf (32 bytes), then left
+ * (with the padding after it, zero) and the ready normal (16 bytes); and the key, unless the streams
+ * hold it already.  A store a field cost about 0.8 ns a stream more (keyed 16 at a time in L1). */
 __attribute__((target("avx512f,avx512dq,vaes,aes"))) static void batch_vaes512(const batch *b) {
   enum { V = RT_RNG_LANES / 4 };
   uint32_t lo = (uint32_t)b->slot0;
@@ -170,8 +173,12 @@ __attribute__((target("avx512f,avx512dq,vaes,aes"))) static void batch_vaes512(c
     batch_aesni(b);
     return;
   }
+  /* the lanes' addresses, made once: *b might be read again after every store through them */
+  uint8_t *lane[RT_RNG_LANES];
+  for (int l = 0; l < RT_RNG_LANES; l++) lane[l] = (uint8_t *)lane_of(b, l);
+  const uint64_t seed = b->seed;
   __m128i k[ARS_ROUNDS + 1];
-  round_keys(b->seed, k);
+  round_keys(seed, k);
   __m512i rk[ARS_ROUNDS + 1];
   for (int r = 0; r <= ARS_ROUNDS; r++) rk[r] = _mm512_broadcast_i32x4(k[r]);
   uint32_t w3 = b->domain << 24 | ((uint32_t)(b->slot0 >> 32) & 0xFFFFFFu);
@@ -185,35 +192,43 @@ __attribute__((target("avx512f,avx512dq,vaes,aes"))) static void batch_vaes512(c
   for (int r = 1; r < ARS_ROUNDS; r++)
     for (int v = 0; v < V; v++) x[v] = _mm512_aesenc_epi128(x[v], rk[r]);
   for (int v = 0; v < V; v++) x[v] = _mm512_aesenclast_epi128(x[v], rk[ARS_ROUNDS]);
-  /* The ready normals: word buf[0] << 32 | buf[1] of each lane is its block's low quadword rotated. */
-  double normals[RT_RNG_LANES];
-  const __m512i low_quads = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-  for (int v = 0; v < V; v += 2)
-    _mm512_storeu_pd(&normals[4 * v],
-                     zig_fast_avx512(_mm512_ror_epi64(_mm512_permutex2var_epi64(x[v], low_quads, x[v + 1]), 32)));
   const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
   const __m512i one = _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
   for (int v = 0; v < V; v++) {
     __m512i c = _mm512_or_si512(ctr[v], one); /* the counter past block 0 */
     __m512i pairs[2] = {_mm512_permutex2var_epi64(c, first, x[v]), _mm512_permutex2var_epi64(c, second, x[v])};
     for (int h = 0; h < 2; h++) { /* lanes 4v + 2h and 4v + 2h + 1: ctr then buf each */
-      _mm256_storeu_si256((__m256i *)(void *)&lane_of(b, 4 * v + 2 * h)->ctr, _mm512_castsi512_si256(pairs[h]));
-      _mm256_storeu_si256((__m256i *)(void *)&lane_of(b, 4 * v + 2 * h + 1)->ctr, _mm512_extracti64x4_epi64(pairs[h], 1));
+      _mm256_storeu_si256((__m256i *)(void *)(lane[4 * v + 2 * h] + offsetof(rt_rng, ctr)), _mm512_castsi512_si256(pairs[h]));
+      _mm256_storeu_si256((__m256i *)(void *)(lane[4 * v + 2 * h + 1] + offsetof(rt_rng, ctr)),
+                          _mm512_extracti64x4_epi64(pairs[h], 1));
     }
   }
-  _mm256_zeroupper();
-  for (int l = 0; l < RT_RNG_LANES; l++) {
-    rt_rng *g = lane_of(b, l);
-    memcpy(g->key, &b->seed, sizeof b->seed);
-    g->left = 4;
-    g->normal = normals[l];
+  /* The ready normals: word buf[0] << 32 | buf[1] of each lane is its block's low quadword rotated.
+   * Paired with left = 4 (its padding 0) lane by lane: the unpacks' 128-bit parts are lanes 2j, 2j + 1. */
+  const __m512i low_quads = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+  const __m512d left = _mm512_castsi512_pd(_mm512_set1_epi64(4));
+  for (int v = 0; v < V; v += 2) {
+    __m512d normals = zig_fast_avx512(_mm512_ror_epi64(_mm512_permutex2var_epi64(x[v], low_quads, x[v + 1]), 32));
+    __m512d pair[2] = {_mm512_unpacklo_pd(left, normals), _mm512_unpackhi_pd(left, normals)};
+    for (int j = 0; j < 4; j++)
+      for (int odd = 0; odd < 2; odd++) {
+        __m128d part = j == 0 ? _mm512_castpd512_pd128(pair[odd]) : j == 1 ? _mm512_extractf64x2_pd(pair[odd], 1)
+                       : j == 2 ? _mm512_extractf64x2_pd(pair[odd], 2) : _mm512_extractf64x2_pd(pair[odd], 3);
+        _mm_storeu_pd((double *)(void *)(lane[4 * v + 2 * j + odd] + offsetof(rt_rng, left)), part);
+      }
   }
+  _mm256_zeroupper();
+  if (!b->has_key)
+    for (int l = 0; l < RT_RNG_LANES; l++) memcpy(lane[l] + offsetof(rt_rng, key), &seed, sizeof seed);
 }
 #endif
 
-/* The streams' layout the kernels store: ctr, then buf, 32 bytes in all. */
+/* The streams' layout the kernels store: ctr, then buf, 32 bytes in all; left, its padding and normal,
+ * 16 bytes; the key, the seed's words in their order in memory. */
 _Static_assert(offsetof(rt_rng, buf) == offsetof(rt_rng, ctr) + 16 && sizeof(((rt_rng *)0)->buf) == 16,
                "ctr and buf are adjacent");
+_Static_assert(offsetof(rt_rng, normal) == offsetof(rt_rng, left) + 8 && sizeof(((rt_rng *)0)->left) == 4,
+               "left and normal share 16 bytes");
 
 typedef void (*batch_kernel)(const batch *b);
 static batch_kernel kernel = batch_one;
@@ -255,13 +270,23 @@ int rt_rng_kernel(int level) {
   return level;
 }
 
-void rt_rng_key_run(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
-                    uint32_t domain) {
+static void key_runs(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
+                     uint32_t domain, int has_key) {
   for (int64_t base = 0; base < n; base += RT_RNG_LANES) {
     batch b = {(rt_rng *)(void *)((uint8_t *)first + (size_t)base * stride), stride, slot0 + (uint64_t)base,
-               n - base < RT_RNG_LANES ? (int)(n - base) : RT_RNG_LANES, seed, epoch, domain};
+               n - base < RT_RNG_LANES ? (int)(n - base) : RT_RNG_LANES, seed, epoch, domain, has_key};
     kernel(&b);
   }
+}
+
+void rt_rng_key_run(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
+                    uint32_t domain) {
+  key_runs(first, stride, slot0, n, seed, epoch, domain, 0);
+}
+
+void rt_rng_rekey_run(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
+                      uint32_t domain) {
+  key_runs(first, stride, slot0, n, seed, epoch, domain, 1);
 }
 
 /* ---------------------------------------------------------------- ziggurat normal ------------ */

@@ -113,7 +113,8 @@ static int same_state(const rt_rng *a, const rt_rng *b) {
 
 /* Every kernel of rt_rng_key_run (the S-box, AES-NI, VAES, as far as the CPU has them) keys the
  * same streams as rt_rng_init: full batches, a partial batch, runs starting anywhere (across 2^32 too),
- * streams in place inside larger records, all domains; nothing outside the streams is written.  Each
+ * streams in place inside larger records, all domains; nothing outside the streams is written; and
+ * rt_rng_rekey_run keys the same streams where they hold their key already.  Each
  * stream's ready normal is the ziggurat fast path's answer for its first two words, NaN where that
  * rejects them (some must be), and its normals are those of its words. */
 static void test_key_run(void) {
@@ -131,7 +132,7 @@ static void test_key_run(void) {
     int got = rt_rng_kernel(level);
     CHECK(got <= level, "kernel %d reported as %d", level, got);
     if (got != level) continue; /* the CPU lacks it */
-    int bad = 0, clobbered = 0, bad_normal = 0, rejected = 0;
+    int bad = 0, clobbered = 0, bad_normal = 0, rejected = 0, rekeyed_bad = 0;
     for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++)
       for (size_t a = 0; a < sizeof starts / sizeof starts[0]; a++)
         for (uint32_t domain = 0; domain < 4; domain++)
@@ -156,12 +157,22 @@ static void test_key_run(void) {
               rejected += isnan(z);
               bad_normal += !same_normals(r[j].g, want, 7);
             }
+            /* rt_rng_rekey_run, given streams that hold the seed's key and nothing else: the same streams */
+            record q[N + 1];
+            memset(q, 0xA5, sizeof q);
+            for (int64_t j = 0; j < n; j++) rt_rng_init(&q[j].g, seeds[s], 0, 0, 0);
+            for (int64_t j = 0; j < n; j++) memset(q[j].g.ctr, 0xA5, sizeof(rt_rng) - offsetof(rt_rng, ctr));
+            rt_rng_rekey_run(&q[0].g, sizeof q[0], starts[a], n, seeds[s], epoch * 977u, domain);
+            for (int64_t j = 0; j < n; j++)
+              rekeyed_bad += !same_state(&q[j].g, &r[j].g) || rt_bits_of(q[j].g.normal) != rt_bits_of(r[j].g.normal);
+            rekeyed_bad += memcmp(&q[n], &r[n], sizeof q[n]) != 0;
           }
     CHECK(bad == 0, "kernel %d: %d streams differ from rt_rng_init's", level, bad);
     CHECK(bad_normal == 0, "kernel %d: %d ready normals differ from the fast path of their words", level,
           bad_normal);
     CHECK(rejected > 0, "kernel %d: no stream's first words were rejected by the fast path", level);
     CHECK(clobbered == 0, "kernel %d: wrote outside the streams %d times", level, clobbered);
+    CHECK(rekeyed_bad == 0, "kernel %d: %d streams rekeyed without their key differ", level, rekeyed_bad);
     rt_rng_key_run(NULL, sizeof(rt_rng), 0, 0, 1, 2, 3); /* nothing to key */
   }
   CHECK(rt_rng_kernel(best) == best, "restoring kernel %d", best);
