@@ -182,6 +182,7 @@ typedef struct barrier_args {
   double total;          /* the weights' total S (normalise pass) */
   rt_offspring offspring; /* systematic and stratified offspring pass */
   int64_t n_copies;      /* copy pass */
+  int mixed_states;      /* copy pass: not every particle stopped at resample() */
   int lists;             /* count pass: count the offspring's lists (max_held > 0) */
   int sym;               /* count and copy passes: share the offspring's symbolic states */
   int failed[RT_MAX_THREADS];
@@ -303,7 +304,7 @@ static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, in
  * loops: asking at every copy whether its parent has another one left mispredicted about as often
  * as parents change, and cost the walk about 0.5 ns a particle-step at N = 10^4. */
 static inline __attribute__((always_inline)) void copy_plain(const copy_view *v, copy_walk *walk, int64_t m,
-                                                             size_t words) {
+                                                             size_t words, int states) {
   enum { CHUNK = 256 };
   int64_t src_of[CHUNK + 3];
   uint64_t *frames = v->frames;
@@ -328,9 +329,9 @@ static inline __attribute__((always_inline)) void copy_plain(const copy_view *v,
     }
     for (int64_t j = 0; j < want; j++) {
       int64_t dst = next_bit(&walk->free), src = src_of[j];
-      uint64_t *d_words = frames + (size_t)dst * words;
-      const uint64_t *s_words = frames + (size_t)src * words;
-      for (size_t w = 0; w < words; w++) d_words[w] = s_words[w];
+      /* a constant size: the compiler loads the whole frame, then stores it */
+      memcpy(frames + (size_t)dst * words, frames + (size_t)src * words, words * sizeof(uint64_t));
+      if (!states) continue; /* every particle stopped at resample(): the states are the same */
       int8_t state = state_of[src];
       state_of[dst] = state;
       if (state == SIRENRT_NEED_ROW) v->ctx[dst].want_row = v->ctx[src].want_row;
@@ -479,7 +480,7 @@ static void copy_range(void *arg, int k, int threads) {
     switch (v.words) {
 #define RT_COPY_CASE(W) \
   case W:               \
-    copy_plain(&v, &walk, hi - lo, W); \
+    copy_plain(&v, &walk, hi - lo, W, a->mixed_states); \
     return;
       RT_COPY_CASE(1) RT_COPY_CASE(2) RT_COPY_CASE(3) RT_COPY_CASE(4)
       RT_COPY_CASE(5) RT_COPY_CASE(6) RT_COPY_CASE(7) RT_COPY_CASE(8)
@@ -572,6 +573,9 @@ static int barrier(sirenrt_filter *f) {
     n_copies += block_copies;
   }
   a.n_copies = n_copies;
+  int8_t other = 0;
+  for (int64_t i = 0; i < n; i++) other |= (int8_t)(f->state[i] ^ SIRENRT_AT_RESAMPLE);
+  a.mixed_states = other != 0;
   profile_add(f, RT_PHASE_SERIAL, &t);
   if (a.lists || a.sym) {
     run_team(f, threads, count_range, &a);

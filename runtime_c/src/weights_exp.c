@@ -194,7 +194,10 @@ __attribute__((target("avx512f"))) static void exp_avx512(const double *logw, in
  * this order. */
 enum { GROUP = 8, CHUNK = 64 };
 
-static void group_prefix(const double *e, int64_t m, int running, double *out, double *carry) {
+/* Inlined, so the AVX-512 kernel runs it in VEX encodings: legacy SSE code after AVX-512 code, the
+ * upper halves of the registers not cleared, ran at a third of the speed. */
+static inline __attribute__((always_inline)) void group_prefix(const double *e, int64_t m, int running, double *out,
+                                                               double *carry) {
   double c = *carry;
   for (int64_t g = 0; g < m; g += GROUP) {
     int64_t k = m - g < GROUP ? m - g : GROUP;

@@ -240,15 +240,15 @@ SPAN_RESUME = f"{RESUME_SYMBOL}.inline_draws"   # the copy the span loop inlines
 def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size: int) -> ir.Function:
     """``sirenrt_span_fn`` (sirenrt.h): the runtime's per-particle loop for its common case, with
     @siren_resume inlined: a particle then costs no indirect call, and its frame's address is a
-    multiple of a constant."""
+    multiple of a constant.  Two copies of the loop: one checks each stream's epoch (``keyed``), one
+    does not (the pass keyed every stream before it calls the loop), so neither asks at each particle
+    which it is."""
     fields = [name for name, _ in _struct_fields("sirenrt_span")]
     span_t = descriptor_type("sirenrt_span")
     fn = ir.Function(mod, ir.FunctionType(_I64, [_PTR, _I64, _I64]), name=f"{RESUME_SYMBOL}.span")
     fn.linkage = "internal"
     span, lo, hi = fn.args
-    blocks = {n: fn.append_basic_block(n) for n in ("entry", "loop", "body", "check", "run", "next",
-                                                    "handed_back", "resumed_back", "done")}
-    b = ir.IRBuilder(blocks["entry"])
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
 
     def field(name: str) -> ir.Value:
         k = fields.index(name)
@@ -258,48 +258,58 @@ def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size:
     ctx0, ctx_first, ctx_size, flagged_at, epoch_at, epoch, keyed, frames, log_weights, state, rows = (
         field(n) for n in ("ctx", "ctx_first", "ctx_size", "flagged_offset", "epoch_offset", "epoch", "keyed",
                            "frames", "log_weights", "state", "rows"))
-    keyed = b.icmp_signed("!=", keyed, ir.Constant(_I32, 0))
-    b.branch(blocks["loop"])
-
-    b.position_at_end(blocks["loop"])
-    i = b.phi(_I64, name="i")
-    i.add_incoming(lo, blocks["entry"])
-    b.cbranch(b.icmp_signed("<", i, hi), blocks["body"], blocks["done"])
-
-    b.position_at_end(blocks["body"])
-    state_at = b.gep(state, [i], inbounds=True, source_etype=_I8)
-    s = b.load(state_at, typ=_I8)
-    may = b.or_(b.icmp_signed("==", s, ir.Constant(_I8, RUNNABLE)),
-                b.icmp_signed("==", s, ir.Constant(_I8, AT_RESAMPLE)))
-    ctx = b.gep(ctx0, [b.mul(b.sub(i, ctx_first), ctx_size)], inbounds=True, source_etype=_I8)
-    b.cbranch(may, blocks["check"], blocks["handed_back"])
-
-    b.position_at_end(blocks["check"])
-    key = b.load(b.gep(ctx, [epoch_at], inbounds=True, source_etype=_I8), typ=_I32)
-    stale = b.and_(keyed, b.icmp_unsigned("!=", key, epoch))
-    b.cbranch(stale, blocks["handed_back"], blocks["run"])
-
-    b.position_at_end(blocks["run"])
-    frame = b.gep(frames, [b.mul(i, ir.Constant(_I64, frame_size))], inbounds=True, source_etype=_I8)
-    weight = b.gep(log_weights, [i], inbounds=True, source_etype=ir.DoubleType())
+    entry = b.block
     small = resume_size < _INLINE_RESUME_BELOW
-    r = b.call(resume, [ctx, frame, weight, rows], attrs=("alwaysinline",) if small else ())
-    b.store(b.trunc(r, _I8), state_at)
-    flagged = b.load(b.gep(ctx, [flagged_at], inbounds=True, source_etype=_I8), typ=_I32)
-    plain = b.and_(b.icmp_signed("==", r, ir.Constant(_I32, AT_RESAMPLE)),
-                   b.icmp_signed("==", flagged, ir.Constant(_I32, 0)))
-    b.cbranch(plain, blocks["next"], blocks["resumed_back"])
 
-    b.position_at_end(blocks["next"])
-    i.add_incoming(b.add(i, ir.Constant(_I64, 1)), blocks["next"])
-    b.branch(blocks["loop"])
+    def loop(check_epoch: bool) -> ir.Block:
+        tag = "keyed" if check_epoch else "unkeyed"
+        blocks = {n: fn.append_basic_block(f"{n}.{tag}") for n in (
+            "loop", "body", "check", "run", "next", "handed_back", "resumed_back", "done")}
+        b.position_at_end(blocks["loop"])
+        i = b.phi(_I64, name="i")
+        i.add_incoming(lo, entry)
+        b.cbranch(b.icmp_signed("<", i, hi), blocks["body"], blocks["done"])
 
-    b.position_at_end(blocks["handed_back"])
-    b.ret(i)
-    b.position_at_end(blocks["resumed_back"])
-    b.ret(b.or_(i, ir.Constant(_I64, defines()["SIRENRT_SPAN_RESUMED"])))
-    b.position_at_end(blocks["done"])
-    b.ret(hi)
+        b.position_at_end(blocks["body"])
+        state_at = b.gep(state, [i], inbounds=True, source_etype=_I8)
+        s = b.load(state_at, typ=_I8)
+        may = b.or_(b.icmp_signed("==", s, ir.Constant(_I8, RUNNABLE)),
+                    b.icmp_signed("==", s, ir.Constant(_I8, AT_RESAMPLE)))
+        ctx = b.gep(ctx0, [b.mul(b.sub(i, ctx_first), ctx_size)], inbounds=True, source_etype=_I8)
+        b.cbranch(may, blocks["check"], blocks["handed_back"])
+
+        b.position_at_end(blocks["check"])
+        if check_epoch:
+            key = b.load(b.gep(ctx, [epoch_at], inbounds=True, source_etype=_I8), typ=_I32)
+            b.cbranch(b.icmp_unsigned("!=", key, epoch), blocks["handed_back"], blocks["run"])
+        else:
+            b.branch(blocks["run"])
+
+        b.position_at_end(blocks["run"])
+        frame = b.gep(frames, [b.mul(i, ir.Constant(_I64, frame_size))], inbounds=True, source_etype=_I8)
+        weight = b.gep(log_weights, [i], inbounds=True, source_etype=ir.DoubleType())
+        r = b.call(resume, [ctx, frame, weight, rows], attrs=("alwaysinline",) if small else ())
+        b.store(b.trunc(r, _I8), state_at)
+        flagged = b.load(b.gep(ctx, [flagged_at], inbounds=True, source_etype=_I8), typ=_I32)
+        plain = b.and_(b.icmp_signed("==", r, ir.Constant(_I32, AT_RESAMPLE)),
+                       b.icmp_signed("==", flagged, ir.Constant(_I32, 0)))
+        b.cbranch(plain, blocks["next"], blocks["resumed_back"])
+
+        b.position_at_end(blocks["next"])
+        i.add_incoming(b.add(i, ir.Constant(_I64, 1)), blocks["next"])
+        b.branch(blocks["loop"])
+
+        b.position_at_end(blocks["handed_back"])
+        b.ret(i)
+        b.position_at_end(blocks["resumed_back"])
+        b.ret(b.or_(i, ir.Constant(_I64, defines()["SIRENRT_SPAN_RESUMED"])))
+        b.position_at_end(blocks["done"])
+        b.ret(hi)
+        return blocks["loop"]
+
+    keyed_loop, unkeyed_loop = loop(True), loop(False)
+    b.position_at_end(entry)
+    b.cbranch(b.icmp_signed("!=", keyed, ir.Constant(_I32, 0)), keyed_loop, unkeyed_loop)
     return fn
 
 
