@@ -573,9 +573,11 @@ static int barrier(sirenrt_filter *f) {
     n_copies += block_copies;
   }
   a.n_copies = n_copies;
-  int8_t other = 0;
-  for (int64_t i = 0; i < n; i++) other |= (int8_t)(f->state[i] ^ SIRENRT_AT_RESAMPLE);
-  a.mixed_states = other != 0;
+  if (!a.lists && !a.sym) { /* copy_plain's question (copy_range); the other copies carry every state */
+    int8_t other = 0;
+    for (int64_t i = 0; i < n; i++) other |= (int8_t)(f->state[i] ^ SIRENRT_AT_RESAMPLE);
+    a.mixed_states = other != 0;
+  }
   profile_add(f, RT_PHASE_SERIAL, &t);
   if (a.lists || a.sym) {
     run_team(f, threads, count_range, &a);

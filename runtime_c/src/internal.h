@@ -553,8 +553,9 @@ void rt_exp_shifted(const double *logw, int64_t m, double mx, double *out);
  * of a zero). */
 double rt_max_of(const double *x, int64_t m);
 /* Selects the kernels of these for the whole process (tests compare them; not while filters run): 0 the
- * portable scalar code, 1 scalar with FMA, 2 AVX2 and FMA, 3 AVX-512F; a level the CPU lacks is lowered.  Returns the level now in use;
- * -1 only reports it.  The best is chosen when the library loads. */
+ * portable scalar code, 1 scalar with FMA, 2 AVX2 and FMA, 3 AVX-512F; a level the CPU lacks is
+ * lowered.  Returns the level now in use; -1 only reports it.  The best is chosen when the library
+ * loads. */
 int rt_exp_kernel(int level);
 /* For a run of m slots with mx finite: e_i = exp(logw_i - mx) (rt_exp_shifted's), written to out[i],
  * or when `running` is set their running sums; *sum and *sum_sq, the sums of the e_i and of their

@@ -267,35 +267,24 @@ static double max_scalar(const double *x, int64_t m) {
 }
 
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) static double max_avx2(const double *x, int64_t m) {
-  __m256d m0 = _mm256_set1_pd(-INFINITY), m1 = m0;
-  int64_t i = 0;
-  for (; i + 8 <= m; i += 8) {
-    m0 = _mm256_max_pd(_mm256_loadu_pd(x + i), m0);
-    m1 = _mm256_max_pd(_mm256_loadu_pd(x + i + 4), m1);
+/* One width's kernel: two running maxima of vectors of W slots, then their lanes and the tail. */
+#define MAX_KERNEL(name, isa, T, W, SET1, LOAD, STORE, MAX)                                   \
+  __attribute__((target(isa))) static double name(const double *x, int64_t m) {                \
+    T m0 = SET1(-INFINITY), m1 = m0;                                                          \
+    int64_t i = 0;                                                                            \
+    for (; i + 2 * (W) <= m; i += 2 * (W)) {                                                  \
+      m0 = MAX(LOAD(x + i), m0);                                                              \
+      m1 = MAX(LOAD(x + i + (W)), m1);                                                        \
+    }                                                                                         \
+    double lanes[W];                                                                          \
+    STORE(lanes, MAX(m1, m0));                                                                \
+    _mm256_zeroupper();                                                                       \
+    double rest = max_scalar(x + i, m - i);                                                   \
+    for (int l = 0; l < (W); l++) rest = lanes[l] > rest ? lanes[l] : rest;                   \
+    return rest;                                                                              \
   }
-  double lanes[4];
-  _mm256_storeu_pd(lanes, _mm256_max_pd(m1, m0));
-  _mm256_zeroupper();
-  double rest = max_scalar(x + i, m - i);
-  for (int l = 0; l < 4; l++) rest = lanes[l] > rest ? lanes[l] : rest;
-  return rest;
-}
-
-__attribute__((target("avx512f"))) static double max_avx512(const double *x, int64_t m) {
-  __m512d m0 = _mm512_set1_pd(-INFINITY), m1 = m0;
-  int64_t i = 0;
-  for (; i + 16 <= m; i += 16) {
-    m0 = _mm512_max_pd(_mm512_loadu_pd(x + i), m0);
-    m1 = _mm512_max_pd(_mm512_loadu_pd(x + i + 8), m1);
-  }
-  double lanes[8];
-  _mm512_storeu_pd(lanes, _mm512_max_pd(m1, m0));
-  _mm256_zeroupper();
-  double rest = max_scalar(x + i, m - i);
-  for (int l = 0; l < 8; l++) rest = lanes[l] > rest ? lanes[l] : rest;
-  return rest;
-}
+MAX_KERNEL(max_avx2, "avx2", __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_max_pd)
+MAX_KERNEL(max_avx512, "avx512f", __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_max_pd)
 #endif
 
 typedef void exp_fn(const double *logw, int64_t m, double mx, double *out);
