@@ -38,8 +38,8 @@ double rt_lgamma(double x);
  * replays its parent's draws.  2^32 blocks (2^34 32-bit draws) per particle per epoch are plenty.
  * A particle is rekeyed at every resampling and often draws only a number or two before the next, so
  * what a filter step pays for is mostly the first block of each stream: the population loop keys
- * RT_RNG_LANES streams at once with rt_rng_key_run, whose kernels (the S-box, AES-NI, VAES on AVX-512,
- * chosen when the library loads) compute their first blocks together.  The words are the same
+ * RT_RNG_LANES streams at once with rt_rng_key_run, whose kernels (the S-box, AES-NI, VAES on AVX2
+ * or on AVX-512, chosen when the library loads) compute their first blocks together.  The words are the same
  * whichever computes them: the streams do not depend on the kernel. */
 enum { RT_DOMAIN_PARTICLE = 0, RT_DOMAIN_RESAMPLE = 1, RT_DOMAIN_TEST = 2, RT_DOMAIN_USER = 3, RT_DOMAIN_MH = 4 };
 
@@ -61,10 +61,12 @@ static inline void rt_rng_init(rt_rng *g, uint64_t seed, uint64_t slot, uint32_t
   g->left = 0;
 }
 
+/* g's buffer becomes the block at its counter, and the counter moves on to the next block. */
+void rt_rng_refill(rt_rng *g);
+
 static inline uint32_t rt_next_u32(rt_rng *g) {
   if (g->left == 0) {
-    rt_ars_block(g->ctr, g->key, g->buf);
-    g->ctr[0]++;
+    rt_rng_refill(g);
     g->left = 4; /* and 3 on return: `normal`, not made for this block, is not read (sirenrt.h) */
   }
   return g->buf[4 - g->left--];
@@ -103,9 +105,10 @@ static inline int rt_cpu_level(void) {
   return 0;
 #endif
 }
-/* Selects the kernels of rt_rng_key_run and rt_ars_block for the whole process (tests compare them;
- * not while filters run): 0 the S-box, 1 AES-NI, 2 VAES on AVX-512; a level the CPU lacks is lowered.
- * Returns the level now in use; -1 only reports it.  The best one is chosen when the library loads. */
+/* Selects the kernels of rt_rng_key_run, rt_ars_block and rt_rng_refill for the whole process (tests
+ * compare them; not while filters run): 0 the S-box, 1 AES-NI, 2 VAES on AVX2, 3 VAES on AVX-512; a
+ * level the CPU lacks is lowered.  Returns the level now in use; -1 only reports it.  The best one is
+ * chosen when the library loads. */
 int rt_rng_kernel(int level);
 #define RT_RNG_LANES 16 /* streams keyed per SIMD kernel call */
 

@@ -102,14 +102,35 @@ __attribute__((target("aes"))) static void ars_one_aesni(const uint32_t ctr[4], 
   round_keys(seed, k);
   _mm_storeu_si128((__m128i *)(void *)out, ars_aesni(_mm_loadu_si128((const __m128i *)(const void *)ctr), k));
 }
+
+/* The counter is read and written whole: a counter whose first word alone was stored just before
+ * (as `ctr[0]++` did after each refill) cannot be read back by one 16-byte load until that store
+ * reaches the cache, a stall that made some runs of a stream's refills over three times slower. */
+__attribute__((target("aes"))) static void refill_aesni(rt_rng *g) {
+  __m128i k[ARS_ROUNDS + 1];
+  round_keys((uint64_t)g->key[1] << 32 | g->key[0], k);
+  __m128i c = _mm_loadu_si128((const __m128i *)(const void *)g->ctr);
+  _mm_storeu_si128((__m128i *)(void *)g->buf, ars_aesni(c, k));
+  _mm_storeu_si128((__m128i *)(void *)g->ctr, _mm_add_epi32(c, _mm_cvtsi32_si128(1)));
+}
 #endif
 
-/* A block of one stream (internal.h, rt_next_u32): with AES-NI where the CPU has it. */
+/* A block of one stream: with AES-NI where the CPU has it. */
 static void (*ars_one)(const uint32_t ctr[4], uint64_t seed, uint32_t out[4]) = ars_soft;
 
 void rt_ars_block(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
   ars_one(ctr, (uint64_t)key[1] << 32 | key[0], out);
 }
+
+static void refill_soft(rt_rng *g) {
+  ars_soft(g->ctr, (uint64_t)g->key[1] << 32 | g->key[0], g->buf);
+  g->ctr[0]++;
+}
+
+/* A stream's next block (internal.h, rt_next_u32). */
+static void (*refill_one)(rt_rng *g) = refill_soft;
+
+void rt_rng_refill(rt_rng *g) { refill_one(g); }
 
 /* ---------------------------------------------------------------- many streams at once ------- */
 /* The kernels key up to RT_RNG_LANES streams (one batch): each stream as rt_rng_init leaves it, with
@@ -139,18 +160,112 @@ static void batch_one(const batch *b) {
 }
 
 #if defined(__x86_64__)
-/* AES-NI: the lanes' blocks are independent, so their rounds overlap in the pipeline. */
+/* Lane l's counter (slot0 + l, block 0), made in a register: one stored field at a time and read
+ * back as a whole costs a failed store forward a lane. */
+__attribute__((target("aes"))) static inline __m128i lane_counter(const batch *b, int l) {
+  uint64_t slot = b->slot0 + (uint64_t)l;
+  uint32_t w3 = b->domain << 24 | ((uint32_t)(slot >> 32) & 0xFFFFFFu);
+  return _mm_set_epi32((int)w3, (int)b->epoch, (int)(uint32_t)slot, 0);
+}
+
+/* A keyed stream's fields past its key, from its counter c (block 0) and that block x: ctr (block 1
+ * next), buf, left = 4 with its padding 0, and the ready normal. */
+__attribute__((target("aes"))) static inline void store_keyed(uint8_t *s, __m128i c, __m128i x) {
+  _mm_storeu_si128((__m128i *)(void *)(s + offsetof(rt_rng, ctr)), _mm_or_si128(c, _mm_cvtsi32_si128(1)));
+  _mm_storeu_si128((__m128i *)(void *)(s + offsetof(rt_rng, buf)), x);
+  uint64_t low = (uint64_t)_mm_cvtsi128_si64(x), left = 4; /* buf[1] << 32 | buf[0] */
+  double z = rt_zig_fast(low << 32 | low >> 32);
+  memcpy(s + offsetof(rt_rng, left), &left, sizeof left);
+  memcpy(s + offsetof(rt_rng, normal), &z, sizeof z);
+}
+
+/* AES-NI: four lanes' blocks at a time, whose rounds overlap in the pipeline. */
 __attribute__((target("aes"))) static void batch_aesni(const batch *b) {
+  enum { G = 4 };
   __m128i k[ARS_ROUNDS + 1];
   round_keys(b->seed, k);
-  for (int l = 0; l < b->m; l++) {
-    rt_rng *s = lane_of(b, l);
-    rt_rng_init(s, b->seed, b->slot0 + (uint64_t)l, b->epoch, b->domain);
-    _mm_storeu_si128((__m128i *)(void *)s->buf, ars_aesni(_mm_loadu_si128((const __m128i *)(void *)s->ctr), k));
-    s->ctr[0] = 1;
-    s->left = 4;
-    rt_rng_renormal(s);
+  const uint64_t seed = b->seed;
+  const int m = b->m, has_key = b->has_key;
+  for (int l0 = 0; l0 < m; l0 += G) {
+    __m128i c[G], x[G];
+    for (int j = 0; j < G; j++) {
+      c[j] = lane_counter(b, l0 + j);
+      x[j] = _mm_xor_si128(c[j], k[0]);
+    }
+    for (int r = 1; r < ARS_ROUNDS; r++)
+      for (int j = 0; j < G; j++) x[j] = _mm_aesenc_si128(x[j], k[r]);
+    for (int j = 0; j < G; j++) x[j] = _mm_aesenclast_si128(x[j], k[ARS_ROUNDS]);
+    for (int j = 0; j < G && l0 + j < m; j++) {
+      uint8_t *s = (uint8_t *)lane_of(b, l0 + j);
+      store_keyed(s, c[j], x[j]);
+      if (!has_key) memcpy(s + offsetof(rt_rng, key), &seed, sizeof seed);
+    }
   }
+}
+
+/* rt_zig_fast on four words, with AVX2 (which converts no 64-bit integer to a double: the 53-bit
+ * uniform is made exactly from its two halves, as 2^84 + high 2^32 and 2^52 + low). */
+__attribute__((target("avx2"))) static inline __m256d zig_fast_avx2(__m256i w) {
+  __m256i layer = _mm256_and_si256(w, _mm256_set1_epi64x(0xFF)), u = _mm256_srli_epi64(w, 11);
+  const __m256i exp84 = _mm256_set1_epi64x(0x4530000000000000), exp52 = _mm256_set1_epi64x(0x4330000000000000);
+  __m256d high = _mm256_sub_pd(_mm256_castsi256_pd(_mm256_or_si256(_mm256_srli_epi64(u, 32), exp84)),
+                               _mm256_set1_pd(0x1.0p84 + 0x1.0p52));
+  __m256d low = _mm256_castsi256_pd(_mm256_blend_epi32(u, exp52, 0xAA));
+  __m256d x = _mm256_mul_pd(_mm256_add_pd(high, low), _mm256_i64gather_pd(rt_zig_x_scaled, layer, 8));
+  __m256d in = _mm256_cmp_pd(x, _mm256_i64gather_pd(rt_zig_x + 1, layer, 8), _CMP_LT_OQ);
+  __m256i sign = _mm256_slli_epi64(_mm256_and_si256(w, _mm256_set1_epi64x(0x100)), 55);
+  __m256d signed_x = _mm256_castsi256_pd(_mm256_xor_si256(_mm256_castpd_si256(x), sign));
+  return _mm256_blendv_pd(_mm256_set1_pd(NAN), signed_x, in);
+}
+
+/* VAES on AVX2: two blocks a register, the ready normals four at a time.  Each lane is keyed with
+ * two stores, as by the AVX-512 kernel below (ctr and buf; left, its padding and the normal). */
+__attribute__((target("avx2,vaes,aes"))) static void batch_vaes256(const batch *b) {
+  enum { V = RT_RNG_LANES / 2 };
+  uint32_t lo = (uint32_t)b->slot0;
+  if (b->m < RT_RNG_LANES || lo > UINT32_MAX - (RT_RNG_LANES - 1)) {
+    batch_aesni(b);
+    return;
+  }
+  uint8_t *lane[RT_RNG_LANES];
+  for (int l = 0; l < RT_RNG_LANES; l++) lane[l] = (uint8_t *)lane_of(b, l);
+  const uint64_t seed = b->seed;
+  __m128i k[ARS_ROUNDS + 1];
+  round_keys(seed, k);
+  __m256i rk[ARS_ROUNDS + 1];
+  for (int r = 0; r <= ARS_ROUNDS; r++) rk[r] = _mm256_broadcastsi128_si256(k[r]);
+  uint32_t w3 = b->domain << 24 | ((uint32_t)(b->slot0 >> 32) & 0xFFFFFFu);
+  const __m256i base = _mm256_broadcastsi128_si256(_mm_set_epi32((int)w3, (int)b->epoch, (int)lo, 0));
+  __m256i ctr[V], x[V];
+  for (int v = 0; v < V; v++) {
+    ctr[v] = _mm256_add_epi32(base, _mm256_set_epi32(0, 0, 2 * v + 1, 0, 0, 0, 2 * v, 0));
+    x[v] = _mm256_xor_si256(ctr[v], rk[0]);
+  }
+  for (int r = 1; r < ARS_ROUNDS; r++)
+    for (int v = 0; v < V; v++) x[v] = _mm256_aesenc_epi128(x[v], rk[r]);
+  for (int v = 0; v < V; v++) x[v] = _mm256_aesenclast_epi128(x[v], rk[ARS_ROUNDS]);
+  const __m256i one = _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 1);
+  for (int v = 0; v < V; v++) { /* lanes 2v and 2v + 1: ctr then buf each */
+    __m256i c = _mm256_or_si256(ctr[v], one);
+    _mm256_storeu_si256((__m256i *)(void *)(lane[2 * v] + offsetof(rt_rng, ctr)), _mm256_permute2x128_si256(c, x[v], 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(lane[2 * v + 1] + offsetof(rt_rng, ctr)),
+                        _mm256_permute2x128_si256(c, x[v], 0x31));
+  }
+  /* Word buf[0] << 32 | buf[1] of each lane is its block's low quadword with its halves swapped;
+   * lanes 2v, 2v + 1, 2v + 2, 2v + 3 in order after the unpack's cross. */
+  const __m256d left = _mm256_castsi256_pd(_mm256_set1_epi64x(4));
+  for (int v = 0; v < V; v += 2) {
+    __m256i lows = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(x[v], x[v + 1]), _MM_SHUFFLE(3, 1, 2, 0));
+    __m256d normals = zig_fast_avx2(_mm256_shuffle_epi32(lows, _MM_SHUFFLE(2, 3, 0, 1)));
+    __m256d pair[2] = {_mm256_unpacklo_pd(left, normals), _mm256_unpackhi_pd(left, normals)};
+    for (int odd = 0; odd < 2; odd++) { /* pair[odd] holds lanes 2v + odd (low half) and 2v + 2 + odd */
+      _mm_storeu_pd((double *)(void *)(lane[2 * v + odd] + offsetof(rt_rng, left)), _mm256_castpd256_pd128(pair[odd]));
+      _mm_storeu_pd((double *)(void *)(lane[2 * v + 2 + odd] + offsetof(rt_rng, left)), _mm256_extractf128_pd(pair[odd], 1));
+    }
+  }
+  _mm256_zeroupper();
+  if (!b->has_key)
+    for (int l = 0; l < RT_RNG_LANES; l++) memcpy(lane[l] + offsetof(rt_rng, key), &seed, sizeof seed);
 }
 
 /* rt_zig_fast on eight words. */
@@ -235,20 +350,20 @@ static batch_kernel kernel = batch_one;
 static int kernel_level = 0;
 
 #ifndef RT_RNG_MAX_LEVEL
-#define RT_RNG_MAX_LEVEL 2 /* -DRT_RNG_MAX_LEVEL=n builds a runtime that uses no kernel above n */
+#define RT_RNG_MAX_LEVEL 3 /* -DRT_RNG_MAX_LEVEL=n builds a runtime that uses no kernel above n */
 #endif
 
-/* 2: VAES on AVX-512, only where AVX-512 does not slow the core down: Skylake and Cascade Lake servers
+/* 3: VAES on AVX-512, only where AVX-512 does not slow the core down: Skylake and Cascade Lake servers
  * lower their clock for the whole filter around it, and lack VBMI2, which the CPUs without that
- * penalty (Ice Lake and later, Zen 4) have.  1: AES-NI.  0: the S-box. */
+ * penalty (Ice Lake and later, Zen 4) have.  2: VAES on AVX2 (Zen 3, Alder Lake and other CPUs with
+ * VAES but no AVX-512).  1: AES-NI.  0: the S-box. */
 static int best_level(void) {
   int best = 0;
 #if defined(__x86_64__)
   __builtin_cpu_init();
   if (__builtin_cpu_supports("aes")) best = 1;
-  if (best == 1 && __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx512vbmi2") &&
-      __builtin_cpu_supports("avx512dq"))
-    best = 2;
+  if (best == 1 && __builtin_cpu_supports("vaes") && __builtin_cpu_supports("avx2")) best = 2;
+  if (best == 2 && __builtin_cpu_supports("avx512vbmi2") && __builtin_cpu_supports("avx512dq")) best = 3;
 #endif
   return best < RT_RNG_MAX_LEVEL ? best : RT_RNG_MAX_LEVEL;
 }
@@ -260,12 +375,15 @@ int rt_rng_kernel(int level) {
   kernel_level = level;
   kernel = batch_one;
   ars_one = ars_soft;
+  refill_one = refill_soft;
 #if defined(__x86_64__)
   if (level >= 1) {
     kernel = batch_aesni;
     ars_one = ars_one_aesni;
+    refill_one = refill_aesni;
   }
-  if (level == 2) kernel = batch_vaes512;
+  if (level == 2) kernel = batch_vaes256;
+  if (level == 3) kernel = batch_vaes512;
 #endif
   return level;
 }

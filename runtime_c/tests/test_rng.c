@@ -67,7 +67,7 @@ static void test_blocks(void) {
                                       {0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344},
                                       {1, 7, 3, 2u << 24}};
   static const uint64_t seeds[3] = {0, 0xFFFFFFFFFFFFFFFFull, 0x299f31d0a4093822ull};
-  for (int level = 0; level <= 2; level++) {
+  for (int level = 0; level <= 3; level++) {
     if (rt_rng_kernel(level) != level) continue;
     int bad = 0;
     for (int c = 0; c < 4; c++)
@@ -76,6 +76,15 @@ static void test_blocks(void) {
         rt_ars_block(ctrs[c], key, got);
         ars_reference(ctrs[c], seeds[k], want);
         bad += memcmp(got, want, sizeof got) != 0;
+        /* a stream's refills: the blocks at its counter, the counter's first word counting them */
+        rt_rng g;
+        rt_rng_init(&g, seeds[k], (uint64_t)ctrs[c][3] << 32 | ctrs[c][1], ctrs[c][2], 0);
+        memcpy(g.ctr, ctrs[c], sizeof g.ctr);
+        for (uint32_t b = 0; b < 3; b++) {
+          uint32_t ctr[4] = {ctrs[c][0] + b, ctrs[c][1], ctrs[c][2], ctrs[c][3]};
+          ars_reference(ctr, seeds[k], want);
+          for (int w = 0; w < 4; w++) bad += rt_next_u32(&g) != want[w];
+        }
       }
     CHECK(bad == 0, "kernel %d: %d blocks differ from ARS-7's definition", level, bad);
   }
@@ -111,15 +120,15 @@ static int same_state(const rt_rng *a, const rt_rng *b) {
          memcmp(a->buf, b->buf, sizeof a->buf) == 0 && a->left == b->left;
 }
 
-/* Every kernel of rt_rng_key_run (the S-box, AES-NI, VAES, as far as the CPU has them) keys the
- * same streams as rt_rng_init: full batches, a partial batch, runs starting anywhere (across 2^32 too),
- * streams in place inside larger records, all domains; nothing outside the streams is written; and
- * rt_rng_rekey_run keys the same streams where they hold their key already.  Each
+/* Every kernel of rt_rng_key_run (the S-box, AES-NI, VAES on AVX2 and on AVX-512, as far as the CPU
+ * has them) keys the same streams as rt_rng_init: full batches, a partial batch, runs starting anywhere
+ * (across 2^32 too), streams in place inside larger records, all domains; nothing outside the streams
+ * is written; and rt_rng_rekey_run keys the same streams where they hold their key already.  Each
  * stream's ready normal is the ziggurat fast path's answer for its first two words, NaN where that
  * rejects them (some must be), and its normals are those of its words. */
 static void test_key_run(void) {
   int best = rt_rng_kernel(-1);
-  CHECK(best >= 0 && best <= 2, "kernel level %d", best);
+  CHECK(best >= 0 && best <= 3, "kernel level %d", best);
   static const uint64_t seeds[] = {0, 42, 0xFFFFFFFFFFFFFFFFull, 0x243F6A8885A308D3ull};
   static const uint64_t starts[] = {0, 5, 0xFFFFFFF5ull, 0xABCDEF00000007ull};
   enum { N = 37 }; /* two full batches and a partial one */
@@ -128,7 +137,7 @@ static void test_key_run(void) {
     rt_rng g;
     uint32_t after[7];
   } record; /* a stride that is not sizeof(rt_rng) */
-  for (int level = 0; level <= 2; level++) {
+  for (int level = 0; level <= 3; level++) {
     int got = rt_rng_kernel(level);
     CHECK(got <= level, "kernel %d reported as %d", level, got);
     if (got != level) continue; /* the CPU lacks it */
