@@ -259,20 +259,21 @@ const sirenrt_rows *rt_stream_rows(const sirenrt_filter *f);
 
 /* ---------------------------------------------------------------- context ------------------- */
 
-/* 128 bytes, 64-aligned: the first cache line holds what every particle touches every step (its
- * stream, state, weight, filter), the second what lists, data and errors need.  The population
- * loop walks these in slot order, so a fat first line would cost every model memory bandwidth. */
+/* 128 bytes, 64-aligned: the first cache line holds what the compiled span loop reads of every
+ * particle (its stream and flags), the second what the runtime's own draws and scores read (the
+ * filter, the weight) and what lists, data and errors need.  The population loop walks these in slot
+ * order, so a fat context would cost every model memory bandwidth. */
 struct __attribute__((aligned(64))) sirenrt_ctx {
   rt_rng rng;          /* rng.ctr[2] is the resampling epoch its stream is keyed with */
   int32_t flagged;     /* set when this resume recorded an error or a zero weight (cold fields below),
                         * or built list cells */
+  int32_t zeroed;      /* logw became -inf during the current resume */
+  /* second cache line */
   double *logw;        /* this particle's entry of the filter's dense weight array */
   struct sirenrt_filter *filter; /* data, stream state and the site table; NULL in sample_many */
-  /* second cache line */
   uint64_t *arena;
   uint32_t arena_used, arena_cap; /* the young arena: cells built since the last barrier */
   int32_t zero_site;   /* site of the observation that made logw -inf (-1: none) */
-  int32_t zeroed;      /* logw became -inf during the current resume */
   int32_t err_site;
   char *err_msg;       /* the first error of this particle (malloc'd), NULL if none */
   int64_t want_row;    /* the stream row a NEED_ROW particle waits for */
@@ -280,6 +281,8 @@ struct __attribute__((aligned(64))) sirenrt_ctx {
 };
 
 _Static_assert(offsetof(struct sirenrt_ctx, rng) == 0, "a context begins with its stream (sirenrt.h)");
+_Static_assert(sizeof(struct sirenrt_ctx) == 128 && offsetof(struct sirenrt_ctx, logw) == 64,
+               "a context is two cache lines, the span loop's fields in the first");
 
 /* errors.c */
 #define RT_SITE_RENDERED (-2) /* err_site value: err_msg is already a complete rendered diagnostic */
