@@ -754,10 +754,7 @@ static void resume_range(void *arg, int k, int threads) {
     if (i >= keyed_to) { /* the next run of slots, keyed while their contexts are about to be used */
       int64_t run = lanes ? RT_LANE_RUN : RT_KEY_RUN;
       keyed_to = hi - i < run ? hi : i + run;
-      if (lanes) {
-        view.ctx_first = i;
-        for (int64_t j = i; j < keyed_to; j++) lane[j - i].logw = &logw[j];
-      }
+      if (lanes) view.ctx_first = i; /* (a lane's weight: rt_ctx_logw) */
       if (lanes)
         rt_rng_rekey_run(&lane[0].rng, sizeof *ctx, (uint64_t)i, keyed_to - i, f->seed, epoch, RT_DOMAIN_PARTICLE);
       else

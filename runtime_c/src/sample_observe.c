@@ -27,10 +27,11 @@
 /* A weight that reaches -inf stays there (also against a later +inf density), and remembers the
  * observation that zeroed it for the "all particles have zero weight" error. */
 void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t site) {
-  if (*ctx->logw == -INFINITY) return;
-  double w = *ctx->logw + lp;
+  double *logw = rt_ctx_logw(ctx);
+  if (*logw == -INFINITY) return;
+  double w = *logw + lp;
   if (isnan(w)) w = -INFINITY;
-  *ctx->logw = w;
+  *logw = w;
   if (w == -INFINITY) {
     ctx->zero_site = site;
     ctx->zeroed = 1;
