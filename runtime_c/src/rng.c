@@ -203,6 +203,28 @@ __attribute__((target("aes"))) static void batch_aesni(const batch *b) {
   }
 }
 
+/* What the vector kernels share: a full batch whose slots share their high word (all but one batch
+ * in 2^28) is keyed from registers, the others by batch_aesni; the lanes' addresses, made once (*b
+ * might be read again after every store through them); each lane's block-0 counter less its slot's
+ * offset in the batch; the key, unless the streams hold it already. */
+static inline int batch_is_full(const batch *b) {
+  return b->m == RT_RNG_LANES && (uint32_t)b->slot0 <= UINT32_MAX - (RT_RNG_LANES - 1);
+}
+
+static inline void lane_addresses(const batch *b, uint8_t *lane[RT_RNG_LANES]) {
+  for (int l = 0; l < RT_RNG_LANES; l++) lane[l] = (uint8_t *)lane_of(b, l);
+}
+
+static inline __m128i counter_base(const batch *b) {
+  uint32_t w3 = b->domain << 24 | ((uint32_t)(b->slot0 >> 32) & 0xFFFFFFu);
+  return _mm_set_epi32((int)w3, (int)b->epoch, (int)(uint32_t)b->slot0, 0);
+}
+
+static inline void store_keys(const batch *b, uint8_t *const lane[RT_RNG_LANES]) {
+  if (!b->has_key)
+    for (int l = 0; l < RT_RNG_LANES; l++) memcpy(lane[l] + offsetof(rt_rng, key), &b->seed, sizeof b->seed);
+}
+
 /* rt_zig_fast on four words, with AVX2 (which converts no 64-bit integer to a double: the 53-bit
  * uniform is made exactly from its two halves, as 2^84 + high 2^32 and 2^52 + low). */
 __attribute__((target("avx2"))) static inline __m256d zig_fast_avx2(__m256i w) {
@@ -222,20 +244,17 @@ __attribute__((target("avx2"))) static inline __m256d zig_fast_avx2(__m256i w) {
  * two stores, as by the AVX-512 kernel below (ctr and buf; left, its padding and the normal). */
 __attribute__((target("avx2,vaes,aes"))) static void batch_vaes256(const batch *b) {
   enum { V = RT_RNG_LANES / 2 };
-  uint32_t lo = (uint32_t)b->slot0;
-  if (b->m < RT_RNG_LANES || lo > UINT32_MAX - (RT_RNG_LANES - 1)) {
+  if (!batch_is_full(b)) {
     batch_aesni(b);
     return;
   }
   uint8_t *lane[RT_RNG_LANES];
-  for (int l = 0; l < RT_RNG_LANES; l++) lane[l] = (uint8_t *)lane_of(b, l);
-  const uint64_t seed = b->seed;
+  lane_addresses(b, lane);
   __m128i k[ARS_ROUNDS + 1];
-  round_keys(seed, k);
+  round_keys(b->seed, k);
   __m256i rk[ARS_ROUNDS + 1];
   for (int r = 0; r <= ARS_ROUNDS; r++) rk[r] = _mm256_broadcastsi128_si256(k[r]);
-  uint32_t w3 = b->domain << 24 | ((uint32_t)(b->slot0 >> 32) & 0xFFFFFFu);
-  const __m256i base = _mm256_broadcastsi128_si256(_mm_set_epi32((int)w3, (int)b->epoch, (int)lo, 0));
+  const __m256i base = _mm256_broadcastsi128_si256(counter_base(b));
   __m256i ctr[V], x[V];
   for (int v = 0; v < V; v++) {
     ctr[v] = _mm256_add_epi32(base, _mm256_set_epi32(0, 0, 2 * v + 1, 0, 0, 0, 2 * v, 0));
@@ -264,8 +283,7 @@ __attribute__((target("avx2,vaes,aes"))) static void batch_vaes256(const batch *
     }
   }
   _mm256_zeroupper();
-  if (!b->has_key)
-    for (int l = 0; l < RT_RNG_LANES; l++) memcpy(lane[l] + offsetof(rt_rng, key), &seed, sizeof seed);
+  store_keys(b, lane);
 }
 
 /* rt_zig_fast on eight words. */
@@ -277,27 +295,22 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512d zig_fast_avx51
   return _mm512_mask_blend_pd(in, _mm512_set1_pd(NAN), _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), sign)));
 }
 
-/* VAES on AVX-512: four blocks a register.  A full batch whose slots share their high word (all but
- * one batch in 2^28) is keyed from registers, two stores a lane: ctr and buf (32 bytes), then left
- * (with the padding after it, zero) and the ready normal (16 bytes); and the key, unless the streams
- * hold it already.  A store a field cost about 0.8 ns a stream more (keyed 16 at a time in L1). */
+/* VAES on AVX-512: four blocks a register.  Two stores a lane: ctr and buf (32 bytes), then left
+ * (with the padding after it, zero) and the ready normal (16 bytes).  A store a field cost about
+ * 0.8 ns a stream more (keyed 16 at a time in L1). */
 __attribute__((target("avx512f,avx512dq,vaes,aes"))) static void batch_vaes512(const batch *b) {
   enum { V = RT_RNG_LANES / 4 };
-  uint32_t lo = (uint32_t)b->slot0;
-  if (b->m < RT_RNG_LANES || lo > UINT32_MAX - (RT_RNG_LANES - 1)) {
+  if (!batch_is_full(b)) {
     batch_aesni(b);
     return;
   }
-  /* the lanes' addresses, made once: *b might be read again after every store through them */
   uint8_t *lane[RT_RNG_LANES];
-  for (int l = 0; l < RT_RNG_LANES; l++) lane[l] = (uint8_t *)lane_of(b, l);
-  const uint64_t seed = b->seed;
+  lane_addresses(b, lane);
   __m128i k[ARS_ROUNDS + 1];
-  round_keys(seed, k);
+  round_keys(b->seed, k);
   __m512i rk[ARS_ROUNDS + 1];
   for (int r = 0; r <= ARS_ROUNDS; r++) rk[r] = _mm512_broadcast_i32x4(k[r]);
-  uint32_t w3 = b->domain << 24 | ((uint32_t)(b->slot0 >> 32) & 0xFFFFFFu);
-  const __m512i base = _mm512_broadcast_i32x4(_mm_set_epi32((int)w3, (int)b->epoch, (int)lo, 0));
+  const __m512i base = _mm512_broadcast_i32x4(counter_base(b));
   __m512i ctr[V], x[V];
   for (int v = 0; v < V; v++) {
     int s = 4 * v;
@@ -333,8 +346,7 @@ __attribute__((target("avx512f,avx512dq,vaes,aes"))) static void batch_vaes512(c
       }
   }
   _mm256_zeroupper();
-  if (!b->has_key)
-    for (int l = 0; l < RT_RNG_LANES; l++) memcpy(lane[l] + offsetof(rt_rng, key), &seed, sizeof seed);
+  store_keys(b, lane);
 }
 #endif
 
