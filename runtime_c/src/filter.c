@@ -179,6 +179,8 @@ typedef struct barrier_args {
   sirenrt_filter *f;
   int64_t n_blocks;
   int running;           /* weigh pass: write running sums, for the systematic and stratified offspring */
+  int reset;             /* weigh pass: reset each block's log weights once weighed (the barrier
+                          * resamples whatever they are), while they are in the cache */
   double total;          /* the weights' total S (normalise pass) */
   rt_offspring offspring; /* systematic and stratified offspring pass */
   int64_t n_copies;      /* copy pass */
@@ -340,13 +342,21 @@ static inline __attribute__((always_inline)) void copy_plain(const copy_view *v,
   }
 }
 
+/* Every offspring starts with weight 1: the block's log weights, read by weigh_range, are done with. */
+static void reset_weights(sirenrt_filter *f, int64_t b) {
+  int64_t lo = rt_block_lo(b);
+  memset(f->logw + lo, 0, (size_t)(rt_block_hi(b, f->n) - lo) * sizeof(double));
+}
+
 static void weigh_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
-  for (int64_t b = lo; b < hi; b++)
+  for (int64_t b = lo; b < hi; b++) {
     rt_weigh_block(f->logw, rt_block_lo(b), rt_block_hi(b, f->n), f->w, a->running, &f->blocks[b]);
+    if (a->reset) reset_weights(f, b);
+  }
 }
 
 /* The list slots of particle i's frame now: its result's when finished, else those of its pc. */
@@ -416,11 +426,6 @@ static void tally_block(sirenrt_filter *f, int64_t b) {
   rt_tally_block(f->counts, rt_block_lo(b), rt_block_hi(b, f->n), &f->bits, &f->blocks[b]);
 }
 
-/* Every offspring starts with weight 1: the block's log weights, read by weigh_range, are done with. */
-static void reset_weights(sirenrt_filter *f, int64_t b) {
-  int64_t lo = rt_block_lo(b);
-  memset(f->logw + lo, 0, (size_t)(rt_block_hi(b, f->n) - lo) * sizeof(double));
-}
 
 static void offspring_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
@@ -430,7 +435,7 @@ static void offspring_range(void *arg, int k, int threads) {
   for (int64_t b = lo; b < hi; b++) {
     rt_offspring_block(&a->offspring, f->w + rt_block_lo(b), rt_block_lo(b), rt_block_hi(b, f->n), &f->blocks[b],
                        f->counts, &f->bits);
-    reset_weights(f, b);
+    if (!a->reset) reset_weights(f, b);
   }
 }
 
@@ -449,7 +454,7 @@ static void tally_range(void *arg, int k, int threads) {
   blocks_of(a, k, threads, &lo, &hi);
   for (int64_t b = lo; b < hi; b++) {
     tally_block(a->f, b);
-    reset_weights(a->f, b);
+    if (!a->reset) reset_weights(a->f, b);
   }
 }
 
@@ -527,7 +532,8 @@ static int barrier(sirenrt_filter *f) {
   int threads = team_size(f);
   int32_t scheme = f->opts.resampler;
   barrier_args a = {.f = f, .n_blocks = nb,
-                    .running = scheme == SIRENRT_SYSTEMATIC || scheme == SIRENRT_STRATIFIED};
+                    .running = scheme == SIRENRT_SYSTEMATIC || scheme == SIRENRT_STRATIFIED,
+                    .reset = resamples_always(f)};
   double t = profile_clock(f);
   run_team(f, threads, weigh_range, &a);
   profile_add(f, RT_PHASE_WEIGH, &t);
