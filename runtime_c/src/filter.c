@@ -716,9 +716,10 @@ static void lane_return(sirenrt_filter *f, sirenrt_ctx *lane, sirenrt_ctx *c) {
 
 /* Resumes every particle of slots [n k / T, n (k+1) / T) that can proceed.  After a resampling that
  * followed draws (keys_due), every stream is keyed with its first block, RT_KEY_RUN slots (RT_LANE_RUN
- * on lanes) at a time just before they run.  Otherwise a stream of an older epoch is rekeyed when its slot comes: with its first
- * block and the stale slots after it (rekey_ahead) while particles draw, else (no particle drew in the
- * last pass: a program without draws, or past them) alone and without it, the first draw computing it.
+ * on lanes) at a time just before they run.  Otherwise a stream of an older epoch is rekeyed when its
+ * slot comes: with its first block and the stale slots after it (rekey_ahead) while particles draw,
+ * else (no particle drew in the last pass: a program without draws, or past them) alone and without
+ * it, the first draw computing it.
  * All give the same words: the answer is the same either way, and so for any number of threads.  Runs
  * of particles that need nothing recorded but their state go through the model's compiled loop when
  * it has one (sirenrt_span_fn); it hands back every other. */

@@ -266,7 +266,8 @@ __attribute__((target("avx2,vaes,aes"))) static void batch_vaes256(const batch *
   const __m256i one = _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 1);
   for (int v = 0; v < V; v++) { /* lanes 2v and 2v + 1: ctr then buf each */
     __m256i c = _mm256_or_si256(ctr[v], one);
-    _mm256_storeu_si256((__m256i *)(void *)(lane[2 * v] + offsetof(rt_rng, ctr)), _mm256_permute2x128_si256(c, x[v], 0x20));
+    _mm256_storeu_si256((__m256i *)(void *)(lane[2 * v] + offsetof(rt_rng, ctr)),
+                        _mm256_permute2x128_si256(c, x[v], 0x20));
     _mm256_storeu_si256((__m256i *)(void *)(lane[2 * v + 1] + offsetof(rt_rng, ctr)),
                         _mm256_permute2x128_si256(c, x[v], 0x31));
   }
@@ -278,8 +279,10 @@ __attribute__((target("avx2,vaes,aes"))) static void batch_vaes256(const batch *
     __m256d normals = zig_fast_avx2(_mm256_shuffle_epi32(lows, _MM_SHUFFLE(2, 3, 0, 1)));
     __m256d pair[2] = {_mm256_unpacklo_pd(left, normals), _mm256_unpackhi_pd(left, normals)};
     for (int odd = 0; odd < 2; odd++) { /* pair[odd] holds lanes 2v + odd (low half) and 2v + 2 + odd */
-      _mm_storeu_pd((double *)(void *)(lane[2 * v + odd] + offsetof(rt_rng, left)), _mm256_castpd256_pd128(pair[odd]));
-      _mm_storeu_pd((double *)(void *)(lane[2 * v + 2 + odd] + offsetof(rt_rng, left)), _mm256_extractf128_pd(pair[odd], 1));
+      double *low = (double *)(void *)(lane[2 * v + odd] + offsetof(rt_rng, left));
+      double *high = (double *)(void *)(lane[2 * v + 2 + odd] + offsetof(rt_rng, left));
+      _mm_storeu_pd(low, _mm256_castpd256_pd128(pair[odd]));
+      _mm_storeu_pd(high, _mm256_extractf128_pd(pair[odd], 1));
     }
   }
   _mm256_zeroupper();
