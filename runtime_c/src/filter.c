@@ -426,7 +426,6 @@ static void tally_block(sirenrt_filter *f, int64_t b) {
   rt_tally_block(f->counts, rt_block_lo(b), rt_block_hi(b, f->n), &f->bits, &f->blocks[b]);
 }
 
-
 static void offspring_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
@@ -761,11 +760,12 @@ static void resume_range(void *arg, int k, int threads) {
     if (i >= keyed_to) { /* the next run of slots, keyed while their contexts are about to be used */
       int64_t run = lanes ? RT_LANE_RUN : RT_KEY_RUN;
       keyed_to = hi - i < run ? hi : i + run;
-      if (lanes) view.ctx_first = i; /* (a lane's weight: rt_ctx_logw) */
-      if (lanes)
+      if (lanes) { /* (a lane's weight: rt_ctx_logw) */
+        view.ctx_first = i;
         rt_rng_rekey_run(&lane[0].rng, sizeof *ctx, (uint64_t)i, keyed_to - i, f->seed, epoch, RT_DOMAIN_PARTICLE);
-      else
+      } else {
         rt_rng_key_run(&ctx[i].rng, sizeof *ctx, (uint64_t)i, keyed_to - i, f->seed, epoch, RT_DOMAIN_PARTICLE);
+      }
     }
     if (span) {
       int64_t got = f->model->resume_span(span, i, keyed_to);

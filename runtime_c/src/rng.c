@@ -160,10 +160,9 @@ static void batch_one(const batch *b) {
 }
 
 #if defined(__x86_64__)
-/* Lane l's counter (slot0 + l, block 0), made in a register: one stored field at a time and read
- * back as a whole costs a failed store forward a lane. */
-__attribute__((target("aes"))) static inline __m128i lane_counter(const batch *b, int l) {
-  uint64_t slot = b->slot0 + (uint64_t)l;
+/* The counter of block 0 of slot's stream (rt_rng_init's words), made in a register: one stored
+ * field at a time and read back as a whole costs a failed store forward a lane. */
+static inline __m128i block0_counter(const batch *b, uint64_t slot) {
   uint32_t w3 = b->domain << 24 | ((uint32_t)(slot >> 32) & 0xFFFFFFu);
   return _mm_set_epi32((int)w3, (int)b->epoch, (int)(uint32_t)slot, 0);
 }
@@ -189,7 +188,7 @@ __attribute__((target("aes"))) static void batch_aesni(const batch *b) {
   for (int l0 = 0; l0 < m; l0 += G) {
     __m128i c[G], x[G];
     for (int j = 0; j < G; j++) {
-      c[j] = lane_counter(b, l0 + j);
+      c[j] = block0_counter(b, b->slot0 + (uint64_t)(l0 + j));
       x[j] = _mm_xor_si128(c[j], k[0]);
     }
     for (int r = 1; r < ARS_ROUNDS; r++)
@@ -204,20 +203,15 @@ __attribute__((target("aes"))) static void batch_aesni(const batch *b) {
 }
 
 /* What the vector kernels share: a full batch whose slots share their high word (all but one batch
- * in 2^28) is keyed from registers, the others by batch_aesni; the lanes' addresses, made once (*b
- * might be read again after every store through them); each lane's block-0 counter less its slot's
- * offset in the batch; the key, unless the streams hold it already. */
+ * in 2^28) is keyed from registers, each lane's counter the first lane's (block0_counter) plus its
+ * offset, the others by batch_aesni; the lanes' addresses, made once (*b might be read again after
+ * every store through them); the key, unless the streams hold it already. */
 static inline int batch_is_full(const batch *b) {
   return b->m == RT_RNG_LANES && (uint32_t)b->slot0 <= UINT32_MAX - (RT_RNG_LANES - 1);
 }
 
 static inline void lane_addresses(const batch *b, uint8_t *lane[RT_RNG_LANES]) {
   for (int l = 0; l < RT_RNG_LANES; l++) lane[l] = (uint8_t *)lane_of(b, l);
-}
-
-static inline __m128i counter_base(const batch *b) {
-  uint32_t w3 = b->domain << 24 | ((uint32_t)(b->slot0 >> 32) & 0xFFFFFFu);
-  return _mm_set_epi32((int)w3, (int)b->epoch, (int)(uint32_t)b->slot0, 0);
 }
 
 static inline void store_keys(const batch *b, uint8_t *const lane[RT_RNG_LANES]) {
@@ -254,7 +248,7 @@ __attribute__((target("avx2,vaes,aes"))) static void batch_vaes256(const batch *
   round_keys(b->seed, k);
   __m256i rk[ARS_ROUNDS + 1];
   for (int r = 0; r <= ARS_ROUNDS; r++) rk[r] = _mm256_broadcastsi128_si256(k[r]);
-  const __m256i base = _mm256_broadcastsi128_si256(counter_base(b));
+  const __m256i base = _mm256_broadcastsi128_si256(block0_counter(b, b->slot0));
   __m256i ctr[V], x[V];
   for (int v = 0; v < V; v++) {
     ctr[v] = _mm256_add_epi32(base, _mm256_set_epi32(0, 0, 2 * v + 1, 0, 0, 0, 2 * v, 0));
@@ -313,7 +307,7 @@ __attribute__((target("avx512f,avx512dq,vaes,aes"))) static void batch_vaes512(c
   round_keys(b->seed, k);
   __m512i rk[ARS_ROUNDS + 1];
   for (int r = 0; r <= ARS_ROUNDS; r++) rk[r] = _mm512_broadcast_i32x4(k[r]);
-  const __m512i base = _mm512_broadcast_i32x4(counter_base(b));
+  const __m512i base = _mm512_broadcast_i32x4(block0_counter(b, b->slot0));
   __m512i ctr[V], x[V];
   for (int v = 0; v < V; v++) {
     int s = 4 * v;
