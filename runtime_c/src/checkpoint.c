@@ -595,6 +595,8 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
     return rt_set_last_error("cannot load the filter: %s", r->bad), NULL;
   }
   f->est_valid = 0;
+  f->keys_due = 0; /* the streams are the checkpoint's, each rekeyed when its epoch is older (filter.c) */
+  f->ctx_clean = 0;
   return f;
 }
 

@@ -79,12 +79,12 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
   memset(f->frames, 0, (size_t)f->n * f->model->frame_size);
   f->epoch = 0;
   f->rekey_lazy = 0;
-  f->keys_due = 0;
-  for (int64_t i = 0; i < f->n; i++) {
+  f->keys_due = !f->model->never_draws;
+  memset(f->logw, 0, (size_t)f->n * sizeof(double));
+  memset(f->state, SIRENRT_RUNNABLE, (size_t)f->n);
+  for (int64_t i = 0; i < f->n && !f->ctx_clean; i++) {
     sirenrt_ctx *c = &f->ctx[i];
     c->arena_used = 0;
-    f->logw[i] = 0.0;
-    f->state[i] = SIRENRT_RUNNABLE;
     c->zero_site = -1;
     c->zeroed = 0;
     c->want_row = 0;
@@ -92,6 +92,7 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
     c->err_msg = NULL;
     rekey(f, i);
   }
+  f->ctx_clean = 1;
   if (f->sym_used) rt_sym_release_all(f); /* states of the last run (none under pf) */
   release_held(f);
   if (f->heap) rt_heap_clear(f->heap);
@@ -617,6 +618,7 @@ typedef struct pass_chunk {
   int64_t first_bad;   /* lowest slot whose resume broke the protocol, -1 if none */
   int32_t bad_status;
   int out_of_memory;   /* holding some particle's lists failed */
+  int touched;         /* some particle's own context was written (sirenrt_filter.ctx_clean) */
 } pass_chunk;
 
 typedef struct pass_args {
@@ -726,7 +728,7 @@ static void resume_range(void *arg, int k, int threads) {
   pass_args *a = arg;
   sirenrt_filter *f = a->f;
   pass_chunk *out = &a->chunks[k];
-  *out = (pass_chunk){0, 0, -1, -1, -1, 0, 0};
+  *out = (pass_chunk){0, 0, -1, -1, -1, 0, 0, 0};
   int64_t lo = f->n * k / threads, hi = f->n * (k + 1) / threads;
   /* Read once: a resume may write through pointers the compiler cannot tell from f's fields. */
   sirenrt_resume_fn resume = f->model->resume;
@@ -745,6 +747,7 @@ static void resume_range(void *arg, int k, int threads) {
   int64_t keyed_to = f->keys_due ? lo : hi; /* streams to key before their slots run: [keyed_to, hi) */
   if (f->keys_due) view.keyed = 0; /* every run is keyed before the loop is given it: no epoch to check */
   int lanes = lanes_apply(f, span);
+  out->touched = !lanes;
   sirenrt_ctx lane[RT_LANE_RUN];
   if (lanes) {
     memset(lane, 0, sizeof lane);
@@ -781,6 +784,7 @@ static void resume_range(void *arg, int k, int threads) {
       c = &ctx[i];
       if (got & SIRENRT_SPAN_RESUMED) {
         if (lanes) lane_return(f, &lane[i - view.ctx_first], c);
+        out->touched = 1;
         r = state[i];
         drew |= keyed;
         goto resumed;
@@ -798,6 +802,7 @@ static void resume_range(void *arg, int k, int threads) {
     if (s != SIRENRT_RUNNABLE && s != SIRENRT_AT_RESAMPLE && !can_proceed(f, i)) continue;
     c = &ctx[i];
     if (keyed && c->rng.ctr[2] != epoch) rekey_stale(f, i, hi, lazy, RT_RNG_LANES); /* of an older epoch */
+    out->touched = 1;
     r = resume(c, frames + (size_t)i * frame_size, &logw[i], rows);
     drew |= !untouched(&c->rng);
     state[i] = (int8_t)r;
@@ -853,6 +858,7 @@ static int resume_all(sirenrt_filter *f) {
     any |= c->any_at_resample;
     drew |= c->drew;
     out_of_memory |= c->out_of_memory;
+    if (c->touched) f->ctx_clean = 0;
     if (c->last_zero >= 0) f->last_zero_site = f->ctx[c->last_zero].zero_site;
     if (error < 0) error = c->first_error;
     if (bad < 0 && c->first_bad >= 0) {

@@ -381,6 +381,8 @@ struct sirenrt_filter {
   uint32_t epoch;      /* number of resamplings done in this run */
   int32_t rekey_lazy;  /* no particle drew in the last pass: key streams one at a time, first block on a draw */
   int32_t keys_due;    /* a resampling since the last pass, which drew: the next pass keys every stream */
+  int32_t ctx_clean;   /* no context was written since reset_population last reset them all: every
+                        * pass since ran on lanes (filter.c), and none handed a particle back */
   int32_t mode;
   int32_t stream_open;
   rt_table *tables;    /* model->n_files tables; borrowed by estimate()'s clone */

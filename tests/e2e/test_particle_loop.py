@@ -4,7 +4,7 @@ the same descriptor without it (the runtime's own loop) gives the same numbers b
 model that draws (streams rekeyed at every resampling), one that draws three normals a step (the
 third finds fewer than two words buffered: the loop's inline draw leaves it to the runtime), one on
 tier 2 that never draws, one whose weights become zero, and one that carries lists (where the
-runtime keeps the loop)."""
+runtime keeps the loop).  And a filter run again gives its first run's numbers."""
 
 from __future__ import annotations
 
@@ -35,44 +35,111 @@ PROGRAMS = {
 }
 
 
-def _answers(descriptor, rows: np.ndarray, threads: int) -> tuple:
-    """The estimate, the log evidence and the barriers' history (ESS and log evidence at each)."""
+def _new_filter(descriptor, threads: int):
     rt = runtime_lib()
     opts = ffi.new("sirenrt_options *", {"resampler": 0, "ess_threshold": 0.0, "threads": threads,
                                          "memory_limit": 0})
     f = rt.sirenrt_filter_new(descriptor, 3001, 11, opts)
     assert f != ffi.NULL, ffi.string(rt.sirenrt_last_error()).decode()
+    return f
+
+
+def _run(f, rows: np.ndarray) -> tuple:
+    """The estimate, the log evidence and the barriers' history (ESS and log evidence at each) of a
+    run of filter f on the rows."""
+    rt = runtime_lib()
+    data = ffi.cast("const double *", ffi.from_buffer(rows))
+    assert rt.sirenrt_filter_run(f, data, rows.shape[0], rows.shape[1]) == 0, \
+        ffi.string(rt.sirenrt_filter_error(f)).decode()
+    out, n = ffi.new("double[1]"), ffi.new("int64_t *")
+    assert rt.sirenrt_filter_estimate(f, out, 1, n) == 0 and n[0] == 1
+    ess, evidence = ffi.new("double[1000]"), ffi.new("double[1000]")
+    assert rt.sirenrt_filter_history(f, ess, evidence, ffi.NULL, ffi.NULL, 1000, n) == 0
+    return out[0], rt.sirenrt_filter_log_evidence(f), list(ess[0:n[0]]), list(evidence[0:n[0]])
+
+
+def _answers(descriptor, rows: np.ndarray, threads: int) -> tuple:
+    """_run on a fresh filter."""
+    f = _new_filter(descriptor, threads)
     try:
-        data = ffi.cast("const double *", ffi.from_buffer(rows))
-        assert rt.sirenrt_filter_run(f, data, rows.shape[0], rows.shape[1]) == 0, \
-            ffi.string(rt.sirenrt_filter_error(f)).decode()
-        out, n = ffi.new("double[1]"), ffi.new("int64_t *")
-        assert rt.sirenrt_filter_estimate(f, out, 1, n) == 0 and n[0] == 1
-        ess, evidence = ffi.new("double[1000]"), ffi.new("double[1000]")
-        assert rt.sirenrt_filter_history(f, ess, evidence, ffi.NULL, ffi.NULL, 1000, n) == 0
-        return out[0], rt.sirenrt_filter_log_evidence(f), list(ess[0:n[0]]), list(evidence[0:n[0]])
+        return _run(f, rows)
     finally:
-        rt.sirenrt_filter_free(f)
+        runtime_lib().sirenrt_filter_free(f)
 
 
-@pytest.mark.parametrize("case", PROGRAMS)
-def test_the_compiled_loop_changes_no_answer(case, tmp_path):
+def _compiled(case: str, tmp_path: Path):
     method, source = PROGRAMS[case]
     (tmp_path / "data.csv").write_text((ROOT / "benchmarks" / "models" / "walk" / "data.csv").read_text())
     path = tmp_path / "m.si"
     path.write_text(source)
     model = sirenc.compile(str(path), method=method)
+    rows = np.loadtxt(tmp_path / "data.csv", delimiter=",", skiprows=1, ndmin=2)
+    return model, ffi.cast("const sirenrt_model *", model._pin.keepalive.model_address), rows
+
+
+@pytest.mark.parametrize("case", PROGRAMS)
+def test_the_compiled_loop_changes_no_answer(case, tmp_path):
+    model, compiled, rows = _compiled(case, tmp_path)
     if case == "tier 2":
         assert model.info["tier"] == 2
-    compiled = ffi.cast("const sirenrt_model *", model._pin.keepalive.model_address)
     assert compiled.resume_span != ffi.NULL
     without = ffi.new("sirenrt_model *", compiled[0])
     without.resume_span = ffi.NULL
-    rows = np.loadtxt(tmp_path / "data.csv", delimiter=",", skiprows=1, ndmin=2)
     for threads in (1, 3):
         got, expected = _answers(compiled, rows, threads), _answers(without, rows, threads)
         assert np.isfinite(got[:2]).all() and len(got[2]) == rows.shape[0]
         assert got == expected, f"{case}, {threads} threads"
+
+
+@pytest.mark.parametrize("case", PROGRAMS)
+def test_a_filter_run_again_gives_the_same_answers(case, tmp_path):
+    """A run starts the population afresh.  The contexts of particles that ran on the loop's lanes
+    and were never handed back are not written again (sirenrt_filter.ctx_clean); those a run wrote
+    (zero weights, a stream's waiting particles, the runtime's own loop) are reset.  Either way a
+    second run of the same filter, and a run after a stream or after a failed run, give a fresh
+    filter's numbers."""
+    rt = runtime_lib()
+    _, compiled, rows = _compiled(case, tmp_path)
+    fresh = _answers(compiled, rows, 1)
+    f = _new_filter(compiled, 1)
+    try:
+        assert _run(f, rows) == fresh
+        assert _run(f, rows) == fresh, "run again"
+        for r in range(10):  # a stream: its particles wait for rows, handed back by the loop
+            assert rt.sirenrt_filter_step(f, ffi.cast("const double *", ffi.from_buffer(rows[r])), 1) == 0
+        assert _run(f, rows) == fresh, "run after a stream"
+        bad = rows.copy()
+        bad[5, 0] = np.nan  # observe(gaussian(x1, 0.5), nan): every weight becomes NaN, the run fails
+        data = ffi.cast("const double *", ffi.from_buffer(bad))
+        assert rt.sirenrt_filter_run(f, data, bad.shape[0], 1) != 0
+        assert _run(f, rows) == fresh, "run after a failed run"
+    finally:
+        rt.sirenrt_filter_free(f)
+
+
+def test_a_run_after_particles_failed_reports_no_old_error(tmp_path):
+    """Particles whose resume failed keep the error in their contexts until the next run resets
+    them: a run after it, whose particles are flagged again (zero weights), must not find it."""
+    rt = runtime_lib()
+    source = PROGRAMS["zero weights"][1].replace(
+        "let () = resample() in",
+        "let () = if 100. < y then observe(gaussian(x1, -1.), y) else () in\n  let () = resample() in", 1)
+    (tmp_path / "m.si").write_text(source)
+    (tmp_path / "data.csv").write_text((ROOT / "benchmarks" / "models" / "walk" / "data.csv").read_text())
+    model = sirenc.compile(str(tmp_path / "m.si"))
+    compiled = ffi.cast("const sirenrt_model *", model._pin.keepalive.model_address)
+    rows = np.loadtxt(tmp_path / "data.csv", delimiter=",", skiprows=1, ndmin=2)
+    fresh = _answers(compiled, rows, 1)
+    f = _new_filter(compiled, 1)
+    try:
+        bad = rows.copy()
+        bad[5, 0] = 1000.0  # every particle fails: gaussian's variance -1
+        data = ffi.cast("const double *", ffi.from_buffer(bad))
+        assert rt.sirenrt_filter_run(f, data, bad.shape[0], 1) != 0
+        assert "variance must be > 0" in ffi.string(rt.sirenrt_filter_error(f)).decode()
+        assert _run(f, rows) == fresh
+    finally:
+        rt.sirenrt_filter_free(f)
 
 
 def test_an_mh_chain_never_runs_the_loop(tmp_path):
