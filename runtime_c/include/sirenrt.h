@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 13
+#define SIRENRT_ABI_VERSION 14
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -109,6 +109,7 @@ typedef struct sirenrt_span {
   int64_t epoch_offset;     /* a uint32 in a context: the epoch its stream is keyed with ... */
   uint32_t epoch;           /* ... which must be this one before it resumes, unless keyed is 0 */
   int32_t keyed;
+  int32_t may_resume;       /* nonzero: every slot's state is SIRENRT_RUNNABLE or SIRENRT_AT_RESAMPLE */
   uint8_t *frames;          /* frame_size bytes a slot */
   double *log_weights;
   int8_t *state;            /* SIRENRT_RUNNABLE or SIRENRT_AT_RESAMPLE: may resume; else not */
@@ -116,8 +117,9 @@ typedef struct sirenrt_span {
 } sirenrt_span;
 enum { SIRENRT_RUNNABLE = 3 }; /* a particle's state before its first resume */
 /* Resumes slots lo, lo + 1, ... with model->resume while nothing but the state needs recording: a slot
- * may resume (its state SIRENRT_RUNNABLE or SIRENRT_AT_RESAMPLE, and its stream keyed with `epoch`
- * unless `keyed` is 0) and, resumed, stops at resample() with its context unflagged.  Stores each
+ * may resume (its state SIRENRT_RUNNABLE or SIRENRT_AT_RESAMPLE, which every slot's is where
+ * `may_resume` is set, and its stream keyed with `epoch` unless `keyed` is 0) and, resumed, stops at
+ * resample() with its context unflagged.  Stores each
  * resumed slot's new state.  Returns hi when every slot got so far; else the first slot that did not,
  * with bit 62 set when it was resumed (and its state stored) all the same.  The runtime never runs it
  * for an MH chain, whose trace must see every draw: its standard normal draws may skip

@@ -597,6 +597,7 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
   f->est_valid = 0;
   f->keys_due = 0; /* the streams are the checkpoint's, each rekeyed when its epoch is older (filter.c) */
   f->ctx_clean = 0;
+  f->may_resume = 0; /* the states are the checkpoint's */
   return f;
 }
 

@@ -82,6 +82,7 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
   f->keys_due = !f->model->never_draws;
   memset(f->logw, 0, (size_t)f->n * sizeof(double));
   memset(f->state, SIRENRT_RUNNABLE, (size_t)f->n);
+  f->may_resume = 1;
   for (int64_t i = 0; i < f->n && !f->ctx_clean; i++) {
     sirenrt_ctx *c = &f->ctx[i];
     c->arena_used = 0;
@@ -583,6 +584,7 @@ static int barrier(sirenrt_filter *f) {
     int8_t other = 0;
     for (int64_t i = 0; i < n; i++) other |= (int8_t)(f->state[i] ^ SIRENRT_AT_RESAMPLE);
     a.mixed_states = other != 0;
+    f->may_resume = !a.mixed_states;
   }
   profile_add(f, RT_PHASE_SERIAL, &t);
   if (a.lists || a.sym) {
@@ -657,7 +659,8 @@ static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sir
   *v = (sirenrt_span){.ctx = (uint8_t *)f->ctx, .ctx_size = sizeof(sirenrt_ctx),
                       .flagged_offset = offsetof(sirenrt_ctx, flagged),
                       .epoch_offset = offsetof(sirenrt_ctx, rng.ctr[2]), .epoch = f->epoch,
-                      .keyed = !f->model->never_draws, .frames = f->frames, .log_weights = f->logw,
+                      .keyed = !f->model->never_draws, .may_resume = f->may_resume,
+                      .frames = f->frames, .log_weights = f->logw,
                       .state = f->state, .rows = rows};
   return v;
 }
@@ -868,6 +871,7 @@ static int resume_all(sirenrt_filter *f) {
   }
   f->rekey_lazy = !drew;
   f->keys_due = 0;
+  f->may_resume = 0; /* the pass wrote what its particles' resumes returned */
   if (error >= 0 && (bad < 0 || error <= bad)) return fail_from_particle(f, &f->ctx[error]), -1;
   if (out_of_memory) return rt_filter_fail(f, rt_budget_message(&f->budget)), -1;
   if (bad >= 0) {

@@ -383,6 +383,9 @@ struct sirenrt_filter {
   int32_t keys_due;    /* a resampling since the last pass, which drew: the next pass keys every stream */
   int32_t ctx_clean;   /* no context was written since reset_population last reset them all: every
                         * pass since ran on lanes (filter.c), and none handed a particle back */
+  int32_t may_resume;  /* every particle may resume: all RUNNABLE (a reset) or AT_RESAMPLE (a resampling
+                        * barrier after a pass where every one stopped there); the span loop then reads
+                        * no state before it resumes a slot */
   int32_t mode;
   int32_t stream_open;
   rt_table *tables;    /* model->n_files tables; borrowed by estimate()'s clone */

@@ -240,9 +240,10 @@ SPAN_RESUME = f"{RESUME_SYMBOL}.inline_draws"   # the copy the span loop inlines
 def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size: int) -> ir.Function:
     """``sirenrt_span_fn`` (sirenrt.h): the runtime's per-particle loop for its common case, with
     @siren_resume inlined: a particle then costs no indirect call, and its frame's address is a
-    multiple of a constant.  Two copies of the loop: one checks each stream's epoch (``keyed``), one
-    does not (the pass keyed every stream before it calls the loop), so neither asks at each particle
-    which it is."""
+    multiple of a constant.  Three copies of the loop: one checks each stream's epoch (``keyed``),
+    two do not (the pass keyed every stream before it calls the loop), of which one reads no state
+    either (``may_resume``: every particle stopped at the barrier before), so none asks at each
+    particle which it is."""
     fields = [name for name, _ in _struct_fields("sirenrt_span")]
     span_t = descriptor_type("sirenrt_span")
     fn = ir.Function(mod, ir.FunctionType(_I64, [_PTR, _I64, _I64]), name=f"{RESUME_SYMBOL}.span")
@@ -255,9 +256,9 @@ def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size:
         at = b.gep(span, [ir.Constant(_I32, 0), ir.Constant(_I32, k)], inbounds=True, source_etype=span_t)
         return b.load(at, name=name, typ=span_t.elements[k])
 
-    ctx0, ctx_first, ctx_size, flagged_at, epoch_at, epoch, keyed, frames, log_weights, state, rows = (
+    ctx0, ctx_first, ctx_size, flagged_at, epoch_at, epoch, keyed, may_resume, frames, log_weights, state, rows = (
         field(n) for n in ("ctx", "ctx_first", "ctx_size", "flagged_offset", "epoch_offset", "epoch", "keyed",
-                           "frames", "log_weights", "state", "rows"))
+                           "may_resume", "frames", "log_weights", "state", "rows"))
     # The rows' view is the same for the whole pass: a copy of it on the stack, which no store of the
     # loop can reach, lets LLVM keep its fields in registers instead of loading them every particle.
     rows_t = descriptor_type("sirenrt_rows")
@@ -267,22 +268,25 @@ def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size:
     entry = b.block
     small = resume_size < _INLINE_RESUME_BELOW
 
-    def loop(check_epoch: bool) -> ir.Block:
-        tag = "keyed" if check_epoch else "unkeyed"
+    def loop(check_epoch: bool, check_state: bool, pred: ir.Block) -> ir.Block:
+        tag = ("keyed" if check_epoch else "unkeyed") + ("" if check_state else ".resumable")
         blocks = {n: fn.append_basic_block(f"{n}.{tag}") for n in (
             "loop", "body", "check", "run", "next", "handed_back", "resumed_back", "done")}
         b.position_at_end(blocks["loop"])
         i = b.phi(_I64, name="i")
-        i.add_incoming(lo, entry)
+        i.add_incoming(lo, pred)
         b.cbranch(b.icmp_signed("<", i, hi), blocks["body"], blocks["done"])
 
         b.position_at_end(blocks["body"])
         state_at = b.gep(state, [i], inbounds=True, source_etype=_I8)
-        s = b.load(state_at, typ=_I8)
-        may = b.or_(b.icmp_signed("==", s, ir.Constant(_I8, RUNNABLE)),
-                    b.icmp_signed("==", s, ir.Constant(_I8, AT_RESAMPLE)))
         ctx = b.gep(ctx0, [b.mul(b.sub(i, ctx_first), ctx_size)], inbounds=True, source_etype=_I8)
-        b.cbranch(may, blocks["check"], blocks["handed_back"])
+        if check_state:
+            s = b.load(state_at, typ=_I8)
+            may = b.or_(b.icmp_signed("==", s, ir.Constant(_I8, RUNNABLE)),
+                        b.icmp_signed("==", s, ir.Constant(_I8, AT_RESAMPLE)))
+            b.cbranch(may, blocks["check"], blocks["handed_back"])
+        else:
+            b.branch(blocks["check"])
 
         b.position_at_end(blocks["check"])
         if check_epoch:
@@ -313,9 +317,13 @@ def _add_span(mod: ir.Module, resume: ir.Function, resume_size: int, frame_size:
         b.ret(hi)
         return blocks["loop"]
 
-    keyed_loop, unkeyed_loop = loop(True), loop(False)
+    unkeyed = fn.append_basic_block("unkeyed")
+    keyed_loop, unkeyed_loop = loop(True, True, entry), loop(False, True, unkeyed)
+    resumable_loop = loop(False, False, unkeyed)
     b.position_at_end(entry)
-    b.cbranch(b.icmp_signed("!=", keyed, ir.Constant(_I32, 0)), keyed_loop, unkeyed_loop)
+    b.cbranch(b.icmp_signed("!=", keyed, ir.Constant(_I32, 0)), keyed_loop, unkeyed)
+    b.position_at_end(unkeyed)
+    b.cbranch(b.icmp_signed("!=", may_resume, ir.Constant(_I32, 0)), resumable_loop, unkeyed_loop)
     return fn
 
 

@@ -3,8 +3,9 @@ the common case of its pass through it, with ``@siren_resume`` inlined.  It must
 the same descriptor without it (the runtime's own loop) gives the same numbers bit for bit, for a
 model that draws (streams rekeyed at every resampling), one that draws three normals a step (the
 third finds fewer than two words buffered: the loop's inline draw leaves it to the runtime), one on
-tier 2 that never draws, one whose weights become zero, and one that carries lists (where the
-runtime keeps the loop).  And a filter run again gives its first run's numbers."""
+tier 2 that never draws, one whose weights become zero, one whose particles stop at resample() a
+different number of times (some finish while others wait at a barrier: the loop must read their
+states), and one that carries lists (where the runtime keeps the loop).  And a filter run again gives its first run's numbers."""
 
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ PROGRAMS = {
     "zero weights": ("pf", WALK.replace("let () = resample() in",
                                         "let () = if x1 < -1. then observe(bernoulli(0.), true) else () in\n"
                                         "  let () = resample() in")),
+    # a particle whose draw is above 2 skips that step's resample(): the particles drift apart, and
+    # some finish while others stop at resample() (a barrier of mixed states)
+    "uneven": ("pf", WALK.replace("let () = resample() in", "let () = if 2. < x1 then () else resample() in")),
     "lists": ("pf", WALK.replace("fold(step, List.map(first, File.read(\"data.csv\")), 0.)",
                                  "val keep = fun (y, xs) -> step(y, List.hd(xs)) :: xs in\n"
                                  "List.hd(fold(keep, List.map(first, File.read(\"data.csv\")), [0.]))")),
@@ -87,7 +91,8 @@ def test_the_compiled_loop_changes_no_answer(case, tmp_path):
     without.resume_span = ffi.NULL
     for threads in (1, 3):
         got, expected = _answers(compiled, rows, threads), _answers(without, rows, threads)
-        assert np.isfinite(got[:2]).all() and len(got[2]) == rows.shape[0]
+        barriers = len(got[2])  # one a row, but where particles skip resample() (fewer then)
+        assert np.isfinite(got[:2]).all() and (barriers == rows.shape[0] or case == "uneven" and barriers > 0)
         assert got == expected, f"{case}, {threads} threads"
 
 
