@@ -5,7 +5,8 @@ model that draws (streams rekeyed at every resampling), one that draws three nor
 third finds fewer than two words buffered: the loop's inline draw leaves it to the runtime), one on
 tier 2 that never draws, one whose weights become zero, one whose particles stop at resample() a
 different number of times (some finish while others wait at a barrier: the loop must read their
-states), and one that carries lists (where the runtime keeps the loop).  And a filter run again gives its first run's numbers."""
+states), and one that carries lists (where the runtime keeps the loop).  And a filter run again
+gives its first run's numbers."""
 
 from __future__ import annotations
 
