@@ -51,13 +51,18 @@ void rt_ars_block(const uint32_t ctr[4], const uint32_t key[2], uint32_t out[4])
  * CPUs without AES instructions; state and key as those instructions' register bytes. */
 void rt_aes_round_soft(uint8_t state[16], const uint8_t key[16], int last);
 
+/* The counter's last word, which holds the domain and the slot's high bits (its low ones are word 1). */
+static inline uint32_t rt_rng_ctr_high(uint64_t slot, uint32_t domain) {
+  return domain << 24 | ((uint32_t)(slot >> 32) & 0xFFFFFFu);
+}
+
 static inline void rt_rng_init(rt_rng *g, uint64_t seed, uint64_t slot, uint32_t epoch, uint32_t domain) {
   g->key[0] = (uint32_t)seed;
   g->key[1] = (uint32_t)(seed >> 32);
   g->ctr[0] = 0;
   g->ctr[1] = (uint32_t)slot;
   g->ctr[2] = epoch;
-  g->ctr[3] = (domain << 24) | ((uint32_t)(slot >> 32) & 0xFFFFFFu);
+  g->ctr[3] = rt_rng_ctr_high(slot, domain);
   g->left = 0;
 }
 

@@ -163,8 +163,7 @@ static void batch_one(const batch *b) {
 /* The counter of block 0 of slot's stream (rt_rng_init's words), made in a register: one stored
  * field at a time and read back as a whole costs a failed store forward a lane. */
 static inline __m128i block0_counter(const batch *b, uint64_t slot) {
-  uint32_t w3 = b->domain << 24 | ((uint32_t)(slot >> 32) & 0xFFFFFFu);
-  return _mm_set_epi32((int)w3, (int)b->epoch, (int)(uint32_t)slot, 0);
+  return _mm_set_epi32((int)rt_rng_ctr_high(slot, b->domain), (int)b->epoch, (int)(uint32_t)slot, 0);
 }
 
 /* A keyed stream's fields past its key, from its counter c (block 0) and that block x: ctr (block 1
