@@ -72,8 +72,8 @@ def _answers(descriptor, rows: np.ndarray, threads: int) -> tuple:
         runtime_lib().sirenrt_filter_free(f)
 
 
-def _compiled(case: str, tmp_path: Path):
-    method, source = PROGRAMS[case]
+def _compiled(method: str, source: str, tmp_path: Path):
+    """The program compiled in tmp_path next to the walk's data: the model, its descriptor, the rows."""
     (tmp_path / "data.csv").write_text((ROOT / "benchmarks" / "models" / "walk" / "data.csv").read_text())
     path = tmp_path / "m.si"
     path.write_text(source)
@@ -84,7 +84,7 @@ def _compiled(case: str, tmp_path: Path):
 
 @pytest.mark.parametrize("case", PROGRAMS)
 def test_the_compiled_loop_changes_no_answer(case, tmp_path):
-    model, compiled, rows = _compiled(case, tmp_path)
+    model, compiled, rows = _compiled(*PROGRAMS[case], tmp_path)
     if case == "tier 2":
         assert model.info["tier"] == 2
     assert compiled.resume_span != ffi.NULL
@@ -105,7 +105,7 @@ def test_a_filter_run_again_gives_the_same_answers(case, tmp_path):
     second run of the same filter, and a run after a stream or after a failed run, give a fresh
     filter's numbers."""
     rt = runtime_lib()
-    _, compiled, rows = _compiled(case, tmp_path)
+    _, compiled, rows = _compiled(*PROGRAMS[case], tmp_path)
     fresh = _answers(compiled, rows, 1)
     f = _new_filter(compiled, 1)
     try:
@@ -130,11 +130,7 @@ def test_a_run_after_particles_failed_reports_no_old_error(tmp_path):
     source = PROGRAMS["zero weights"][1].replace(
         "let () = resample() in",
         "let () = if 100. < y then observe(gaussian(x1, -1.), y) else () in\n  let () = resample() in", 1)
-    (tmp_path / "m.si").write_text(source)
-    (tmp_path / "data.csv").write_text((ROOT / "benchmarks" / "models" / "walk" / "data.csv").read_text())
-    model = sirenc.compile(str(tmp_path / "m.si"))
-    compiled = ffi.cast("const sirenrt_model *", model._pin.keepalive.model_address)
-    rows = np.loadtxt(tmp_path / "data.csv", delimiter=",", skiprows=1, ndmin=2)
+    _, compiled, rows = _compiled("pf", source, tmp_path)
     fresh = _answers(compiled, rows, 1)
     f = _new_filter(compiled, 1)
     try:
@@ -152,13 +148,10 @@ def test_an_mh_chain_never_runs_the_loop(tmp_path):
     """The loop draws its standard normals inline, past the MH trace's hook: a chain run through it
     would record no site and propose every state afresh from the prior."""
     rt = runtime_lib()
-    (tmp_path / "m.si").write_text(WALK)
-    (tmp_path / "data.csv").write_text((ROOT / "benchmarks" / "models" / "walk" / "data.csv").read_text())
-    model = sirenc.compile(str(tmp_path / "m.si"))
-    compiled = ffi.cast("const sirenrt_model *", model._pin.keepalive.model_address)
+    _, compiled, rows = _compiled("pf", WALK, tmp_path)
     without = ffi.new("sirenrt_model *", compiled[0])
     without.resume_span = ffi.NULL
-    rows = np.loadtxt(tmp_path / "data.csv", delimiter=",", skiprows=1, ndmin=2)[:20]
+    rows = rows[:20]
     data = ffi.cast("const double *", ffi.from_buffer(rows))
 
     def chain(descriptor) -> tuple:
