@@ -207,8 +207,8 @@ typedef struct bit_walk {
 /* A walk that starts at the set bit that has `skip` set bits before it from word `word` on. */
 static bit_walk walk_from(const uint64_t *bits, int64_t word, int64_t skip) {
   uint64_t w;
-  while ((w = bits[word]), __builtin_popcountll(w) <= skip) {
-    skip -= __builtin_popcountll(w);
+  while ((w = bits[word]), rt_popcount(w) <= skip) {
+    skip -= rt_popcount(w);
     word++;
   }
   for (; skip > 0; skip--) w &= w - 1;

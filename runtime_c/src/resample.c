@@ -343,7 +343,7 @@ static inline void store_word(const rt_bits *bits, const int64_t *counts, int64_
   word_tally(counts + first, m, &zero, &extra);
   bits->free[first / 64] = zero;
   bits->extra[first / 64] = extra;
-  *n_free += __builtin_popcountll(zero);
+  *n_free += rt_popcount(zero);
 }
 
 /* A block of `slots` slots with `offspring` in all, `n_free` of its slots without: its extra
