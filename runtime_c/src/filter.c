@@ -786,10 +786,18 @@ static void resume_range(void *arg, int k, int threads) {
       i = next;
       c = &ctx[i];
       if (got & SIRENRT_SPAN_RESUMED) {
-        if (lanes) lane_return(f, &lane[i - view.ctx_first], c);
-        out->touched = 1;
         r = state[i];
         drew |= keyed;
+        if (lanes) {
+          sirenrt_ctx *ran_on = &lane[i - view.ctx_first];
+          /* A particle that finished on its lane with nothing flagged left nothing there that its
+           * context needs (its stream is spent; it recorded no error, zero weight or cell), and its
+           * context has nothing flagged either: the last pass of a run, where every particle
+           * finishes, reads and writes no context, and the next reset need not rewrite them. */
+          if (r == SIRENRT_FINISHED && !ran_on->flagged && !sym) continue;
+          lane_return(f, ran_on, c);
+          out->touched = 1;
+        }
         goto resumed;
       }
       /* Handed back only because its stream is of an older epoch: rekeyed (with the slots after it,

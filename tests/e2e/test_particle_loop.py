@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import sirenc
+from sirenc.api import CompiledModelError
 from sirenc.runtime.ffi import ffi, runtime_lib
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -142,6 +143,24 @@ def test_a_run_after_particles_failed_reports_no_old_error(tmp_path):
         assert _run(f, rows) == fresh
     finally:
         rt.sirenrt_filter_free(f)
+
+
+@pytest.mark.parametrize("last, message", [
+    ("let () = observe(bernoulli(0.), true) in\nr", "all particles have zero weight"),
+    ("let s <- gaussian(r, -1.) in\ns", "gaussian: variance must be > 0, got -1"),
+])
+def test_what_particles_record_as_they_finish_is_reported(last, message, tmp_path):
+    """The last pass of a run hands every particle back to the runtime as it finishes; one that
+    finished with nothing flagged leaves its lane unread.  A zero weight or an error recorded in that
+    last step flags the particle: it is read, and reported at its site."""
+    source = WALK.replace('fold(step, List.map(first, File.read("data.csv")), 0.)',
+                          'let r = fold(step, List.map(first, File.read("data.csv")), 0.) in\n' + last)
+    model, _, _ = _compiled("pf", source, tmp_path)
+    f = model.filter(particles=300, seed=1)
+    for _ in range(2):  # and again: the first run's contexts were left as they were
+        with pytest.raises(CompiledModelError, match=message) as e:
+            f.run()
+        assert "m.si:18:10" in str(e.value)
 
 
 def test_an_mh_chain_never_runs_the_loop(tmp_path):
