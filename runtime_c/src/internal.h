@@ -387,7 +387,8 @@ struct sirenrt_filter {
   int32_t rekey_lazy;  /* no particle drew in the last pass: key streams one at a time, first block on a draw */
   int32_t keys_due;    /* a resampling since the last pass, which drew: the next pass keys every stream */
   int32_t ctx_clean;   /* no context was written since reset_population last reset them all: every
-                        * pass since ran on lanes (filter.c), and none handed a particle back */
+                        * pass since ran on lanes (filter.c), and none handed back a particle that
+                        * had more to leave than a quiet finish */
   int32_t may_resume;  /* every particle may resume: all RUNNABLE (a reset) or AT_RESAMPLE (a resampling
                         * barrier after a pass where every one stopped there); the span loop then reads
                         * no state before it resumes a slot */
