@@ -83,16 +83,17 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
   memset(f->logw, 0, (size_t)f->n * sizeof(double));
   memset(f->state, SIRENRT_RUNNABLE, (size_t)f->n);
   f->may_resume = 1;
-  for (int64_t i = 0; i < f->n && !f->ctx_clean; i++) {
-    sirenrt_ctx *c = &f->ctx[i];
-    c->arena_used = 0;
-    c->zero_site = -1;
-    c->zeroed = 0;
-    c->want_row = 0;
-    if (c->err_msg) rt_free_message(c->err_msg);
-    c->err_msg = NULL;
-    rekey(f, i);
-  }
+  if (!f->ctx_clean) /* some context was written since the last reset (sirenrt_filter.ctx_clean) */
+    for (int64_t i = 0; i < f->n; i++) {
+      sirenrt_ctx *c = &f->ctx[i];
+      c->arena_used = 0;
+      c->zero_site = -1;
+      c->zeroed = 0;
+      c->want_row = 0;
+      if (c->err_msg) rt_free_message(c->err_msg);
+      c->err_msg = NULL;
+      rekey(f, i);
+    }
   f->ctx_clean = 1;
   if (f->sym_used) rt_sym_release_all(f); /* states of the last run (none under pf) */
   release_held(f);

@@ -64,6 +64,13 @@ def _run(f, rows: np.ndarray) -> tuple:
     return out[0], rt.sirenrt_filter_log_evidence(f), list(ess[0:n[0]]), list(evidence[0:n[0]])
 
 
+def _run_fails(f, rows: np.ndarray) -> str:
+    """The error of a run of filter f on the rows, which must fail."""
+    rt = runtime_lib()
+    assert rt.sirenrt_filter_run(f, ffi.cast("const double *", ffi.from_buffer(rows)), rows.shape[0], 1) != 0
+    return ffi.string(rt.sirenrt_filter_error(f)).decode()
+
+
 def _answers(descriptor, rows: np.ndarray, threads: int) -> tuple:
     """_run on a fresh filter."""
     f = _new_filter(descriptor, threads)
@@ -117,8 +124,7 @@ def test_a_filter_run_again_gives_the_same_answers(case, tmp_path):
         assert _run(f, rows) == fresh, "run after a stream"
         bad = rows.copy()
         bad[5, 0] = np.nan  # observe(gaussian(x1, 0.5), nan): every weight becomes NaN, the run fails
-        data = ffi.cast("const double *", ffi.from_buffer(bad))
-        assert rt.sirenrt_filter_run(f, data, bad.shape[0], 1) != 0
+        _run_fails(f, bad)
         assert _run(f, rows) == fresh, "run after a failed run"
     finally:
         rt.sirenrt_filter_free(f)
@@ -137,9 +143,7 @@ def test_a_run_after_particles_failed_reports_no_old_error(tmp_path):
     try:
         bad = rows.copy()
         bad[5, 0] = 1000.0  # every particle fails: gaussian's variance -1
-        data = ffi.cast("const double *", ffi.from_buffer(bad))
-        assert rt.sirenrt_filter_run(f, data, bad.shape[0], 1) != 0
-        assert "variance must be > 0" in ffi.string(rt.sirenrt_filter_error(f)).decode()
+        assert "variance must be > 0" in _run_fails(f, bad)
         assert _run(f, rows) == fresh
     finally:
         rt.sirenrt_filter_free(f)
