@@ -1,7 +1,7 @@
 /* rw_bootstrap.c — the speed-of-light reference: a bootstrap particle filter written by hand for
  *   x_0 = 0,  x_t ~ N(x_{t-1}, 1),  y_t ~ N(x_t, 0.5)   (0.5 is the variance)
  * with systematic resampling after every step.  It uses the runtime's own pieces (ARS-7 streams keyed
- * by (seed, particle, step), RT_RNG_LANES of them at a time as the population loop keys them, the
+ * by (seed, particle, step), RT_LANE_RUN of them at a time as the population loop keys them, the
  * ziggurat normal, the systematic resampler, the CSV reader) so that a compiled Siren filter of the same
  * model is measured against the same arithmetic, not a cheaper RNG (a keyed stream's first normal is
  * ready, made with SIMD as the streams are keyed).  rw_bootstrap_fast.c is the other reference, with
@@ -33,18 +33,18 @@ int main(int argc, char **argv) {
 
   const double obs_var = 0.5, log_norm = -0.5 * log(2.0 * RT_PI * obs_var);
   double log_evidence = 0.0, mean = 0.0;
-  /* The streams of RT_RNG_LANES particles are keyed together, as the runtime's population loop keys
+  /* The streams of RT_LANE_RUN particles are keyed together, as the runtime's population loop keys
    * its lanes: the key (the seed) stored once, each step's streams rekeyed in place. */
-  rt_rng g[RT_RNG_LANES];
-  for (int l = 0; l < RT_RNG_LANES; l++) rt_rng_init(&g[l], seed, 0, 0, 0);
+  rt_rng g[RT_LANE_RUN];
+  for (int l = 0; l < RT_LANE_RUN; l++) rt_rng_init(&g[l], seed, 0, 0, 0);
   b.t0 = bench_now_ns();
   for (int64_t t = 0; t < steps; t++) {
     double y;
     if (bench_y(&b, t, &y)) return 1;
     /* Propagate and weigh; each particle draws from its own (seed, particle, step) stream. */
     double mx = -INFINITY;
-    for (int64_t base = 0; base < n; base += RT_RNG_LANES) {
-      int m = n - base < RT_RNG_LANES ? (int)(n - base) : RT_RNG_LANES;
+    for (int64_t base = 0; base < n; base += RT_LANE_RUN) {
+      int m = n - base < RT_LANE_RUN ? (int)(n - base) : RT_LANE_RUN;
       rt_rng_rekey_run(g, sizeof g[0], (uint64_t)base, m, seed, (uint32_t)t, RT_DOMAIN_PARTICLE);
       for (int l = 0; l < m; l++) {
         int64_t i = base + l;

@@ -647,10 +647,10 @@ static int untouched(const rt_rng *g) { return (g->ctr[0] == 0 && g->left == 0) 
 /* Streams rekeyed at once when the compiled loop hands back a slot for its stream's epoch: the loop
  * then runs this many slots before it stops again.  RT_KEY_RUN: streams keyed at once when a pass
  * keys them all (keys_due), in the particles' own contexts: one SIMD batch, whose contexts are still
- * in L1 when their slots run.  RT_LANE_RUN: the same on the thread's lanes (below), 8 KiB of
- * contexts that nothing else evicts: runs of 64 took the walk 0.2-0.3 ns a particle-step less than
+ * in L1 when their slots run.  RT_LANE_RUN (internal.h): the same on the thread's lanes (below), 8 KiB
+ * of contexts that nothing else evicts: runs of 64 took the walk 0.2-0.3 ns a particle-step less than
  * runs of 16 at N = 10^4 and 10^5 (fewer calls of the keying kernel and of the compiled loop). */
-enum { RT_SPAN_REKEY = 64, RT_KEY_RUN = RT_RNG_LANES, RT_LANE_RUN = 4 * RT_RNG_LANES };
+enum { RT_SPAN_REKEY = 64, RT_KEY_RUN = RT_RNG_LANES };
 
 /* Slot i's stream, of an older epoch, keyed with the current one: alone and without its first block
  * when lazy, else with the stale slots of [i, i + ahead) and their first blocks. */

@@ -38,9 +38,9 @@ double rt_lgamma(double x);
  * replays its parent's draws.  2^32 blocks (2^34 32-bit draws) per particle per epoch are plenty.
  * A particle is rekeyed at every resampling and often draws only a number or two before the next, so
  * what a filter step pays for is mostly the first block of each stream: the population loop keys
- * RT_RNG_LANES streams at once with rt_rng_key_run, whose kernels (the S-box, AES-NI, VAES on AVX2
- * or on AVX-512, chosen when the library loads) compute their first blocks together.  The words are the same
- * whichever computes them: the streams do not depend on the kernel. */
+ * runs of streams at once with rt_rng_key_run, whose kernels (the S-box, AES-NI, VAES on AVX2 or on
+ * AVX-512, chosen when the library loads) compute their first blocks together, RT_RNG_LANES at a
+ * time.  The words are the same whichever computes them: the streams do not depend on the kernel. */
 enum { RT_DOMAIN_PARTICLE = 0, RT_DOMAIN_RESAMPLE = 1, RT_DOMAIN_TEST = 2, RT_DOMAIN_USER = 3, RT_DOMAIN_MH = 4 };
 
 typedef sirenrt_stream rt_rng; /* sirenrt.h: the span loop reads the buffer of a context's stream */
@@ -118,7 +118,8 @@ static inline int rt_cpu_level(void) {
  * level the CPU lacks is lowered.  Returns the level now in use; -1 only reports it.  The best one is
  * chosen when the library loads. */
 int rt_rng_kernel(int level);
-#define RT_RNG_LANES 16 /* streams keyed per SIMD kernel call */
+#define RT_RNG_LANES 16 /* streams a vector kernel keys together (one group of registers) */
+#define RT_LANE_RUN (4 * RT_RNG_LANES) /* streams the population loop keys with one call (filter.c) */
 
 /* Uniform on [0, 1) with 53 random bits. */
 static inline double rt_uniform(rt_rng *g) { return (double)(rt_next_u64(g) >> 11) * 0x1.0p-53; }

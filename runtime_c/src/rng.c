@@ -133,13 +133,18 @@ static void (*refill_one)(rt_rng *g) = refill_soft;
 void rt_rng_refill(rt_rng *g) { refill_one(g); }
 
 /* ---------------------------------------------------------------- many streams at once ------- */
-/* The kernels key up to RT_RNG_LANES streams (one batch): each stream as rt_rng_init leaves it, with
- * its first block computed (ctr[0] = 1, left = 4) and its ready normal (sirenrt.h). */
+/* The kernels key a batch of streams: each stream as rt_rng_init leaves it, with its first block
+ * computed (ctr[0] = 1, left = 4) and its ready normal (sirenrt.h).  The vector kernels take them
+ * RT_RNG_LANES at a time, the round keys and constants made once for the whole batch: a call per
+ * RT_RNG_LANES streams made them again each time, and keying the walk's runs of 64 lanes took 1.62
+ * ns a stream where one call for the run takes 1.31 (a scratch benchmark of rt_rng_rekey_run, best
+ * of 30 passes over 10^5 slots). */
+enum { RT_KEY_BATCH = 1 << 16 }; /* the most streams one kernel call keys */
 typedef struct batch {
   rt_rng *first; /* lane l's stream is at (char *)first + l * stride and keys slot slot0 + l */
   size_t stride;
   uint64_t slot0;
-  int m; /* lanes in use, 1..RT_RNG_LANES */
+  int m; /* lanes in use, 1..RT_KEY_BATCH */
   uint64_t seed;
   uint32_t epoch, domain;
   int has_key; /* the streams hold the seed as their key already: a kernel may leave it */
@@ -201,16 +206,28 @@ __attribute__((target("aes"))) static void batch_aesni(const batch *b) {
   }
 }
 
-/* What the vector kernels share: a full batch whose slots share their high word (all but one batch
- * in 2^28) is keyed from registers, each lane's counter the first lane's (block0_counter) plus its
- * offset, the others by batch_aesni; the lanes' addresses, made once (*b might be read again after
- * every store through them); the key, unless the streams hold it already. */
-static inline int batch_is_full(const batch *b) {
-  return b->m == RT_RNG_LANES && (uint32_t)b->slot0 <= UINT32_MAX - (RT_RNG_LANES - 1);
+/* What the vector kernels share: when the batch's slots share their high word (unless the batch
+ * crosses a multiple of 2^32), its groups of RT_RNG_LANES are keyed from registers, each lane's
+ * counter the first lane's (block0_counter) plus its offset, and the lanes past the last full group
+ * by batch_aesni, as is a batch whose slots cross a high word; a group's lane addresses, made once
+ * (*b might be read again after every store through them); the key, unless the streams hold it
+ * already. */
+static inline int vector_lanes(const batch *b) {
+  return (uint32_t)b->slot0 <= UINT32_MAX - (uint32_t)(b->m - 1) ? b->m - b->m % RT_RNG_LANES : 0;
 }
 
-static inline void lane_addresses(const batch *b, uint8_t *lane[RT_RNG_LANES]) {
-  for (int l = 0; l < RT_RNG_LANES; l++) lane[l] = (uint8_t *)lane_of(b, l);
+/* Lanes [from, m) of b, by batch_aesni. */
+static void key_rest(const batch *b, int from) {
+  if (from >= b->m) return;
+  batch rest = *b;
+  rest.first = lane_of(b, from);
+  rest.slot0 = b->slot0 + (uint64_t)from;
+  rest.m = b->m - from;
+  batch_aesni(&rest);
+}
+
+static inline void lane_addresses(const batch *b, int g, uint8_t *lane[RT_RNG_LANES]) {
+  for (int l = 0; l < RT_RNG_LANES; l++) lane[l] = (uint8_t *)lane_of(b, g + l);
 }
 
 static inline void store_keys(const batch *b, uint8_t *const lane[RT_RNG_LANES]) {
@@ -237,49 +254,50 @@ __attribute__((target("avx2"))) static inline __m256d zig_fast_avx2(__m256i w) {
  * two stores, as by the AVX-512 kernel below (ctr and buf; left, its padding and the normal). */
 __attribute__((target("avx2,vaes,aes"))) static void batch_vaes256(const batch *b) {
   enum { V = RT_RNG_LANES / 2 };
-  if (!batch_is_full(b)) {
-    batch_aesni(b);
-    return;
-  }
-  uint8_t *lane[RT_RNG_LANES];
-  lane_addresses(b, lane);
+  int full = vector_lanes(b);
   __m128i k[ARS_ROUNDS + 1];
   round_keys(b->seed, k);
   __m256i rk[ARS_ROUNDS + 1];
   for (int r = 0; r <= ARS_ROUNDS; r++) rk[r] = _mm256_broadcastsi128_si256(k[r]);
-  const __m256i base = _mm256_broadcastsi128_si256(block0_counter(b, b->slot0));
-  __m256i ctr[V], x[V];
-  for (int v = 0; v < V; v++) {
-    ctr[v] = _mm256_add_epi32(base, _mm256_set_epi32(0, 0, 2 * v + 1, 0, 0, 0, 2 * v, 0));
-    x[v] = _mm256_xor_si256(ctr[v], rk[0]);
-  }
-  for (int r = 1; r < ARS_ROUNDS; r++)
-    for (int v = 0; v < V; v++) x[v] = _mm256_aesenc_epi128(x[v], rk[r]);
-  for (int v = 0; v < V; v++) x[v] = _mm256_aesenclast_epi128(x[v], rk[ARS_ROUNDS]);
+  const __m256i base0 = _mm256_broadcastsi128_si256(block0_counter(b, b->slot0));
   const __m256i one = _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 1);
-  for (int v = 0; v < V; v++) { /* lanes 2v and 2v + 1: ctr then buf each */
-    __m256i c = _mm256_or_si256(ctr[v], one);
-    _mm256_storeu_si256((__m256i *)(void *)(lane[2 * v] + offsetof(rt_rng, ctr)),
-                        _mm256_permute2x128_si256(c, x[v], 0x20));
-    _mm256_storeu_si256((__m256i *)(void *)(lane[2 * v + 1] + offsetof(rt_rng, ctr)),
-                        _mm256_permute2x128_si256(c, x[v], 0x31));
-  }
-  /* Word buf[0] << 32 | buf[1] of each lane is its block's low quadword with its halves swapped;
-   * lanes 2v, 2v + 1, 2v + 2, 2v + 3 in order after the unpack's cross. */
   const __m256d left = _mm256_castsi256_pd(_mm256_set1_epi64x(4));
-  for (int v = 0; v < V; v += 2) {
-    __m256i lows = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(x[v], x[v + 1]), _MM_SHUFFLE(3, 1, 2, 0));
-    __m256d normals = zig_fast_avx2(_mm256_shuffle_epi32(lows, _MM_SHUFFLE(2, 3, 0, 1)));
-    __m256d pair[2] = {_mm256_unpacklo_pd(left, normals), _mm256_unpackhi_pd(left, normals)};
-    for (int odd = 0; odd < 2; odd++) { /* pair[odd] holds lanes 2v + odd (low half) and 2v + 2 + odd */
-      double *low = (double *)(void *)(lane[2 * v + odd] + offsetof(rt_rng, left));
-      double *high = (double *)(void *)(lane[2 * v + 2 + odd] + offsetof(rt_rng, left));
-      _mm_storeu_pd(low, _mm256_castpd256_pd128(pair[odd]));
-      _mm_storeu_pd(high, _mm256_extractf128_pd(pair[odd], 1));
+  for (int g = 0; g < full; g += RT_RNG_LANES) {
+    uint8_t *lane[RT_RNG_LANES];
+    lane_addresses(b, g, lane);
+    const __m256i base = _mm256_add_epi32(base0, _mm256_set_epi32(0, 0, g, 0, 0, 0, g, 0));
+    __m256i ctr[V], x[V];
+    for (int v = 0; v < V; v++) {
+      ctr[v] = _mm256_add_epi32(base, _mm256_set_epi32(0, 0, 2 * v + 1, 0, 0, 0, 2 * v, 0));
+      x[v] = _mm256_xor_si256(ctr[v], rk[0]);
     }
+    for (int r = 1; r < ARS_ROUNDS; r++)
+      for (int v = 0; v < V; v++) x[v] = _mm256_aesenc_epi128(x[v], rk[r]);
+    for (int v = 0; v < V; v++) x[v] = _mm256_aesenclast_epi128(x[v], rk[ARS_ROUNDS]);
+    for (int v = 0; v < V; v++) { /* lanes 2v and 2v + 1: ctr then buf each */
+      __m256i c = _mm256_or_si256(ctr[v], one);
+      _mm256_storeu_si256((__m256i *)(void *)(lane[2 * v] + offsetof(rt_rng, ctr)),
+                          _mm256_permute2x128_si256(c, x[v], 0x20));
+      _mm256_storeu_si256((__m256i *)(void *)(lane[2 * v + 1] + offsetof(rt_rng, ctr)),
+                          _mm256_permute2x128_si256(c, x[v], 0x31));
+    }
+    /* Word buf[0] << 32 | buf[1] of each lane is its block's low quadword with its halves swapped;
+     * lanes 2v, 2v + 1, 2v + 2, 2v + 3 in order after the unpack's cross. */
+    for (int v = 0; v < V; v += 2) {
+      __m256i lows = _mm256_permute4x64_epi64(_mm256_unpacklo_epi64(x[v], x[v + 1]), _MM_SHUFFLE(3, 1, 2, 0));
+      __m256d normals = zig_fast_avx2(_mm256_shuffle_epi32(lows, _MM_SHUFFLE(2, 3, 0, 1)));
+      __m256d pair[2] = {_mm256_unpacklo_pd(left, normals), _mm256_unpackhi_pd(left, normals)};
+      for (int odd = 0; odd < 2; odd++) { /* pair[odd] holds lanes 2v + odd (low half) and 2v + 2 + odd */
+        double *low = (double *)(void *)(lane[2 * v + odd] + offsetof(rt_rng, left));
+        double *high = (double *)(void *)(lane[2 * v + 2 + odd] + offsetof(rt_rng, left));
+        _mm_storeu_pd(low, _mm256_castpd256_pd128(pair[odd]));
+        _mm_storeu_pd(high, _mm256_extractf128_pd(pair[odd], 1));
+      }
+    }
+    store_keys(b, lane);
   }
   _mm256_zeroupper();
-  store_keys(b, lane);
+  key_rest(b, full);
 }
 
 /* rt_zig_fast on eight words. */
@@ -296,53 +314,55 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512d zig_fast_avx51
  * 0.8 ns a stream more (keyed 16 at a time in L1). */
 __attribute__((target("avx512f,avx512dq,vaes,aes"))) static void batch_vaes512(const batch *b) {
   enum { V = RT_RNG_LANES / 4 };
-  if (!batch_is_full(b)) {
-    batch_aesni(b);
-    return;
-  }
-  uint8_t *lane[RT_RNG_LANES];
-  lane_addresses(b, lane);
+  int full = vector_lanes(b);
   __m128i k[ARS_ROUNDS + 1];
   round_keys(b->seed, k);
   __m512i rk[ARS_ROUNDS + 1];
   for (int r = 0; r <= ARS_ROUNDS; r++) rk[r] = _mm512_broadcast_i32x4(k[r]);
-  const __m512i base = _mm512_broadcast_i32x4(block0_counter(b, b->slot0));
-  __m512i ctr[V], x[V];
-  for (int v = 0; v < V; v++) {
-    int s = 4 * v;
-    ctr[v] = _mm512_add_epi32(base, _mm512_set_epi32(0, 0, s + 3, 0, 0, 0, s + 2, 0, 0, 0, s + 1, 0, 0, 0, s, 0));
-    x[v] = _mm512_xor_si512(ctr[v], rk[0]);
-  }
-  for (int r = 1; r < ARS_ROUNDS; r++)
-    for (int v = 0; v < V; v++) x[v] = _mm512_aesenc_epi128(x[v], rk[r]);
-  for (int v = 0; v < V; v++) x[v] = _mm512_aesenclast_epi128(x[v], rk[ARS_ROUNDS]);
+  const __m512i base0 = _mm512_broadcast_i32x4(block0_counter(b, b->slot0));
   const __m512i first = _mm512_set_epi64(11, 10, 3, 2, 9, 8, 1, 0), second = _mm512_set_epi64(15, 14, 7, 6, 13, 12, 5, 4);
   const __m512i one = _mm512_set_epi32(0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 1);
-  for (int v = 0; v < V; v++) {
-    __m512i c = _mm512_or_si512(ctr[v], one); /* the counter past block 0 */
-    __m512i pairs[2] = {_mm512_permutex2var_epi64(c, first, x[v]), _mm512_permutex2var_epi64(c, second, x[v])};
-    for (int h = 0; h < 2; h++) { /* lanes 4v + 2h and 4v + 2h + 1: ctr then buf each */
-      _mm256_storeu_si256((__m256i *)(void *)(lane[4 * v + 2 * h] + offsetof(rt_rng, ctr)), _mm512_castsi512_si256(pairs[h]));
-      _mm256_storeu_si256((__m256i *)(void *)(lane[4 * v + 2 * h + 1] + offsetof(rt_rng, ctr)),
-                          _mm512_extracti64x4_epi64(pairs[h], 1));
-    }
-  }
-  /* The ready normals: word buf[0] << 32 | buf[1] of each lane is its block's low quadword rotated.
-   * Paired with left = 4 (its padding 0) lane by lane: the unpacks' 128-bit parts are lanes 2j, 2j + 1. */
   const __m512i low_quads = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
   const __m512d left = _mm512_castsi512_pd(_mm512_set1_epi64(4));
-  for (int v = 0; v < V; v += 2) {
-    __m512d normals = zig_fast_avx512(_mm512_ror_epi64(_mm512_permutex2var_epi64(x[v], low_quads, x[v + 1]), 32));
-    __m512d pair[2] = {_mm512_unpacklo_pd(left, normals), _mm512_unpackhi_pd(left, normals)};
-    for (int j = 0; j < 4; j++)
-      for (int odd = 0; odd < 2; odd++) {
-        __m128d part = j == 0 ? _mm512_castpd512_pd128(pair[odd]) : j == 1 ? _mm512_extractf64x2_pd(pair[odd], 1)
-                       : j == 2 ? _mm512_extractf64x2_pd(pair[odd], 2) : _mm512_extractf64x2_pd(pair[odd], 3);
-        _mm_storeu_pd((double *)(void *)(lane[4 * v + 2 * j + odd] + offsetof(rt_rng, left)), part);
+  for (int g = 0; g < full; g += RT_RNG_LANES) {
+    uint8_t *lane[RT_RNG_LANES];
+    lane_addresses(b, g, lane);
+    const __m512i base = _mm512_add_epi32(base0, _mm512_set_epi32(0, 0, g, 0, 0, 0, g, 0, 0, 0, g, 0, 0, 0, g, 0));
+    __m512i ctr[V], x[V];
+    for (int v = 0; v < V; v++) {
+      int s = 4 * v;
+      ctr[v] = _mm512_add_epi32(base, _mm512_set_epi32(0, 0, s + 3, 0, 0, 0, s + 2, 0, 0, 0, s + 1, 0, 0, 0, s, 0));
+      x[v] = _mm512_xor_si512(ctr[v], rk[0]);
+    }
+    for (int r = 1; r < ARS_ROUNDS; r++)
+      for (int v = 0; v < V; v++) x[v] = _mm512_aesenc_epi128(x[v], rk[r]);
+    for (int v = 0; v < V; v++) x[v] = _mm512_aesenclast_epi128(x[v], rk[ARS_ROUNDS]);
+    for (int v = 0; v < V; v++) {
+      __m512i c = _mm512_or_si512(ctr[v], one); /* the counter past block 0 */
+      __m512i pairs[2] = {_mm512_permutex2var_epi64(c, first, x[v]), _mm512_permutex2var_epi64(c, second, x[v])};
+      for (int h = 0; h < 2; h++) { /* lanes 4v + 2h and 4v + 2h + 1: ctr then buf each */
+        _mm256_storeu_si256((__m256i *)(void *)(lane[4 * v + 2 * h] + offsetof(rt_rng, ctr)),
+                            _mm512_castsi512_si256(pairs[h]));
+        _mm256_storeu_si256((__m256i *)(void *)(lane[4 * v + 2 * h + 1] + offsetof(rt_rng, ctr)),
+                            _mm512_extracti64x4_epi64(pairs[h], 1));
       }
+    }
+    /* The ready normals: word buf[0] << 32 | buf[1] of each lane is its block's low quadword rotated.
+     * Paired with left = 4 (its padding 0) lane by lane: the unpacks' 128-bit parts are lanes 2j, 2j + 1. */
+    for (int v = 0; v < V; v += 2) {
+      __m512d normals = zig_fast_avx512(_mm512_ror_epi64(_mm512_permutex2var_epi64(x[v], low_quads, x[v + 1]), 32));
+      __m512d pair[2] = {_mm512_unpacklo_pd(left, normals), _mm512_unpackhi_pd(left, normals)};
+      for (int j = 0; j < 4; j++)
+        for (int odd = 0; odd < 2; odd++) {
+          __m128d part = j == 0 ? _mm512_castpd512_pd128(pair[odd]) : j == 1 ? _mm512_extractf64x2_pd(pair[odd], 1)
+                         : j == 2 ? _mm512_extractf64x2_pd(pair[odd], 2) : _mm512_extractf64x2_pd(pair[odd], 3);
+          _mm_storeu_pd((double *)(void *)(lane[4 * v + 2 * j + odd] + offsetof(rt_rng, left)), part);
+        }
+    }
+    store_keys(b, lane);
   }
   _mm256_zeroupper();
-  store_keys(b, lane);
+  key_rest(b, full);
 }
 #endif
 
@@ -398,9 +418,9 @@ int rt_rng_kernel(int level) {
 
 static void key_runs(rt_rng *first, size_t stride, uint64_t slot0, int64_t n, uint64_t seed, uint32_t epoch,
                      uint32_t domain, int has_key) {
-  for (int64_t base = 0; base < n; base += RT_RNG_LANES) {
+  for (int64_t base = 0; base < n; base += RT_KEY_BATCH) {
     batch b = {(rt_rng *)(void *)((uint8_t *)first + (size_t)base * stride), stride, slot0 + (uint64_t)base,
-               n - base < RT_RNG_LANES ? (int)(n - base) : RT_RNG_LANES, seed, epoch, domain, has_key};
+               n - base < RT_KEY_BATCH ? (int)(n - base) : RT_KEY_BATCH, seed, epoch, domain, has_key};
     kernel(&b);
   }
 }
