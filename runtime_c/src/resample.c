@@ -178,14 +178,20 @@ typedef struct systematic_word {
   double per_unit, u;         /* points per unit of weight N / S, and the offset u */
   int64_t n;                  /* N */
 } systematic_word;
+/* The counts of slots [0, m) of a block (m <= RT_RESAMPLE_BLOCK) whose running sums are
+ * running[0 .. m), after `below` points, and, where `zero` is given, their tallies a word of 64 slots
+ * at a time, into zero[w] and extra[w], the free slots added to *n_free; returns the points below the
+ * last slot.  One call a block, each kernel looping over the words itself: a call of the counts kernel
+ * and one of the tally kernel a word, through pointers, each making its constants again, were a
+ * quarter of the pass. */
 typedef int64_t systematic_fn(const systematic_word *p, const double *running, int64_t m, int64_t below,
-                              int64_t *counts);
+                              int64_t *counts, uint64_t *zero, uint64_t *extra, int64_t *n_free);
 typedef void word_tally_fn(const int64_t *counts, int64_t m, uint64_t *zero, uint64_t *extra);
 
 /* Counts of m slots whose running sums are running[0 .. m), after `below` points; returns the points
  * below the last. */
-static int64_t systematic_scalar(const systematic_word *p, const double *running, int64_t m, int64_t below,
-                                 int64_t *counts) {
+static int64_t systematic_word_scalar(const systematic_word *p, const double *running, int64_t m, int64_t below,
+                                      int64_t *counts) {
   for (int64_t i = 0; i < m; i++) {
     int64_t now = systematic_below(cumulative(p->start, p->scale, running[i]) * p->per_unit, p->u, p->n);
     counts[i] = now - below;
@@ -206,6 +212,22 @@ static void tally_scalar(const int64_t *counts, int64_t m, uint64_t *zero, uint6
   tally_tail(counts, 0, m, zero, extra);
 }
 
+/* A block kernel (systematic_fn) from one width's word kernels. */
+#define SYSTEMATIC_BLOCK(name, attributes, word_counts, word_tally, finish)                                \
+  attributes static int64_t name(const systematic_word *p, const double *running, int64_t m, int64_t below,   \
+                                 int64_t *counts, uint64_t *zero, uint64_t *extra, int64_t *n_free) {        \
+    for (int64_t w = 0; w < m; w += 64) {                                                                  \
+      int64_t k = m - w < 64 ? m - w : 64;                                                                 \
+      below = word_counts(p, running + w, k, below, counts + w);                                           \
+      if (!zero) continue;                                                                                 \
+      word_tally(counts + w, k, &zero[w / 64], &extra[w / 64]);                                            \
+      *n_free += rt_popcount(zero[w / 64]);                                                                \
+    }                                                                                                      \
+    finish;                                                                                                \
+    return below;                                                                                          \
+  }
+SYSTEMATIC_BLOCK(systematic_scalar, , systematic_word_scalar, tally_scalar, (void)0)
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 
@@ -220,8 +242,8 @@ static void tally_scalar(const int64_t *counts, int64_t m, uint64_t *zero, uint6
 #define Y_CEIL(x) _mm256_round_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 #define Z_CEIL(x) _mm512_roundscale_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 
-__attribute__((target("avx2"))) static int64_t systematic_avx2(const systematic_word *p, const double *running,
-                                                               int64_t m, int64_t below, int64_t *counts) {
+__attribute__((target("avx2"), always_inline)) static inline int64_t systematic_word_avx2(
+    const systematic_word *p, const double *running, int64_t m, int64_t below, int64_t *counts) {
   const __m256d start = _mm256_set1_pd(p->start), scale = _mm256_set1_pd(p->scale);
   const __m256d per_unit = _mm256_set1_pd(p->per_unit), u = _mm256_set1_pd(p->u), top = _mm256_set1_pd((double)p->n);
   const __m256d zero = _mm256_setzero_pd(), two52 = _mm256_set1_pd(0x1p52);
@@ -238,13 +260,13 @@ __attribute__((target("avx2"))) static int64_t systematic_avx2(const systematic_
     last = now;
   }
   below = _mm256_extract_epi64(last, 3);
-  _mm256_zeroupper();
-  return systematic_scalar(p, running + i, m - i, below, counts + i);
+  if (i == m) return below;
+  _mm256_zeroupper(); /* the scalar code after it is not VEX-encoded */
+  return systematic_word_scalar(p, running + i, m - i, below, counts + i);
 }
 
-__attribute__((target("avx512f"))) static int64_t systematic_avx512(const systematic_word *p,
-                                                                    const double *running, int64_t m,
-                                                                    int64_t below, int64_t *counts) {
+__attribute__((target("avx512f"), always_inline)) static inline int64_t systematic_word_avx512(
+    const systematic_word *p, const double *running, int64_t m, int64_t below, int64_t *counts) {
   const __m512d start = _mm512_set1_pd(p->start), scale = _mm512_set1_pd(p->scale);
   const __m512d per_unit = _mm512_set1_pd(p->per_unit), u = _mm512_set1_pd(p->u), top = _mm512_set1_pd((double)p->n);
   const __m512d zero = _mm512_setzero_pd(), two52 = _mm512_set1_pd(0x1p52);
@@ -259,8 +281,9 @@ __attribute__((target("avx512f"))) static int64_t systematic_avx512(const system
     last = now;
   }
   below = _mm256_extract_epi64(_mm512_extracti64x4_epi64(last, 1), 3);
+  if (i == m) return below;
   _mm256_zeroupper();
-  return systematic_scalar(p, running + i, m - i, below, counts + i);
+  return systematic_word_scalar(p, running + i, m - i, below, counts + i);
 }
 
 /* SSE2 has no 64-bit compare: a word is zero where both its 32-bit halves are. */
@@ -284,8 +307,8 @@ static void tally_sse2(const int64_t *counts, int64_t m, uint64_t *zero, uint64_
   tally_tail(counts, i, m, zero, extra);
 }
 
-__attribute__((target("avx2"))) static void tally_avx2(const int64_t *counts, int64_t m, uint64_t *zero,
-                                                       uint64_t *extra) {
+__attribute__((target("avx2"), always_inline)) static inline void tally_avx2(const int64_t *counts, int64_t m,
+                                                                             uint64_t *zero, uint64_t *extra) {
   const __m256i not_one = _mm256_set1_epi64x(~(int64_t)1), none = _mm256_setzero_si256();
   uint64_t z = 0, e = 0;
   int64_t i = 0;
@@ -300,8 +323,8 @@ __attribute__((target("avx2"))) static void tally_avx2(const int64_t *counts, in
   tally_tail(counts, i, m, zero, extra);
 }
 
-__attribute__((target("avx512f"))) static void tally_avx512(const int64_t *counts, int64_t m, uint64_t *zero,
-                                                           uint64_t *extra) {
+__attribute__((target("avx512f"), always_inline)) static inline void tally_avx512(const int64_t *counts, int64_t m,
+                                                                                 uint64_t *zero, uint64_t *extra) {
   const __m512i not_one = _mm512_set1_epi64(~(int64_t)1);
   uint64_t z = 0, e = 0;
   int64_t i = 0;
@@ -314,6 +337,12 @@ __attribute__((target("avx512f"))) static void tally_avx512(const int64_t *count
   *extra = e;
   tally_tail(counts, i, m, zero, extra);
 }
+
+SYSTEMATIC_BLOCK(systematic_sse2, , systematic_word_scalar, tally_sse2, (void)0)
+SYSTEMATIC_BLOCK(systematic_avx2, __attribute__((target("avx2"))), systematic_word_avx2, tally_avx2,
+                 _mm256_zeroupper())
+SYSTEMATIC_BLOCK(systematic_avx512, __attribute__((target("avx512f"))), systematic_word_avx512, tally_avx512,
+                 _mm256_zeroupper())
 #endif
 
 static systematic_fn *systematic_counts = systematic_scalar;
@@ -327,7 +356,7 @@ int rt_offspring_kernel(int level) {
   systematic_counts = systematic_scalar;
   word_tally = tally_scalar;
 #if defined(__x86_64__)
-  if (kernel_level == 1) word_tally = tally_sse2; /* SSE2 has no ROUNDPD: the scalar counts */
+  if (kernel_level == 1) systematic_counts = systematic_sse2, word_tally = tally_sse2; /* no ROUNDPD: scalar counts */
   if (kernel_level == 2) systematic_counts = systematic_avx2, word_tally = tally_avx2;
   if (kernel_level == 3) systematic_counts = systematic_avx512, word_tally = tally_avx512;
 #endif
@@ -375,9 +404,12 @@ double rt_offspring_block(const rt_offspring *o, const double *running, int64_t 
     seek_uniform(&g, &o->stream, j); /* (j = n: a point past the last, never compared) */
     pos = (double)j + rt_uniform(&g);
   }
-  for (int64_t w = lo; w < hi; w += 64) {
-    int64_t end = hi - w < 64 ? hi : w + 64;
-    if (o->scheme == SIRENRT_STRATIFIED) {
+  if (o->scheme != SIRENRT_STRATIFIED) { /* (a block starts a word of the bits: RT_RESAMPLE_BLOCK) */
+    below = systematic_counts(&p, running, hi - lo, below, counts + lo, bits ? bits->free + lo / 64 : NULL,
+                              bits ? bits->extra + lo / 64 : NULL, &n_free);
+  } else {
+    for (int64_t w = lo; w < hi; w += 64) {
+      int64_t end = hi - w < 64 ? hi : w + 64;
       for (int64_t i = w; i < end; i++) {
         double c = cumulative(start, scale, running[i - lo]) * per_unit;
         int64_t k = 0;
@@ -388,11 +420,9 @@ double rt_offspring_block(const rt_offspring *o, const double *running, int64_t 
         }
         counts[i] = k;
       }
-      below = j;
-    } else {
-      below = systematic_counts(&p, running + (w - lo), end - w, below, counts + w);
+      if (bits) store_word(bits, counts, w, end - w, &n_free);
     }
-    if (bits) store_word(bits, counts, w, end - w, &n_free);
+    below = j;
   }
   if (bits) set_tally(b, hi - lo, below - first, n_free);
   return cumulative(start, scale, hi > lo ? running[hi - lo - 1] : 0.0);
