@@ -1,6 +1,6 @@
 """Speed of compiled filters next to hand-written C filters, in one run.
 
-    python benchmarks/run.py [--steps 100] [--particles 1000,10000,100000] [--repeat 5]
+    python benchmarks/run.py [--steps 100] [--particles 1000,10000,100000] [--repeat 5] [--walk-only]
     python benchmarks/run.py --suite [--particles ...] [--models noise,slds]
     python benchmarks/run.py --backend jax [--particles ...] [--models walk,slds] [--repeat 3] [--float32]
 
@@ -9,7 +9,7 @@ Prints ns per particle-step (best of --repeat runs) for the random-walk model
 filters of the same model on the same data, all on one thread:
 
 * "C, own stream": benchmarks/handwritten/rw_bootstrap.c, with the runtime's
-  RNG (ARS-7 streams keyed per particle and step, keyed RT_RNG_LANES at a
+  RNG (ARS-7 streams keyed per particle and step, keyed RT_LANE_RUN at a
   time as the population loop does, with their first normals made with SIMD
   as they are keyed), ziggurat, resampler, built with -march=native;
 * "C, fastest": benchmarks/handwritten/rw_bootstrap_fast.c, one sequential
@@ -28,6 +28,8 @@ tier 2 (the compiler resolves the belief into a mean and a variance, docs/tier2.
 and on tier 1 (the general symbolic runtime, --tier 1), and under `-m pf`, against
 benchmarks/handwritten/rw_kalman_rb.c, a hand-written Rao-Blackwellised (Kalman)
 particle filter with the same resampling, built with -march=native -ffast-math.
+`--walk-only` prints the first table alone: at N = 10^6 and above the second
+table's tier-1 runs take minutes.
 
 `--suite` times the eleven benchmark models (benchmarks/models, on their own
 data) under `-m pf` and under every `-m ssi`, `-m ds` and `-m bp` plan the plan
@@ -117,6 +119,10 @@ def time_sirenc(model, rows: np.ndarray | None, n: int, repeat: int, threads: in
 HYBRID = ("ssi", "ds", "bp")
 
 
+def print_load() -> None:
+    print("load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
+
+
 def suite(particles: list[int], models: list[str], repeat: int) -> None:
     """ns per particle-step of each benchmark model under pf and every accepted plan of each
     hybrid method."""
@@ -157,8 +163,7 @@ def suite(particles: list[int], models: list[str], repeat: int) -> None:
                 print(f"{name:<13} {method:<6} {number:>5} {tier:>4} | " + " | ".join(cells), flush=True)
                 for k, message in enumerate(errors, 1):
                     print(f"    error {k}: {message}", flush=True)
-    load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-    print(f"load average: {load}")
+    print_load()
 
 
 def main() -> None:
@@ -169,6 +174,7 @@ def main() -> None:
     p.add_argument("--particles", default="1000,10000,100000")
     p.add_argument("--repeat", type=int, default=None, help="runs per timing, best kept (5; 3 with --backend jax)")
     p.add_argument("--suite", action="store_true", help="time the eleven benchmark models instead")
+    p.add_argument("--walk-only", action="store_true", help="the walk's -m pf table alone, without the hybrid one")
     p.add_argument("--models", default="", help="with --suite or --backend jax: a comma-separated subset")
     p.add_argument("--backend", choices=("native", "jax"), default="native",
                    help="jax: the JAX back end next to the native filter (benchmarks/jax_sweep.py)")
@@ -213,6 +219,9 @@ def main() -> None:
             ours, ref, ref_fast, parallel = t["ours"], t["ref"], t["ref_fast"], t["parallel"]
             print(f"{n:>8} | {ours:>12.2f} | {ref:>13.2f} | {ours / ref:>5.2f} | {ref_fast:>10.2f} | "
                   f"{ours / ref_fast:>5.2f} | {parallel:>18.2f}")
+        if args.walk_only:
+            print_load()
+            return
         rb = build_handwritten(tmp, "rw_kalman_rb", native=True, fast_math=True)
         walk = str(HERE / "models" / "walk" / "model.si")
         symbolic = {(m, t): sirenc.compile(walk, method=m, tier=t) for m in HYBRID for t in (2, 1)}
@@ -232,8 +241,7 @@ def main() -> None:
             ref, pf = t["ref"], t["pf"]
             cells = [f"{t[key]:>11.2f} | {t[key] / ref:>5.2f}" for key in symbolic]
             print(f"{n:>8} | {ref:>20.2f} | " + " | ".join(cells) + f" | {pf:>7.2f} | {pf / ref:>5.2f}")
-        load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
-        print(f"load average: {load}")
+        print_load()
 
 
 if __name__ == "__main__":
