@@ -184,6 +184,8 @@ typedef struct barrier_args {
   int running;           /* weigh pass: write running sums, for the systematic and stratified offspring */
   int reset;             /* weigh pass: reset each block's log weights once weighed (the barrier
                           * resamples whatever they are), while they are in the cache */
+  int in_place;          /* the running sums are written over the log weights, which the offspring
+                          * pass resets once it has read them (reset and running: see barrier) */
   double total;          /* the weights' total S (normalise pass) */
   rt_offspring offspring; /* systematic and stratified offspring pass */
   int64_t n_copies;      /* copy pass */
@@ -367,8 +369,9 @@ static void weigh_range(void *arg, int k, int threads) {
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
   for (int64_t b = lo; b < hi; b++) {
-    rt_weigh_block(f->logw, rt_block_lo(b), rt_block_hi(b, f->n), f->w, a->running, &f->blocks[b]);
-    if (a->reset) reset_weights(f, b);
+    rt_weigh_block(f->logw, rt_block_lo(b), rt_block_hi(b, f->n), a->in_place ? f->logw : f->w, a->running,
+                   &f->blocks[b]);
+    if (a->reset && !a->in_place) reset_weights(f, b);
   }
 }
 
@@ -444,10 +447,11 @@ static void offspring_range(void *arg, int k, int threads) {
   sirenrt_filter *f = a->f;
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
+  const double *running = a->in_place ? f->logw : f->w;
   for (int64_t b = lo; b < hi; b++) {
-    rt_offspring_block(&a->offspring, f->w + rt_block_lo(b), rt_block_lo(b), rt_block_hi(b, f->n), &f->blocks[b],
-                       f->counts, &f->bits);
-    if (!a->reset) reset_weights(f, b);
+    rt_offspring_block(&a->offspring, running + rt_block_lo(b), rt_block_lo(b), rt_block_hi(b, f->n),
+                       &f->blocks[b], f->counts, &f->bits);
+    if (!a->reset || a->in_place) reset_weights(f, b);
   }
 }
 
@@ -546,6 +550,10 @@ static int barrier(sirenrt_filter *f) {
   barrier_args a = {.f = f, .n_blocks = nb,
                     .running = scheme == SIRENRT_SYSTEMATIC || scheme == SIRENRT_STRATIFIED,
                     .reset = resamples_always(f)};
+  /* When the barrier resamples for sure by running sums, they replace the log weights, which nothing
+   * reads again: one population array fewer for the passes to stream.  The weigh pass at N = 10^6:
+   * 1.37 -> 1.15 ns a particle-step (SIRENRT_PROFILE, two pairs of 5 runs). */
+  a.in_place = a.running && a.reset;
   double t = profile_clock(f);
   run_team(f, threads, weigh_range, &a);
   profile_add(f, RT_PHASE_WEIGH, &t);
@@ -566,11 +574,17 @@ static int barrier(sirenrt_filter *f) {
   rt_rng_init(&g, f->seed, 0, f->epoch, RT_DOMAIN_RESAMPLE);
   if (a.running) {
     rt_offspring_init(&a.offspring, scheme, n, s.total, &g);
+    /* Points left over by rounding go to the last live particle, found before the offspring pass
+     * resets running sums made in place. */
+    int64_t left = rt_offspring_leftover(&a.offspring, s.total);
+    int64_t last = left > 0 ? rt_last_live(a.in_place ? f->logw : f->w, f->blocks, n) : -1;
     profile_add(f, RT_PHASE_SERIAL, &t);
     run_team(f, threads, offspring_range, &a);
     profile_add(f, RT_PHASE_OFFSPRING, &t);
-    int64_t i = rt_give_leftover(f->w, f->blocks, n, rt_offspring_leftover(&a.offspring, s.total), f->counts);
-    if (i >= 0) tally_block(f, i / RT_RESAMPLE_BLOCK);
+    if (last >= 0) {
+      f->counts[last] += left;
+      tally_block(f, last / RT_RESAMPLE_BLOCK);
+    }
   } else { /* one sequential walk over the normalised weights */
     a.total = s.total;
     profile_add(f, RT_PHASE_SERIAL, &t);

@@ -637,8 +637,8 @@ double rt_offspring_block(const rt_offspring *o, const double *running, int64_t 
 /* Points that fell beyond the total by rounding (0 almost always)... */
 int64_t rt_offspring_leftover(const rt_offspring *o, double total);
 /* ...go to the last live particle, whose running sum (running[i], blocks' sums as rt_weigh_block
- * writes them) grew at its slot; returns its slot (-1 when left is 0). */
-int64_t rt_give_leftover(const double *running, const rt_block *blocks, int64_t n, int64_t left, int64_t *counts);
+ * writes them) grew at its slot: rt_last_live is its slot (0 when none is live). */
+int64_t rt_last_live(const double *running, const rt_block *blocks, int64_t n);
 
 /* Offspring counts (sum n) for normalised weights w under any scheme, on one thread (multinomial and
  * residual resampling always run so: their sorted uniforms come from one sequential stream). */

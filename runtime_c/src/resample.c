@@ -440,16 +440,15 @@ static int64_t last_live(const double *w, int64_t n) {
 }
 
 /* A slot is live when its running sum grew past the slot's before it (0 before a block's first). */
-int64_t rt_give_leftover(const double *running, const rt_block *blocks, int64_t n, int64_t left, int64_t *counts) {
-  if (left <= 0) return -1;
+int64_t rt_last_live(const double *running, const rt_block *blocks, int64_t n) {
   int64_t i = n - 1;
   for (; i > 0; i--) {
     double before = i % RT_RESAMPLE_BLOCK ? running[i - 1] : 0.0;
     if (running[i] > before && blocks[i / RT_RESAMPLE_BLOCK].scale > 0.0) break;
   }
-  counts[i] += left;
   return i;
 }
+
 
 /* ---------------------------------------------------------------- multinomial and residual ----- */
 
