@@ -363,14 +363,16 @@ static void reset_weights(sirenrt_filter *f, int64_t b) {
   memset(f->logw + lo, 0, (size_t)(rt_block_hi(b, f->n) - lo) * sizeof(double));
 }
 
+/* Where the weigh pass writes the running sums and the offspring pass reads them (barrier_args.in_place). */
+static double *running_sums(const barrier_args *a) { return a->in_place ? a->f->logw : a->f->w; }
+
 static void weigh_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
   for (int64_t b = lo; b < hi; b++) {
-    rt_weigh_block(f->logw, rt_block_lo(b), rt_block_hi(b, f->n), a->in_place ? f->logw : f->w, a->running,
-                   &f->blocks[b]);
+    rt_weigh_block(f->logw, rt_block_lo(b), rt_block_hi(b, f->n), running_sums(a), a->running, &f->blocks[b]);
     if (a->reset && !a->in_place) reset_weights(f, b);
   }
 }
@@ -447,7 +449,7 @@ static void offspring_range(void *arg, int k, int threads) {
   sirenrt_filter *f = a->f;
   int64_t lo, hi;
   blocks_of(a, k, threads, &lo, &hi);
-  const double *running = a->in_place ? f->logw : f->w;
+  const double *running = running_sums(a);
   for (int64_t b = lo; b < hi; b++) {
     rt_offspring_block(&a->offspring, running + rt_block_lo(b), rt_block_lo(b), rt_block_hi(b, f->n),
                        &f->blocks[b], f->counts, &f->bits);
@@ -577,7 +579,7 @@ static int barrier(sirenrt_filter *f) {
     /* Points left over by rounding go to the last live particle, found before the offspring pass
      * resets running sums made in place. */
     int64_t left = rt_offspring_leftover(&a.offspring, s.total);
-    int64_t last = left > 0 ? rt_last_live(a.in_place ? f->logw : f->w, f->blocks, n) : -1;
+    int64_t last = left > 0 ? rt_last_live(running_sums(&a), f->blocks, n) : -1;
     profile_add(f, RT_PHASE_SERIAL, &t);
     run_team(f, threads, offspring_range, &a);
     profile_add(f, RT_PHASE_OFFSPRING, &t);
