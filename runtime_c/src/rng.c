@@ -255,6 +255,10 @@ __attribute__((target("avx2"))) static inline __m256d zig_fast_avx2(__m256i w) {
 __attribute__((target("avx2,vaes,aes"))) static void batch_vaes256(const batch *b) {
   enum { V = RT_RNG_LANES / 2 };
   int full = vector_lanes(b);
+  if (!full) { /* (the AES-NI kernel makes its own round keys) */
+    batch_aesni(b);
+    return;
+  }
   __m128i k[ARS_ROUNDS + 1];
   round_keys(b->seed, k);
   __m256i rk[ARS_ROUNDS + 1];
@@ -315,6 +319,10 @@ __attribute__((target("avx512f,avx512dq"))) static inline __m512d zig_fast_avx51
 __attribute__((target("avx512f,avx512dq,vaes,aes"))) static void batch_vaes512(const batch *b) {
   enum { V = RT_RNG_LANES / 4 };
   int full = vector_lanes(b);
+  if (!full) { /* (the AES-NI kernel makes its own round keys) */
+    batch_aesni(b);
+    return;
+  }
   __m128i k[ARS_ROUNDS + 1];
   round_keys(b->seed, k);
   __m512i rk[ARS_ROUNDS + 1];
