@@ -570,6 +570,8 @@ static inline int64_t rt_block_hi(int64_t k, int64_t n) {
 }
 
 typedef struct rt_block {
+  double seen_max;    /* resume: m_b as the pass that resumed the block's slots last found it, or NAN; weigh
+                       * takes it instead of finding it again, and forgets it */
   double max;         /* weigh: the block's largest log weight m_b */
   double sum, sum_sq; /* weigh: sums of e_i = exp(logw_i - m_b) and of e_i^2 (rt_weigh_sums) */
   double scale;       /* combine: exp(m_b - M), M the population's largest log weight */
@@ -590,6 +592,12 @@ void rt_exp_shifted(const double *logw, int64_t m, double mx, double *out);
 /* The largest of x[0..m) that is a number, -inf if none; the same from every kernel (but for the sign
  * of a zero). */
 double rt_max_of(const double *x, int64_t m);
+/* The same maximum a run at a time: acc, RT_MAX_LANES running maxima (-inf to begin), takes x[0..m);
+ * rt_max_lanes gives what rt_max_of would of all the runs taken (a zero's sign aside, rt_max_of's
+ * caveat). */
+#define RT_MAX_LANES 16
+void rt_max_into(const double *x, int64_t m, double acc[RT_MAX_LANES]);
+double rt_max_lanes(const double acc[RT_MAX_LANES]);
 /* Selects the kernels of these for the whole process (tests compare them; not while filters run): 0 the
  * portable scalar code, 1 scalar with FMA, 2 AVX2 and FMA, 3 AVX-512F; a level the CPU lacks is
  * lowered.  Returns the level now in use; -1 only reports it.  The best is chosen when the library
@@ -602,8 +610,9 @@ int rt_exp_kernel(int level);
 void rt_weigh_sums(const double *logw, int64_t m, double mx, double *out, int running, double *sum, double *sum_sq);
 
 /* Writes, for slots [lo, hi), e_i = exp(logw_i - m_b) or, when `running` is set, the running sum
- * e_lo + ... + e_i (which the systematic and stratified offspring read); and the block's sums. */
-void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *out, int running, rt_block *b);
+ * e_lo + ... + e_i (which the systematic and stratified offspring read); and the block's sums.  m_b is
+ * `max` when that is not NaN (the largest of the slots' log weights, known already), else found. */
+void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *out, int running, double max, rt_block *b);
 /* Sets every block's scale and start; the population's log sum, total and ESS. */
 rt_weights rt_combine_blocks(rt_block *blocks, int64_t nb);
 /* e_i becomes the normalised weight e_i scale_b / total for slots [lo, hi). */

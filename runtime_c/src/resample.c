@@ -30,8 +30,8 @@
  * would round differently where it did). */
 static inline double cumulative(double start, double scale, double local) { return start + scale * local; }
 
-void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *out, int running, rt_block *b) {
-  double mx = rt_max_of(logw + lo, hi - lo), sum = 0.0, sum_sq = 0.0;
+void rt_weigh_block(const double *logw, int64_t lo, int64_t hi, double *out, int running, double max, rt_block *b) {
+  double mx = isnan(max) ? rt_max_of(logw + lo, hi - lo) : max, sum = 0.0, sum_sq = 0.0;
   if (mx == -INFINITY) {
     memset(out + lo, 0, (size_t)(hi - lo) * sizeof(double));
   } else if (mx == INFINITY) { /* infinite densities (e.g. gamma(0.5, 1) at 0) share the mass */
@@ -90,7 +90,7 @@ double rt_normalise(const double *logw, int64_t n, double *w) {
   }
   for (int64_t k = 0; k < nb; k++) {
     rt_block b;
-    rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), w, 0, &b);
+    rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), w, 0, NAN, &b);
     total = cumulative(total, block_scale(b.max, mx), b.sum);
   }
   for (int64_t k = 0; k < nb; k++) {

@@ -341,12 +341,38 @@ MAX_KERNEL(max_avx2, "avx2", __m256d, 4, _mm256_set1_pd, _mm256_loadu_pd, _mm256
 MAX_KERNEL(max_avx512, "avx512f", __m512d, 8, _mm512_set1_pd, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_max_pd)
 #endif
 
+/* rt_max_into: slot i's log weight into running maximum i mod RT_MAX_LANES, as MAXPD takes it; no
+ * reduction, so a run of 64 slots costs a few vector compares, not the reduction and tail of a whole
+ * block's (rt_max_of). */
+static void max_into_scalar(const double *x, int64_t m, double acc[RT_MAX_LANES]) {
+  for (int64_t i = 0; i < m; i++) acc[i % RT_MAX_LANES] = x[i] > acc[i % RT_MAX_LANES] ? x[i] : acc[i % RT_MAX_LANES];
+}
+
+#if defined(__x86_64__)
+#define MAX_INTO_KERNEL(name, isa, T, W, LOAD, STORE, MAX)                                   \
+  __attribute__((target(isa))) static void name(const double *x, int64_t m, double acc[RT_MAX_LANES]) { \
+    enum { V = RT_MAX_LANES / (W) };                                                         \
+    T a[V];                                                                                  \
+    for (int v = 0; v < V; v++) a[v] = LOAD(acc + v * (W));                                  \
+    int64_t i = 0;                                                                           \
+    for (; i + RT_MAX_LANES <= m; i += RT_MAX_LANES)                                         \
+      for (int v = 0; v < V; v++) a[v] = MAX(LOAD(x + i + v * (W)), a[v]);                   \
+    for (int v = 0; v < V; v++) STORE(acc + v * (W), a[v]);                                  \
+    _mm256_zeroupper();                                                                      \
+    max_into_scalar(x + i, m - i, acc); /* i is a multiple of RT_MAX_LANES: the same lanes */ \
+  }
+MAX_INTO_KERNEL(max_into_avx2, "avx2", __m256d, 4, _mm256_loadu_pd, _mm256_storeu_pd, _mm256_max_pd)
+MAX_INTO_KERNEL(max_into_avx512, "avx512f", __m512d, 8, _mm512_loadu_pd, _mm512_storeu_pd, _mm512_max_pd)
+#endif
+
 typedef void exp_fn(const double *logw, int64_t m, double mx, double *out);
 typedef double max_fn(const double *x, int64_t m);
+typedef void max_into_fn(const double *x, int64_t m, double acc[RT_MAX_LANES]);
 typedef void weigh_fn(const double *logw, int64_t m, double mx, double *out, int running, double *carry,
                       double sq[GROUP]);
 static exp_fn *exp_kernel = exp_scalar;
 static max_fn *max_kernel = max_scalar;
+static max_into_fn *max_into_kernel = max_into_scalar;
 static weigh_fn *weigh_kernel = weigh_chunked;
 static int exp_level = 0;
 
@@ -359,11 +385,13 @@ int rt_exp_kernel(int level) {
   exp_level = level < best ? level : best;
   exp_kernel = exp_scalar;
   max_kernel = max_scalar;
+  max_into_kernel = max_into_scalar;
   weigh_kernel = weigh_chunked;
 #if defined(__x86_64__)
   if (exp_level == 1) exp_kernel = exp_scalar_fma;
-  if (exp_level == 2) exp_kernel = exp_avx2, max_kernel = max_avx2;
-  if (exp_level == 3) exp_kernel = exp_avx512, max_kernel = max_avx512, weigh_kernel = weigh_avx512;
+  if (exp_level == 2) exp_kernel = exp_avx2, max_kernel = max_avx2, max_into_kernel = max_into_avx2;
+  if (exp_level == 3)
+    exp_kernel = exp_avx512, max_kernel = max_avx512, max_into_kernel = max_into_avx512, weigh_kernel = weigh_avx512;
 #endif
   return exp_level;
 }
@@ -374,6 +402,14 @@ __attribute__((constructor)) static void exp_setup(void) { rt_exp_kernel(3); }
 void rt_exp_shifted(const double *logw, int64_t m, double mx, double *out) { exp_kernel(logw, m, mx, out); }
 
 double rt_max_of(const double *x, int64_t m) { return max_kernel(x, m); }
+
+void rt_max_into(const double *x, int64_t m, double acc[RT_MAX_LANES]) { max_into_kernel(x, m, acc); }
+
+double rt_max_lanes(const double acc[RT_MAX_LANES]) {
+  double m = acc[0];
+  for (int l = 1; l < RT_MAX_LANES; l++) m = acc[l] > m ? acc[l] : m;
+  return m;
+}
 
 void rt_weigh_sums(const double *logw, int64_t m, double mx, double *out, int running, double *sum, double *sum_sq) {
   double carry = 0.0, sq[GROUP] = {0.0};

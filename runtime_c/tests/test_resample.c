@@ -21,27 +21,27 @@ static void test_normalise_and_ess(void) {
   CHECK_NEAR(w[1], 3.0 / 8, 1e-12, "w1");
   CHECK(w[2] == 0.0, "a -inf weight normalises to 0");
   rt_block b;
-  rt_weigh_block(c, 0, 4, w, 0, &b);
+  rt_weigh_block(c, 0, 4, w, 0, NAN, &b);
   rt_weights s = rt_combine_blocks(&b, 1);
   CHECK_NEAR(s.ess, 1.0 / (1.0 / 64 + 9.0 / 64 + 16.0 / 64), 1e-12, "ESS");
   CHECK_NEAR(s.log_sum, lz, 0.0, "the blocked passes give rt_normalise's log sum");
   for (int i = 0; i < 4; i++) c[i] = -INFINITY;
   CHECK(rt_normalise(c, 4, w) == -INFINITY, "all zero");
-  rt_weigh_block(c, 0, 4, w, 0, &b);
+  rt_weigh_block(c, 0, 4, w, 0, NAN, &b);
   CHECK(rt_combine_blocks(&b, 1).log_sum == -INFINITY && w[0] == 0.0, "all zero, blocked");
   c[1] = INFINITY;
   c[3] = INFINITY;
   rt_normalise(c, 4, w);
   CHECK(w[1] == 0.5 && w[3] == 0.5 && w[0] == 0.0, "infinite weights share the mass");
   double zeros[5] = {0, 0, 0, 0, 0}, e[5];
-  rt_weigh_block(zeros, 0, 5, e, 0, &b);
+  rt_weigh_block(zeros, 0, 5, e, 0, NAN, &b);
   CHECK_NEAR(rt_combine_blocks(&b, 1).ess, 5.0, 1e-12, "ESS of uniform weights");
   /* Running sums: the e_i added up (in rt_weigh_sums's order, which test_weights_exp checks bit for
    * bit), the last the block's sum; the same block sums either way. */
   double lw5[5] = {-1.0, 0.5, -INFINITY, 0.25, -3.0}, run[5];
   rt_block br;
-  rt_weigh_block(lw5, 0, 5, e, 0, &b);
-  rt_weigh_block(lw5, 0, 5, run, 1, &br);
+  rt_weigh_block(lw5, 0, 5, e, 0, NAN, &b);
+  rt_weigh_block(lw5, 0, 5, run, 1, NAN, &br);
   double local = 0.0;
   int sums_ok = b.sum == br.sum && b.sum_sq == br.sum_sq && b.max == br.max && run[4] == b.sum;
   for (int i = 0; i < 5; i++) {
@@ -75,7 +75,7 @@ static void test_blocked_normalisation(void) {
   fill_log_weights(logw, n, 11);
   logw[n - 1] = 5.0; /* the largest weight in the short last block */
   for (int64_t k = nb - 1; k >= 0; k--) /* any block order: blocks are independent */
-    rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, 0, &blocks[k]);
+    rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, 0, NAN, &blocks[k]);
   rt_weights s = rt_combine_blocks(blocks, nb);
   for (int64_t k = 0; k < nb; k++) rt_normalise_block(e, rt_block_lo(k), rt_block_hi(k, n), &blocks[k], s.total);
   long double mx = -INFINITY, sum = 0.0L, sum_sq = 0.0L;
@@ -121,8 +121,8 @@ static void test_offspring_blocks(int32_t scheme, int level) {
   for (uint32_t rep = 0; rep < 20; rep++) {
     fill_log_weights(logw, n, 100 + rep);
     for (int64_t k = 0; k < nb; k++) {
-      rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, 0, &blocks[k]);
-      rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), run, 1, &blocks[k]);
+      rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), e, 0, NAN, &blocks[k]);
+      rt_weigh_block(logw, rt_block_lo(k), rt_block_hi(k, n), run, 1, NAN, &blocks[k]);
     }
     rt_weights s = rt_combine_blocks(blocks, nb);
     rt_rng g;

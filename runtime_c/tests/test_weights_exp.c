@@ -158,7 +158,8 @@ static void test_weigh_sums(void) {
 }
 
 /* Every kernel's rt_max_of is the largest number of the run, whatever the run's length and where the
- * maximum lies; NaNs are passed over, a run of none but NaN and -inf gives -inf. */
+ * maximum lies; NaNs are passed over, a run of none but NaN and -inf gives -inf.  So is rt_max_lanes of
+ * the run taken by rt_max_into in pieces of any lengths. */
 static void test_max(void) {
   enum { M = 70 };
   double x[M];
@@ -177,6 +178,13 @@ static void test_max(void) {
       if (rep % 5 != 0) x[at] = want;
       else if (rep % 2) x[at] = -INFINITY;
       wrong += rt_max_of(x, m) != want;
+      double acc[RT_MAX_LANES];
+      for (int l = 0; l < RT_MAX_LANES; l++) acc[l] = -INFINITY;
+      for (int64_t lo = 0, piece; lo < m; lo += piece) {
+        piece = 1 + (int64_t)(rt_uniform(&g) * 40.0);
+        rt_max_into(x + lo, piece < m - lo ? piece : m - lo, acc);
+      }
+      wrong += rt_max_lanes(acc) != want;
       runs++;
     }
   }
