@@ -11,8 +11,8 @@ implies (s = (T/S - 1) / (T - 1) for speed-up S on T threads: 0 is a perfect spl
 It then runs each model once more per thread count with SIRENRT_PROFILE=1, which makes the
 runtime time the phases of the population loop and print them when the filter is freed: resuming
 particles; the resampling barrier's passes that run on every thread (weigh: exp of the log weights;
-offspring: the counts; fill: free slots and copy sources, and the survivors' lists promoted to the
-shared heap and counted; copy: the copies);
+offspring: the counts, and the bitmaps of free slots and copy sources; count: the survivors' lists
+promoted to the shared heap and counted, and their symbolic states; copy: the copies);
 and its serial parts (the block combines and offsets, the leftover and, for multinomial and residual
 resampling, the offspring draw).  The fraction column is that serial part over the whole run.
 
@@ -103,14 +103,14 @@ def main() -> None:
         return
     print("\nphases of one run per thread count (SIRENRT_PROFILE=1), seconds; serial = the barrier's "
           "serial part as a fraction of the whole run")
-    phases = ["resume", "weigh", "offspring", "fill", "copy", "serial"]
+    phases = ["resume", "weigh", "offspring", "count", "copy", "serial"]
     print(f"{'model':>6} | {'threads':>7} | " + " | ".join(f"{p:>9}" for p in phases) + f" | {'fraction':>8}")
     for name in args.models.split(","):
         for t in counts:
             ph = profile(HERE / "models" / name / "model.si", args.particles, t)
-            if not all(p in ph for p in phases):
-                print(f"{name:>6} | {t:>7} | (no profile: a runtime without SIRENRT_PROFILE)")
-                continue
+            missing = [p for p in phases if p not in ph]
+            if missing:  # the runtime's profile line and this table must name the same phases
+                sys.exit(f"the runtime's SIRENRT_PROFILE line lacks {', '.join(missing)}: got {sorted(ph)}")
             total = sum(ph[p] for p in phases)
             print(f"{name:>6} | {t:>7} | " + " | ".join(f"{ph[p]:>9.4f}" for p in phases) +
                   f" | {ph['serial'] / total:>8.5f}")
