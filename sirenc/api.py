@@ -36,7 +36,7 @@ from sirenc.descriptors import SCALARS, skip
 from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
 from sirenc.driver import DEFAULT_METHOD
 from sirenc.model_info import ModelInfo
-from sirenc.runtime.abi import abi_version
+from sirenc.runtime.abi import abi_version, max_particles
 
 BACKENDS = ("native", "jax")
 RESAMPLERS = {"systematic": 0, "multinomial": 1, "stratified": 2, "residual": 3}
@@ -374,8 +374,8 @@ class Model:
             raise SirenUsageError("samples, warmup and thinning are options of the MH handler (handler='mh')")
         particles = 1000 if particles is None else particles
         if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) \
-                or not 1 <= particles < 2**63:
-            raise SirenUsageError(f"particles must be an integer in [1, 2**63), not {particles!r}")
+                or not 1 <= particles <= max_particles():
+            raise SirenUsageError(f"particles must be an integer in [1, 2**31), not {particles!r}")
         check_seed(seed)
         threshold = check_resampling(resampler, ess_threshold)
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:

@@ -74,9 +74,10 @@ def _emit(lines: list[str]) -> None:
 
 def run(args) -> int:
     from sirenc import driver
+    from sirenc.runtime.abi import max_particles
 
-    if args.particles < 1:
-        raise SirenUsageError("--particles must be at least 1")
+    if not 1 <= args.particles <= max_particles():
+        raise SirenUsageError(f"--particles must be an integer in [1, 2**31), not {args.particles}")
     if args.handler == "mh":
         from sirenc.mh import chain_options
         try:

@@ -24,7 +24,7 @@ int main(int argc, char **argv) {
   uint64_t seed = b.seed;
   double *x = malloc(((size_t)n + 3) * sizeof(double)), *x_new = malloc(((size_t)n + 3) * sizeof(double));
   double *logw = malloc((size_t)n * sizeof(double)), *w = malloc((size_t)n * sizeof(double));
-  int64_t *counts = malloc((size_t)n * sizeof(int64_t));
+  rt_count *counts = malloc((size_t)n * sizeof *counts);
   if (!x || !x_new || !logw || !w || !counts) {
     fprintf(stderr, "out of memory\n");
     return 1;

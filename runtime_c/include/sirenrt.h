@@ -368,7 +368,9 @@ SIRENRT_API void sirenrt_free(void *p);
 /* ------------------------------------------------------------------------------------------------
  * Population API.  Every int32 result is 0 on success, nonzero on error (text: sirenrt_filter_error).
  * ------------------------------------------------------------------------------------------------ */
-/* NULL only for bad arguments or out of memory; then sirenrt_last_error() says why. */
+/* NULL only for bad arguments or out of memory; then sirenrt_last_error() says why.  n_particles is
+ * 1 to SIRENRT_MAX_PARTICLES (an offspring count is 32 bits), as for sirenc's filter(). */
+#define SIRENRT_MAX_PARTICLES 2147483647
 SIRENRT_API sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, uint64_t seed,
                                    const sirenrt_options *opts /* NULL = defaults */);
 SIRENRT_API void sirenrt_filter_free(sirenrt_filter *f);

@@ -130,7 +130,7 @@ int rt_alloc_population(sirenrt_filter *f) {
   f->w = malloc(n * sizeof(double));
   f->logw = malloc(n * sizeof(double));
   f->state = malloc(n);
-  f->counts = malloc(n * sizeof(int64_t));
+  f->counts = malloc(n * sizeof *f->counts);
   f->bits.free = malloc(2 * (size_t)rt_bit_words(f->n) * sizeof(uint64_t));
   f->bits.extra = f->bits.free ? f->bits.free + rt_bit_words(f->n) : NULL;
   f->blocks = malloc((size_t)rt_n_blocks(f->n) * sizeof(rt_block));
@@ -247,7 +247,7 @@ static int64_t block_of(const rt_block *blocks, int64_t nb, int64_t j, int copie
  * count c gives c - 1 in a row).  The pairs are walked off the tally's bits, not listed. */
 typedef struct copy_walk {
   bit_walk free, extra;
-  const int64_t *counts;
+  const rt_count *counts;
   int64_t src, left; /* the parent being copied and its copies still to make */
 } copy_walk;
 
@@ -329,7 +329,7 @@ static inline __attribute__((always_inline)) void copy_plain(const copy_view *v,
   int64_t src_of[CHUNK + 3];
   uint64_t *frames = v->frames;
   int8_t *state_of = v->state;
-  const int64_t *counts = walk->counts;
+  const rt_count *counts = walk->counts;
   for (int64_t done = 0; done < m;) {
     int64_t want = m - done < CHUNK ? m - done : CHUNK, k = 0;
     if (walk->left) { /* a parent whose copies the last chunk, or another thread's range, began */
@@ -592,7 +592,7 @@ static int barrier(sirenrt_filter *f) {
     run_team(f, threads, offspring_range, &a);
     profile_add(f, RT_PHASE_OFFSPRING, &t);
     if (last >= 0) {
-      f->counts[last] += left;
+      f->counts[last] += (rt_count)left;
       tally_block(f, last / RT_RESAMPLE_BLOCK);
     }
   } else { /* one sequential walk over the normalised weights */
@@ -1085,8 +1085,9 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
     return rt_set_last_error("model: result words lie outside the frame"), NULL;
   if (m->n_files < 0 || m->n_files > RT_MAX_FILES || (m->n_files > 0 && !m->files))
     return rt_set_last_error("model: bad data file table (at most %d files)", RT_MAX_FILES), NULL;
-  if (n_particles < 1)
-    return rt_set_last_error("sirenrt_filter_new: bad number of particles %lld", (long long)n_particles), NULL;
+  if (n_particles < 1 || n_particles > RT_MAX_PARTICLES)
+    return rt_set_last_error("sirenrt_filter_new: the number of particles must be in [1, 2^31), got %lld",
+                             (long long)n_particles), NULL;
   /* The same ranges as sirenc's filter(): what one refuses, the other refuses too. */
   sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, 1, 0};
   if (opts) o = *opts;

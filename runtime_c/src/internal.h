@@ -369,6 +369,13 @@ void rt_heap_release_held(rt_heap *heap, int k, const int64_t *held, const rt_ro
 /* ---------------------------------------------------------------- filter --------------------- */
 enum { RT_MODE_IDLE = 0, RT_MODE_RAN = 1, RT_MODE_STREAMING = 2 };
 
+/* A particle's offspring count, at most the population's size.  Four bytes, not eight: the offspring
+ * pass writes one for every particle at every resampling, and the copy pass reads the parents'.  So a
+ * population holds at most RT_MAX_PARTICLES (sirenrt_filter_new refuses more, as sirenc does). */
+typedef int32_t rt_count;
+#define RT_MAX_PARTICLES SIRENRT_MAX_PARTICLES
+_Static_assert(RT_MAX_PARTICLES <= INT32_MAX, "an offspring count holds any population size");
+
 /* A tally of offspring counts as the copy pass reads them: bit i of word i / 64 of `free` is set where
  * counts[i] is 0 (a slot left free), of `extra` where it is 2 or more (a parent copied into free
  * slots); a block's bits start a word (RT_RESAMPLE_BLOCK / 64 words a block). */
@@ -409,7 +416,7 @@ struct sirenrt_filter {
   int8_t *state;       /* what each particle's last resume returned (or SIRENRT_RUNNABLE), dense: a
                         * resampling copy writes it at a random slot, which must not cost a cache
                         * miss on the big context array */
-  int64_t *counts;     /* scratch: offspring counts */
+  rt_count *counts;    /* scratch: offspring counts */
   struct rt_block *blocks; /* scratch: the barrier's blocks (rt_n_blocks(n) of them) */
   int profile;         /* SIRENRT_PROFILE set: time the loop's phases, print them when freed */
   double profile_s[6]; /* seconds resuming; in the barrier's passes (weigh, offspring, count lists and symbolic states,
@@ -621,7 +628,7 @@ void rt_normalise_block(double *e, int64_t lo, int64_t hi, const rt_block *b, do
 double rt_normalise(const double *logw, int64_t n, double *w);
 
 /* Tallies counts[lo, hi) of block b into bits (rt_bits) and b->n_free, b->n_copies. */
-void rt_tally_block(const int64_t *counts, int64_t lo, int64_t hi, const rt_bits *bits, rt_block *b);
+void rt_tally_block(const rt_count *counts, int64_t lo, int64_t hi, const rt_bits *bits, rt_block *b);
 /* Selects the vector kernels of the offspring pass (systematic counts, tallies) for the whole process
  * (tests compare them; not while filters run): 0 scalar, 1 SSE2, 2 AVX2, 3 AVX-512F; a level the CPU
  * lacks is lowered.  Returns the level now in use; -1 only reports it.  The best is chosen when the
@@ -642,7 +649,7 @@ void rt_offspring_init(rt_offspring *o, int32_t scheme, int64_t n, double total,
  * block's running sum, rt_weigh_block), tallied as rt_tally_block does when `bits` is not NULL;
  * returns the cumulative weight at the block's end. */
 double rt_offspring_block(const rt_offspring *o, const double *running, int64_t lo, int64_t hi, rt_block *b,
-                          int64_t *counts, const rt_bits *bits);
+                          rt_count *counts, const rt_bits *bits);
 /* Points that fell beyond the total by rounding (0 almost always)... */
 int64_t rt_offspring_leftover(const rt_offspring *o, double total);
 /* ...go to the last live particle, whose running sum (running[i], blocks' sums as rt_weigh_block
@@ -651,7 +658,7 @@ int64_t rt_last_live(const double *running, const rt_block *blocks, int64_t n);
 
 /* Offspring counts (sum n) for normalised weights w under any scheme, on one thread (multinomial and
  * residual resampling always run so: their sorted uniforms come from one sequential stream). */
-void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, int64_t *counts);
+void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, rt_count *counts);
 
 /* estimate.c */
 /* Number of words of a result type descriptor, or -1 if malformed (*end = first char after it). */

@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 /* Bytes of fixed state per particle: its frame, its context and one entry of each per-particle
- * array rt_alloc_population makes (w, logw, counts; state; two bits, rounded up to a byte). */
+ * array rt_alloc_population makes (w, logw; counts; state; two bits, rounded up to a byte). */
 static uint64_t bytes_per_particle(const sirenrt_model *m) {
-  return (uint64_t)m->frame_size + sizeof(sirenrt_ctx) + 3 * sizeof(double) + 2;
+  return (uint64_t)m->frame_size + sizeof(sirenrt_ctx) + 2 * sizeof(double) + sizeof(rt_count) + 2;
 }
 
 /* A cgroup's memory limit in bytes (v2 memory.max, v1 memory.limit_in_bytes), 0 when none is set. */

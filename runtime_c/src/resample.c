@@ -185,29 +185,29 @@ typedef struct systematic_word {
  * and one of the tally kernel a word, through pointers, each making its constants again, were a
  * quarter of the pass. */
 typedef int64_t systematic_fn(const systematic_word *p, const double *running, int64_t m, int64_t below,
-                              int64_t *counts, uint64_t *zero, uint64_t *extra, int64_t *n_free);
-typedef void word_tally_fn(const int64_t *counts, int64_t m, uint64_t *zero, uint64_t *extra);
+                              rt_count *counts, uint64_t *zero, uint64_t *extra, int64_t *n_free);
+typedef void word_tally_fn(const rt_count *counts, int64_t m, uint64_t *zero, uint64_t *extra);
 
 /* Counts of m slots whose running sums are running[0 .. m), after `below` points; returns the points
  * below the last. */
 static int64_t systematic_word_scalar(const systematic_word *p, const double *running, int64_t m, int64_t below,
-                                      int64_t *counts) {
+                                      rt_count *counts) {
   for (int64_t i = 0; i < m; i++) {
     int64_t now = systematic_below(cumulative(p->start, p->scale, running[i]) * p->per_unit, p->u, p->n);
-    counts[i] = now - below;
+    counts[i] = (rt_count)(now - below);
     below = now;
   }
   return below;
 }
 
-static void tally_tail(const int64_t *counts, int64_t from, int64_t m, uint64_t *zero, uint64_t *extra) {
+static void tally_tail(const rt_count *counts, int64_t from, int64_t m, uint64_t *zero, uint64_t *extra) {
   for (int64_t i = from; i < m; i++) {
     *zero |= (uint64_t)(counts[i] == 0) << i;
     *extra |= (uint64_t)(counts[i] > 1) << i;
   }
 }
 
-static void tally_scalar(const int64_t *counts, int64_t m, uint64_t *zero, uint64_t *extra) {
+static void tally_scalar(const rt_count *counts, int64_t m, uint64_t *zero, uint64_t *extra) {
   *zero = *extra = 0;
   tally_tail(counts, 0, m, zero, extra);
 }
@@ -215,7 +215,7 @@ static void tally_scalar(const int64_t *counts, int64_t m, uint64_t *zero, uint6
 /* A block kernel (systematic_fn) from one width's word kernels. */
 #define SYSTEMATIC_BLOCK(name, attributes, word_counts, word_tally, finish)                                \
   attributes static int64_t name(const systematic_word *p, const double *running, int64_t m, int64_t below,   \
-                                 int64_t *counts, uint64_t *zero, uint64_t *extra, int64_t *n_free) {        \
+                                 rt_count *counts, uint64_t *zero, uint64_t *extra, int64_t *n_free) {       \
     for (int64_t w = 0; w < m; w += 64) {                                                                  \
       int64_t k = m - w < 64 ? m - w : 64;                                                                 \
       below = word_counts(p, running + w, k, below, counts + w);                                           \
@@ -243,11 +243,12 @@ SYSTEMATIC_BLOCK(systematic_scalar, , systematic_word_scalar, tally_scalar, (voi
 #define Z_CEIL(x) _mm512_roundscale_pd(x, _MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC)
 
 __attribute__((target("avx2"), always_inline)) static inline int64_t systematic_word_avx2(
-    const systematic_word *p, const double *running, int64_t m, int64_t below, int64_t *counts) {
+    const systematic_word *p, const double *running, int64_t m, int64_t below, rt_count *counts) {
   const __m256d start = _mm256_set1_pd(p->start), scale = _mm256_set1_pd(p->scale);
   const __m256d per_unit = _mm256_set1_pd(p->per_unit), u = _mm256_set1_pd(p->u), top = _mm256_set1_pd((double)p->n);
   const __m256d zero = _mm256_setzero_pd(), two52 = _mm256_set1_pd(0x1p52);
   __m256i last = _mm256_set1_epi64x(below); /* lane 3: the points below the slot before */
+  const __m256i low_halves = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6); /* each count's low 32 bits */
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
     __m256i now;
@@ -256,7 +257,8 @@ __attribute__((target("avx2"), always_inline)) static inline int64_t systematic_
     /* the slot before each: lanes 3 0 1 2 of `now`, lane 0 replaced by the last vector's lane 3 */
     __m256i before = _mm256_blend_epi32(_mm256_permute4x64_epi64(now, _MM_SHUFFLE(2, 1, 0, 3)),
                                         _mm256_permute4x64_epi64(last, _MM_SHUFFLE(3, 3, 3, 3)), 0x03);
-    _mm256_storeu_si256((__m256i *)(void *)(counts + i), _mm256_sub_epi64(now, before));
+    __m256i packed = _mm256_permutevar8x32_epi32(_mm256_sub_epi64(now, before), low_halves);
+    _mm_storeu_si128((__m128i *)(void *)(counts + i), _mm256_castsi256_si128(packed));
     last = now;
   }
   below = _mm256_extract_epi64(last, 3);
@@ -266,7 +268,7 @@ __attribute__((target("avx2"), always_inline)) static inline int64_t systematic_
 }
 
 __attribute__((target("avx512f"), always_inline)) static inline int64_t systematic_word_avx512(
-    const systematic_word *p, const double *running, int64_t m, int64_t below, int64_t *counts) {
+    const systematic_word *p, const double *running, int64_t m, int64_t below, rt_count *counts) {
   const __m512d start = _mm512_set1_pd(p->start), scale = _mm512_set1_pd(p->scale);
   const __m512d per_unit = _mm512_set1_pd(p->per_unit), u = _mm512_set1_pd(p->u), top = _mm512_set1_pd((double)p->n);
   const __m512d zero = _mm512_setzero_pd(), two52 = _mm512_set1_pd(0x1p52);
@@ -277,7 +279,7 @@ __attribute__((target("avx512f"), always_inline)) static inline int64_t systemat
     POINTS_BELOW(__m512d, _mm512_add_pd, _mm512_sub_pd, _mm512_mul_pd, _mm512_max_pd, _mm512_min_pd, Z_CEIL,
                  _mm512_sub_epi64, _mm512_castpd_si512, _mm512_loadu_pd(running + i), now);
     __m512i before = _mm512_alignr_epi64(now, last, 7); /* last's lane 7, then now's lanes 0..6 */
-    _mm512_storeu_si512((void *)(counts + i), _mm512_sub_epi64(now, before));
+    _mm256_storeu_si256((__m256i *)(void *)(counts + i), _mm512_cvtepi64_epi32(_mm512_sub_epi64(now, before)));
     last = now;
   }
   below = _mm256_extract_epi64(_mm512_extracti64x4_epi64(last, 1), 3);
@@ -286,52 +288,48 @@ __attribute__((target("avx512f"), always_inline)) static inline int64_t systemat
   return systematic_word_scalar(p, running + i, m - i, below, counts + i);
 }
 
-/* SSE2 has no 64-bit compare: a word is zero where both its 32-bit halves are. */
-static inline int zero_pairs(__m128i v) {
-  __m128i z = _mm_cmpeq_epi32(v, _mm_setzero_si128());
-  z = _mm_and_si128(z, _mm_shuffle_epi32(z, _MM_SHUFFLE(2, 3, 0, 1)));
-  return _mm_movemask_pd(_mm_castsi128_pd(z));
-}
+/* Four counts' zero tests as the low bits of a mask. */
+static inline int zero_mask(__m128i v) { return _mm_movemask_ps(_mm_castsi128_ps(_mm_cmpeq_epi32(v, _mm_setzero_si128()))); }
 
-static void tally_sse2(const int64_t *counts, int64_t m, uint64_t *zero, uint64_t *extra) {
-  const __m128i not_one = _mm_set1_epi64x(~(int64_t)1);
-  uint64_t z = 0, e = 0;
-  int64_t i = 0;
-  for (; i + 2 <= m; i += 2) {
-    __m128i v = _mm_loadu_si128((const __m128i *)(counts + i));
-    z |= (uint64_t)zero_pairs(v) << i;
-    e |= (uint64_t)(zero_pairs(_mm_and_si128(v, not_one)) ^ 3) << i;
-  }
-  *zero = z;
-  *extra = e;
-  tally_tail(counts, i, m, zero, extra);
-}
-
-__attribute__((target("avx2"), always_inline)) static inline void tally_avx2(const int64_t *counts, int64_t m,
-                                                                             uint64_t *zero, uint64_t *extra) {
-  const __m256i not_one = _mm256_set1_epi64x(~(int64_t)1), none = _mm256_setzero_si256();
+static void tally_sse2(const rt_count *counts, int64_t m, uint64_t *zero, uint64_t *extra) {
+  const __m128i not_one = _mm_set1_epi32(~1);
   uint64_t z = 0, e = 0;
   int64_t i = 0;
   for (; i + 4 <= m; i += 4) {
-    __m256i v = _mm256_loadu_si256((const __m256i *)(counts + i));
-    z |= (uint64_t)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(v, none))) << i;
-    __m256i low = _mm256_cmpeq_epi64(_mm256_and_si256(v, not_one), none);
-    e |= (uint64_t)(_mm256_movemask_pd(_mm256_castsi256_pd(low)) ^ 15) << i;
+    __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(counts + i));
+    z |= (uint64_t)zero_mask(v) << i;
+    e |= (uint64_t)(zero_mask(_mm_and_si128(v, not_one)) ^ 15) << i;
   }
   *zero = z;
   *extra = e;
   tally_tail(counts, i, m, zero, extra);
 }
 
-__attribute__((target("avx512f"), always_inline)) static inline void tally_avx512(const int64_t *counts, int64_t m,
-                                                                                 uint64_t *zero, uint64_t *extra) {
-  const __m512i not_one = _mm512_set1_epi64(~(int64_t)1);
+__attribute__((target("avx2"), always_inline)) static inline void tally_avx2(const rt_count *counts, int64_t m,
+                                                                             uint64_t *zero, uint64_t *extra) {
+  const __m256i not_one = _mm256_set1_epi32(~1), none = _mm256_setzero_si256();
   uint64_t z = 0, e = 0;
   int64_t i = 0;
   for (; i + 8 <= m; i += 8) {
+    __m256i v = _mm256_loadu_si256((const __m256i *)(const void *)(counts + i));
+    z |= (uint64_t)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpeq_epi32(v, none))) << i;
+    __m256i low = _mm256_cmpeq_epi32(_mm256_and_si256(v, not_one), none);
+    e |= (uint64_t)(_mm256_movemask_ps(_mm256_castsi256_ps(low)) ^ 0xFF) << i;
+  }
+  *zero = z;
+  *extra = e;
+  tally_tail(counts, i, m, zero, extra);
+}
+
+__attribute__((target("avx512f"), always_inline)) static inline void tally_avx512(const rt_count *counts, int64_t m,
+                                                                                 uint64_t *zero, uint64_t *extra) {
+  const __m512i not_one = _mm512_set1_epi32(~1);
+  uint64_t z = 0, e = 0;
+  int64_t i = 0;
+  for (; i + 16 <= m; i += 16) {
     __m512i v = _mm512_loadu_si512((const void *)(counts + i));
-    z |= (uint64_t)_mm512_testn_epi64_mask(v, v) << i;
-    e |= (uint64_t)_mm512_test_epi64_mask(v, not_one) << i;
+    z |= (uint64_t)_mm512_testn_epi32_mask(v, v) << i;
+    e |= (uint64_t)_mm512_test_epi32_mask(v, not_one) << i;
   }
   *zero = z;
   *extra = e;
@@ -367,7 +365,7 @@ int rt_offspring_kernel(int level) {
 __attribute__((constructor)) static void kernel_setup(void) { rt_offspring_kernel(3); }
 
 /* Tallies the word of counts[first .. first + m) into bits; adds its free slots to *n_free. */
-static inline void store_word(const rt_bits *bits, const int64_t *counts, int64_t first, int64_t m, int64_t *n_free) {
+static inline void store_word(const rt_bits *bits, const rt_count *counts, int64_t first, int64_t m, int64_t *n_free) {
   uint64_t zero, extra;
   word_tally(counts + first, m, &zero, &extra);
   bits->free[first / 64] = zero;
@@ -382,7 +380,7 @@ static void set_tally(rt_block *b, int64_t slots, int64_t offspring, int64_t n_f
   b->n_copies = offspring - (slots - n_free);
 }
 
-void rt_tally_block(const int64_t *counts, int64_t lo, int64_t hi, const rt_bits *bits, rt_block *b) {
+void rt_tally_block(const rt_count *counts, int64_t lo, int64_t hi, const rt_bits *bits, rt_block *b) {
   int64_t n_free = 0, offspring = 0;
   for (int64_t w = lo; w < hi; w += 64) {
     int64_t end = hi - w < 64 ? hi : w + 64;
@@ -393,7 +391,7 @@ void rt_tally_block(const int64_t *counts, int64_t lo, int64_t hi, const rt_bits
 }
 
 double rt_offspring_block(const rt_offspring *o, const double *running, int64_t lo, int64_t hi, rt_block *b,
-                          int64_t *counts, const rt_bits *bits) {
+                          rt_count *counts, const rt_bits *bits) {
   double per_unit = o->per_unit, start = b->start, scale = b->scale;
   int64_t below = points_below(o, start * per_unit), first = below, n_free = 0;
   const systematic_word p = {start, scale, per_unit, o->u, o->n};
@@ -418,7 +416,7 @@ double rt_offspring_block(const rt_offspring *o, const double *running, int64_t 
           j++;
           pos = (double)j + rt_uniform(&g);
         }
-        counts[i] = k;
+        counts[i] = (rt_count)k;
       }
       if (bits) store_word(bits, counts, w, end - w, &n_free);
     }
@@ -454,7 +452,7 @@ int64_t rt_last_live(const double *running, const rt_block *blocks, int64_t n) {
 
 /* m i.i.d. draws from weights w (summing to total), as m sorted uniforms: the normalised partial sums
  * of m+1 exponentials.  The normaliser needs all of them first, so the stream is replayed. */
-static void multinomial(const double *w, int64_t n, int64_t m, double total, rt_rng *g, int64_t *counts) {
+static void multinomial(const double *w, int64_t n, int64_t m, double total, rt_rng *g, rt_count *counts) {
   rt_rng start = *g;
   double s = 0.0;
   for (int64_t j = 0; j <= m; j++) s += rt_exponential(g);
@@ -469,11 +467,11 @@ static void multinomial(const double *w, int64_t n, int64_t m, double total, rt_
       acc += rt_exponential(g);
     }
   }
-  if (m - j > 0) counts[last_live(w, n)] += m - j;
+  if (m - j > 0) counts[last_live(w, n)] += (rt_count)(m - j);
 }
 
 /* Systematic or stratified counts for normalised weights w: the barrier's blocks, one after another. */
-static void blocked(int32_t scheme, const double *w, int64_t n, rt_rng *g, int64_t *counts) {
+static void blocked(int32_t scheme, const double *w, int64_t n, rt_rng *g, rt_count *counts) {
   double total = 0.0;
   for (int64_t k = 0; k < rt_n_blocks(n); k++) {
     double local = 0.0;
@@ -491,11 +489,11 @@ static void blocked(int32_t scheme, const double *w, int64_t n, rt_rng *g, int64
     b.start = rt_offspring_block(&o, running, lo, hi, &b, counts, NULL);
   }
   int64_t left = rt_offspring_leftover(&o, total);
-  if (left > 0) counts[last_live(w, n)] += left;
+  if (left > 0) counts[last_live(w, n)] += (rt_count)left;
 }
 
 /* floor(N w_i) copies for sure, the remaining R drawn multinomially from the fractional parts. */
-static void residual(const double *w, int64_t n, rt_rng *g, int64_t *counts) {
+static void residual(const double *w, int64_t n, rt_rng *g, rt_count *counts) {
   double *r = malloc((size_t)n * sizeof(double));
   if (!r) { /* keep going with a scheme that needs no memory */
     blocked(SIRENRT_SYSTEMATIC, w, n, g, counts);
@@ -505,7 +503,7 @@ static void residual(const double *w, int64_t n, rt_rng *g, int64_t *counts) {
   double total = 0.0;
   for (int64_t i = 0; i < n; i++) {
     double nw = w[i] * (double)n, k = floor(nw);
-    counts[i] = (int64_t)k;
+    counts[i] = (rt_count)k;
     assigned += counts[i];
     total += (r[i] = nw - k);
   }
@@ -517,10 +515,10 @@ static void residual(const double *w, int64_t n, rt_rng *g, int64_t *counts) {
   free(r);
 }
 
-void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, int64_t *counts) {
+void rt_resample_counts(int32_t scheme, const double *w, int64_t n, rt_rng *g, rt_count *counts) {
   switch (scheme) {
     case SIRENRT_MULTINOMIAL:
-      memset(counts, 0, (size_t)n * sizeof(int64_t));
+      memset(counts, 0, (size_t)n * sizeof *counts);
       multinomial(w, n, n, 1.0, g, counts);
       break;
     case SIRENRT_RESIDUAL: residual(w, n, g, counts); break;

@@ -433,9 +433,18 @@ static void test_memory_limit(void) {
   CHECK(f && f->arena_limit_words < 8, "what is left for lists is tiny");
   sirenrt_filter_free(f);
   CHECK(sirenrt_filter_new(&m, fits + 1, 1, &o) == NULL, "one more does not fit");
-  /* The default: half the machine's memory, which 2^31 particles' contexts alone exceed. */
-  CHECK(sirenrt_filter_new(&m, (int64_t)1 << 31, 1, NULL) == NULL, "2^31 particles");
+  /* The default: half the machine's memory, which 2^31 - 1 particles' contexts alone exceed. */
+  CHECK(sirenrt_filter_new(&m, RT_MAX_PARTICLES, 1, NULL) == NULL, "2^31 - 1 particles");
   CHECK_CONTAINS(sirenrt_last_error(), "(half the machine's memory); use at most ");
+  /* More than an offspring count holds (rt_count), whatever the memory. */
+  CHECK(sirenrt_filter_new(&m, (int64_t)RT_MAX_PARTICLES + 1, 1, NULL) == NULL, "2^31 particles");
+  CHECK_CONTAINS(sirenrt_last_error(), "the number of particles must be in [1, 2^31), got 2147483648");
+  /* Frames past 2^40 bytes, whatever the limit: 2^30 particles of 4 KiB (each one's state is more). */
+  sirenrt_model big = m;
+  big.frame_size = 4096;
+  sirenrt_options huge = {SIRENRT_SYSTEMATIC, 0.0, 1, (int64_t)1 << 62};
+  CHECK(sirenrt_filter_new(&big, (int64_t)1 << 30, 1, &huge) == NULL, "2^42 bytes of frames");
+  CHECK_CONTAINS(sirenrt_last_error(), "particles of 4096 bytes each exceed the runtime's limit of 2**40 bytes");
   o.memory_limit = -1;
   CHECK(sirenrt_filter_new(&m, 10, 1, &o) == NULL, "a negative limit");
   CHECK_CONTAINS(sirenrt_last_error(), "sirenrt_filter_new: memory_limit must be a number of bytes > 0");

@@ -114,7 +114,7 @@ static void test_offspring_blocks(int32_t scheme, int level) {
   double *logw = malloc((size_t)n * sizeof(double)), *e = malloc((size_t)n * sizeof(double));
   double *run = malloc((size_t)n * sizeof(double));
   double *cum = malloc((size_t)n * sizeof(double)), *points = malloc((size_t)n * sizeof(double));
-  int64_t *counts = malloc((size_t)n * sizeof(int64_t)), *ref = calloc((size_t)n, sizeof(int64_t));
+  rt_count *counts = malloc((size_t)n * sizeof(rt_count)), *ref = calloc((size_t)n, sizeof(rt_count));
   rt_block *blocks = malloc((size_t)nb * sizeof(rt_block));
   uint64_t *words = malloc(4 * (size_t)rt_bit_words(n) * sizeof(uint64_t));
   rt_bits bits = {words, words + rt_bit_words(n)}, again = {words + 2 * rt_bit_words(n), words + 3 * rt_bit_words(n)};
@@ -171,7 +171,7 @@ static void test_offspring_blocks(int32_t scheme, int level) {
     rt_rng pg = g;
     for (int64_t j = 0; j < n; j++)
       points[j] = (double)j + (scheme == SIRENRT_STRATIFIED ? rt_uniform(&pg) : o.u);
-    memset(ref, 0, (size_t)n * sizeof(int64_t));
+    memset(ref, 0, (size_t)n * sizeof *ref);
     int64_t j = 0;
     for (int64_t i = 0; i < n; i++)
       while (j < n && points[j] < cum[i]) ref[i]++, j++;
@@ -207,7 +207,7 @@ static void test_offspring_blocks(int32_t scheme, int level) {
 static void test_systematic_kernels(void) {
   enum { M = 64 };
   double run[M];
-  int64_t want[M], got[M];
+  rt_count want[M], got[M];
   int64_t wrong = 0, tried = 0;
   int best = rt_offspring_kernel(-1);
   for (uint32_t rep = 0; rep < 400; rep++) {
@@ -231,7 +231,7 @@ static void test_systematic_kernels(void) {
       rt_offspring_kernel(level);
       memset(got, 0x5A, sizeof got);
       rt_offspring_block(&o, run, 0, m, &b, got, NULL);
-      wrong += memcmp(got, want, (size_t)m * sizeof(int64_t)) != 0;
+      wrong += memcmp(got, want, (size_t)m * sizeof *got) != 0;
       tried++;
     }
   }
@@ -244,7 +244,7 @@ static void test_unbiased(int32_t scheme) {
   enum { N = 10, REPS = 40000 };
   double w[N] = {0.02, 0.3, 0.0, 0.08, 0.15, 0.05, 0.2, 0.1, 0.07, 0.03};
   double mean[N] = {0}, sq[N] = {0};
-  int64_t counts[N];
+  rt_count counts[N];
   int sum_ok = 1, spread_ok = 1;
   for (int r = 0; r < REPS; r++) {
     rt_rng g;
@@ -279,7 +279,7 @@ static void test_extremes(void) {
   /* One particle takes all; a large population keeps the sum. */
   enum { N = 1000 };
   double *w = calloc(N, sizeof(double));
-  int64_t *counts = malloc(N * sizeof(int64_t));
+  rt_count *counts = malloc(N * sizeof(rt_count));
   w[N - 1] = 1.0;
   for (int32_t s = 0; s <= SIRENRT_RESIDUAL; s++) {
     rt_rng g;
@@ -323,14 +323,14 @@ static void test_last_live(void) {
 
 /* Every kernel of the tallies (scalar, SSE2, AVX2, AVX-512, as far as the CPU has them) marks the
  * zero counts and the counts above one of every word, full or partial: counts of 0, 1, 2, large ones
- * and ones whose low or high 32-bit half alone is zero (SSE2 compares halves). */
+ * up to RT_MAX_PARTICLES and ones whose low 16 bits alone are zero. */
 static void test_tally_kernels(void) {
   int best = rt_offspring_kernel(-1);
   CHECK(best >= 0 && best <= 3, "offspring kernel level %d", best);
-  static const int64_t values[] = {0, 1, 2, 3, 7, (int64_t)1 << 32, ((int64_t)1 << 32) + 1, 0xFFFFFFFF, 65};
+  static const rt_count values[] = {0, 1, 2, 3, 7, 1 << 16, (1 << 16) + 1, RT_MAX_PARTICLES, 65};
   enum { NV = sizeof values / sizeof values[0] };
   const int64_t n = 3 * 64 + 37; /* three words and a partial one */
-  int64_t counts[3 * 64 + 37];
+  rt_count counts[3 * 64 + 37];
   uint64_t words[4 * 4];
   rt_bits bits = {words, words + 4};
   for (int level = 0; level <= 3; level++) {

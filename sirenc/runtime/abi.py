@@ -22,7 +22,7 @@ import functools
 import re
 from pathlib import Path
 
-__all__ = ["abi_version", "cdef", "defines", "header_path"]
+__all__ = ["abi_version", "cdef", "defines", "header_path", "max_particles"]
 
 HEADER = "sirenrt.h"
 
@@ -98,6 +98,11 @@ def cdef(path: Path | None = None) -> str:
 def defines(path: Path | None = None) -> dict[str, int]:
     """The header's integer ``#define``s: ``{"SIRENRT_ABI_VERSION": 2}``."""
     return dict(_read(path or header_path())[1])
+
+
+def max_particles() -> int:
+    """``SIRENRT_MAX_PARTICLES``: the largest population a native filter takes (2**31 - 1)."""
+    return defines()["SIRENRT_MAX_PARTICLES"]
 
 
 def abi_version() -> int:

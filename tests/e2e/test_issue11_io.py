@@ -109,8 +109,9 @@ def test_cli_output_writes_through_a_temporary_file(tmp_path):
 @pytest.mark.parametrize("kwargs, message", [
     ({"particles": 2**63}, "particles must be an integer"),
     ({"particles": 2**64}, "particles must be an integer"),
-    ({"particles": 2**62}, "particles need [0-9.]+ EiB for their state .* more than the memory limit of"),
-    ({"particles": 2**37, "memory_limit": "64T"}, "exceed the runtime's limit of 2\\*\\*40 bytes"),
+    ({"particles": 2**31}, "particles must be an integer in \\[1, 2\\*\\*31\\)"),
+    ({"particles": 2**31 - 1, "memory_limit": "64G"},
+     "particles need [0-9.]+ GiB for their state .* more than the memory limit of 64.0 GiB"),
     ({"ess_threshold": None}, "ess_threshold must be a number"),
     ({"ess_threshold": "0.5"}, "ess_threshold must be a number"),
     ({"ess_threshold": float("nan")}, "ess_threshold must lie in"),
@@ -140,8 +141,8 @@ def test_load_misuse_is_a_usage_error():
 @pytest.mark.parametrize("args, message", [
     (["-p", "9223372036854775808"], "--particles must be an integer"),
     (["-p", "0"], "--particles must be an integer"),
-    (["-p", "4611686018427387904"], "more than the memory limit of"),
-    (["-p", str(2**37), "--memory-limit", "64T"], "exceed the runtime's limit"),
+    (["-p", "2147483648"], "--particles must be an integer in [1, 2**31)"),
+    (["-p", str(2**31 - 1), "--memory-limit", "64G"], "more than the memory limit of"),
     (["--seed", "-1"], "--seed must be an integer"),
 ])
 def test_cli_misuse_exits_2(args, message):

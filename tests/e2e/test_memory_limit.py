@@ -28,7 +28,7 @@ def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "sirenc.cli", *args], capture_output=True, text=True)
 
 
-@pytest.mark.parametrize("particles", ["2147483648", "100000000", str(2**39)])
+@pytest.mark.parametrize("particles", ["2147483647", "100000000"])
 def test_too_many_particles_for_the_machine_exit_2(tmp_path, particles):
     prog = tmp_path / "walk.si"
     prog.write_text(WALK)
