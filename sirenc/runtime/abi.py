@@ -1,8 +1,8 @@
 """The runtime's C ABI as ``sirenrt.h`` states it, read off the header text.
 
     >>> from sirenc.runtime import abi
-    >>> abi.abi_version()
-    2
+    >>> abi.abi_version() == abi.defines()["SIRENRT_ABI_VERSION"]
+    True
     >>> "double sirenrt_std_normal(sirenrt_ctx *ctx);" in abi.cdef()
     True
 
@@ -96,7 +96,7 @@ def cdef(path: Path | None = None) -> str:
 
 
 def defines(path: Path | None = None) -> dict[str, int]:
-    """The header's integer ``#define``s: ``{"SIRENRT_ABI_VERSION": 2}``."""
+    """The header's integer ``#define``s: ``{"SIRENRT_ABI_VERSION": 14, ...}``."""
     return dict(_read(path or header_path())[1])
 
 
