@@ -373,9 +373,7 @@ class Model:
         if (samples, warmup, thinning) != (None, None, None):
             raise SirenUsageError("samples, warmup and thinning are options of the MH handler (handler='mh')")
         particles = 1000 if particles is None else particles
-        if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) \
-                or not 1 <= particles <= max_particles():
-            raise SirenUsageError(f"particles must be an integer in [1, 2**31), not {particles!r}")
+        check_particles(particles)
         check_seed(seed)
         threshold = check_resampling(resampler, ess_threshold)
         if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
@@ -429,6 +427,14 @@ def check_resampling(resampler: Any, ess_threshold: Any) -> float:
     if not 0.0 <= threshold <= 1.0:
         raise SirenUsageError(f"ess_threshold must lie in [0, 1], not {ess_threshold!r}")
     return threshold
+
+
+def check_particles(particles: Any, name: str = "particles") -> None:
+    """A native population's size: 1 to SIRENRT_MAX_PARTICLES (the runtime's offspring counts are
+    32 bits); `name` is what the message calls it (``--particles`` on the command lines)."""
+    bound = max_particles() + 1  # 2**31
+    if isinstance(particles, bool) or not isinstance(particles, (int, np.integer)) or not 1 <= particles < bound:
+        raise SirenUsageError(f"{name} must be an integer in [1, 2**{bound.bit_length() - 1}), not {particles!r}")
 
 
 def check_seed(seed: Any) -> None:

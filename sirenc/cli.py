@@ -437,14 +437,14 @@ def posterior_block(outcome: Outcome) -> list[str]:
 
 
 def cmd_run(args) -> int:
+    from sirenc.api import check_particles
     from sirenc.data import check_readable
-    from sirenc.runtime.abi import max_particles
 
     mh = handler_options(args)
     if args.handler == "smc" and args.particles is None:
         args.particles = 1000
-    if args.particles is not None and not 1 <= args.particles <= max_particles():
-        raise SirenUsageError(f"--particles must be an integer in [1, 2**31), not {args.particles}")
+    if args.particles is not None:
+        check_particles(args.particles, "--particles")
     if not 0 <= args.seed < 2**64:
         raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
     memory_limit = memory_limit_option(args.memory_limit)

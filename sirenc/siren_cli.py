@@ -74,10 +74,9 @@ def _emit(lines: list[str]) -> None:
 
 def run(args) -> int:
     from sirenc import driver
-    from sirenc.runtime.abi import max_particles
+    from sirenc.api import check_particles
 
-    if not 1 <= args.particles <= max_particles():
-        raise SirenUsageError(f"--particles must be an integer in [1, 2**31), not {args.particles}")
+    check_particles(args.particles, "--particles")
     if args.handler == "mh":
         from sirenc.mh import chain_options
         try:

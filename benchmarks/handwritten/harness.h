@@ -35,7 +35,7 @@ static inline int bench_open(bench *b, int argc, char **argv) {
   }
   *b = (bench){.path = argv[1], .n = argc > 2 ? atoll(argv[2]) : 10000,
                .seed = argc > 3 ? strtoull(argv[3], NULL, 10) : 0};
-  if (b->n < 1 || b->n > RT_MAX_PARTICLES) {
+  if (b->n < 1 || b->n > SIRENRT_MAX_PARTICLES) {
     fprintf(stderr, "need 1 to 2^31 - 1 particles\n");
     return 2;
   }

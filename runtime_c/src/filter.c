@@ -1085,7 +1085,7 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
     return rt_set_last_error("model: result words lie outside the frame"), NULL;
   if (m->n_files < 0 || m->n_files > RT_MAX_FILES || (m->n_files > 0 && !m->files))
     return rt_set_last_error("model: bad data file table (at most %d files)", RT_MAX_FILES), NULL;
-  if (n_particles < 1 || n_particles > RT_MAX_PARTICLES)
+  if (n_particles < 1 || n_particles > SIRENRT_MAX_PARTICLES)
     return rt_set_last_error("sirenrt_filter_new: the number of particles must be in [1, 2^31), got %lld",
                              (long long)n_particles), NULL;
   /* The same ranges as sirenc's filter(): what one refuses, the other refuses too. */

@@ -371,10 +371,9 @@ enum { RT_MODE_IDLE = 0, RT_MODE_RAN = 1, RT_MODE_STREAMING = 2 };
 
 /* A particle's offspring count, at most the population's size.  Four bytes, not eight: the offspring
  * pass writes one for every particle at every resampling, and the copy pass reads the parents'.  So a
- * population holds at most RT_MAX_PARTICLES (sirenrt_filter_new refuses more, as sirenc does). */
+ * population holds at most SIRENRT_MAX_PARTICLES (sirenrt_filter_new refuses more, as sirenc does). */
 typedef int32_t rt_count;
-#define RT_MAX_PARTICLES SIRENRT_MAX_PARTICLES
-_Static_assert(RT_MAX_PARTICLES <= INT32_MAX, "an offspring count holds any population size");
+_Static_assert(SIRENRT_MAX_PARTICLES <= INT32_MAX, "an offspring count holds any population size");
 
 /* A tally of offspring counts as the copy pass reads them: bit i of word i / 64 of `free` is set where
  * counts[i] is 0 (a slot left free), of `extra` where it is 2 or more (a parent copied into free

@@ -434,10 +434,10 @@ static void test_memory_limit(void) {
   sirenrt_filter_free(f);
   CHECK(sirenrt_filter_new(&m, fits + 1, 1, &o) == NULL, "one more does not fit");
   /* The default: half the machine's memory, which 2^31 - 1 particles' contexts alone exceed. */
-  CHECK(sirenrt_filter_new(&m, RT_MAX_PARTICLES, 1, NULL) == NULL, "2^31 - 1 particles");
+  CHECK(sirenrt_filter_new(&m, SIRENRT_MAX_PARTICLES, 1, NULL) == NULL, "2^31 - 1 particles");
   CHECK_CONTAINS(sirenrt_last_error(), "(half the machine's memory); use at most ");
   /* More than an offspring count holds (rt_count), whatever the memory. */
-  CHECK(sirenrt_filter_new(&m, (int64_t)RT_MAX_PARTICLES + 1, 1, NULL) == NULL, "2^31 particles");
+  CHECK(sirenrt_filter_new(&m, (int64_t)SIRENRT_MAX_PARTICLES + 1, 1, NULL) == NULL, "2^31 particles");
   CHECK_CONTAINS(sirenrt_last_error(), "the number of particles must be in [1, 2^31), got 2147483648");
   /* Frames past 2^40 bytes, whatever the limit: 2^30 particles of 4 KiB (each one's state is more). */
   sirenrt_model big = m;

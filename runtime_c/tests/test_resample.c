@@ -323,11 +323,11 @@ static void test_last_live(void) {
 
 /* Every kernel of the tallies (scalar, SSE2, AVX2, AVX-512, as far as the CPU has them) marks the
  * zero counts and the counts above one of every word, full or partial: counts of 0, 1, 2, large ones
- * up to RT_MAX_PARTICLES and ones whose low 16 bits alone are zero. */
+ * up to SIRENRT_MAX_PARTICLES and ones whose low 16 bits alone are zero. */
 static void test_tally_kernels(void) {
   int best = rt_offspring_kernel(-1);
   CHECK(best >= 0 && best <= 3, "offspring kernel level %d", best);
-  static const rt_count values[] = {0, 1, 2, 3, 7, 1 << 16, (1 << 16) + 1, RT_MAX_PARTICLES, 65};
+  static const rt_count values[] = {0, 1, 2, 3, 7, 1 << 16, (1 << 16) + 1, SIRENRT_MAX_PARTICLES, 65};
   enum { NV = sizeof values / sizeof values[0] };
   const int64_t n = 3 * 64 + 37; /* three words and a partial one */
   rt_count counts[3 * 64 + 37];
