@@ -226,6 +226,7 @@ class _Entry:
     ess: Callable[[Any], float]
     error: Callable[[Any], Any]          # error(NULL) = the thread's last error
     particles: Callable[..., int]
+    posterior: Callable[..., int]        # as particles, each leaf its posterior atom (sirenc/summary.py)
     size: Callable[[Any], int]
     set_file: Callable[[Any, int, Any], int]
     history: Callable[..., int]
@@ -312,7 +313,8 @@ class Model:
             step=rt.sirenrt_filter_step, estimate=rt.sirenrt_filter_estimate,
             log_evidence=rt.sirenrt_filter_log_evidence, ess=rt.sirenrt_filter_ess,
             error=lambda f: rt.sirenrt_last_error() if f == ffi.NULL else rt.sirenrt_filter_error(f),
-            particles=rt.sirenrt_filter_particles, size=rt.sirenrt_filter_size,
+            particles=rt.sirenrt_filter_particles, posterior=rt.sirenrt_filter_posterior,
+            size=rt.sirenrt_filter_size,
             set_file=rt.sirenrt_filter_set_file,
             history=rt.sirenrt_filter_history, save=rt.sirenrt_filter_save,
             load=lambda buf, n, threads: rt.sirenrt_filter_load(descriptor, buf, n, threads),
@@ -331,6 +333,7 @@ class Model:
             estimate=lib.sirenc_estimate, log_evidence=lib.sirenc_log_evidence,
             ess=lib.sirenc_ess, error=lib.sirenc_error,
             particles=_newer_entry(lib, "sirenc_particles"),
+            posterior=_newer_entry(lib, "sirenc_posterior"),
             size=_newer_entry(lib, "sirenc_size"),
             set_file=_newer_entry(lib, "sirenc_set_file"),
             history=_newer_entry(lib, "sirenc_history"),
@@ -622,14 +625,22 @@ class Filter:
         ``values[i]`` is shaped like ``estimate()``'s answer. With ``flat=True``, ``values`` is
         ``(flat, offsets)``: particle i's values, flattened as the C ABI flattens the estimate,
         are ``flat[offsets[i]:offsets[i+1]]``. While streaming, as for ``estimate()``."""
+        (values, offsets), weights = self._read_particles(self.model._entry.particles, 1)
+        if flat:
+            return (values, offsets), weights
+        desc = self.model.info["result_type"]
+        return [unflatten(desc, values[offsets[i]: offsets[i + 1]]) for i in range(self.n_particles)], weights
+
+    def _read_particles(self, entry: Callable[..., int], words: int) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
+        """``entry``'s flattened values (about ``words`` numbers a leaf), offsets and weights."""
         from sirenc.runtime.ffi import ffi
 
         n = self.n_particles
         offsets, weights = np.empty(n + 1, dtype=np.int64), np.empty(n, dtype=np.float64)
-        n_values, cap = ffi.new("int64_t *"), max(self._estimate_cap, 16) * n
+        n_values, cap = ffi.new("int64_t *"), max(self._estimate_cap, 16) * words * n
         while True:
             values = np.empty(cap, dtype=np.float64)
-            status = self.model._entry.particles(
+            status = entry(
                 self._f, ffi.from_buffer("double[]", values, require_writable=True), cap, n_values,
                 ffi.from_buffer("int64_t[]", offsets, require_writable=True),
                 ffi.from_buffer("double[]", weights, require_writable=True))
@@ -637,25 +648,20 @@ class Filter:
                 cap = int(n_values[0])
                 continue
             self._check(status)
-            values = values[: n_values[0]]
-            break
-        if flat:
-            return (values, offsets), weights
-        desc = self.model.info["result_type"]
-        return [unflatten(desc, values[offsets[i]: offsets[i + 1]]) for i in range(n)], weights
+            return (values[: n_values[0]], offsets), weights
 
     def summary(self, quantiles: Any = (0.05, 0.5, 0.95)) -> Any:
         """The posterior of the result: shaped like ``estimate()``'s answer, with a
         ``sirenc.Summary`` (``mean``, ``variance``, ``sd``, ``quantiles`` {level: value},
         ``particles``) for every float or bool; a list's element k summarises the particles
-        whose list is longer than k. While streaming, for the rows given so far."""
-        from sirenc.summary import summarize
+        whose list is longer than k. A particle that keeps a value symbolic contributes that
+        value's exact distribution, not only its mean: the summary is of the mixture of the
+        particles' distributions. While streaming, for the rows given so far."""
+        from sirenc.summary import ATOM_WORDS, quantile_levels, summarize
 
-        levels = tuple(float(q) for q in np.atleast_1d(np.asarray(quantiles, dtype=np.float64)))
-        if not all(0.0 <= q <= 1.0 for q in levels):
-            raise SirenUsageError(f"quantile levels must lie in [0, 1], not {quantiles!r}")
-        (flat, offsets), weights = self.particles(flat=True)
-        return summarize(self.model.info["result_type"], flat, offsets, weights, levels)
+        levels = quantile_levels(quantiles)
+        (atoms, offsets), weights = self._read_particles(self.model._entry.posterior, ATOM_WORDS)
+        return summarize(self.model.info["result_type"], atoms, offsets, weights, levels)
 
     def history(self, frame: bool = False) -> Any:
         """One entry per resample() since the last ``run()`` or fresh stream: a dict of NumPy

@@ -53,6 +53,11 @@ class Family:
     def arity(self) -> int:
         return len(self.params)
 
+    @property
+    def discrete(self) -> bool:
+        """Its draws are integers or bools (a distribution function with jumps)."""
+        return self.name in _DISCRETE
+
 
 def _families(*rows: tuple) -> tuple[Family, ...]:
     return tuple(
@@ -80,6 +85,9 @@ FAMILIES: tuple[Family, ...] = _families(
     ("student_t", [("location", "mu"), ("squared scale", "tau2"), ("degrees of freedom", "nu")],
      FLOAT, "real"),
 )
+
+_DISCRETE = frozenset({"bernoulli", "binomial", "beta_binomial", "negative_binomial", "poisson", "uniform_int",
+                       "categorical"})
 
 NAMES: tuple[str, ...] = tuple(f.name for f in FAMILIES)
 _BY_NAME = {f.name: f for f in FAMILIES}

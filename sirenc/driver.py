@@ -472,11 +472,13 @@ def model_info(c: Compilation, module):
 
     fn = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == RESUME_SYMBOL)
     model, layout = fn.attributes["smc.model"], fn.attributes["sirenrt.layout"]
+    result_type, frame_result_type = result_types(c, model.result.data)
     return ModelInfo(
         name=c.name,
         method=c.method,
         plan=plan_text(c),
-        result_type=model.result.data,
+        result_type=result_type,
+        frame_result_type=frame_result_type,
         frame_size=layout.frame_size.value.data,
         result_offset=layout.result_offset.value.data,
         streamable=bool(model.streamable.value.data),
@@ -494,14 +496,25 @@ def model_info(c: Compilation, module):
     )
 
 
+def result_types(c: Compilation, frame: str) -> tuple[str, str]:
+    """(the result's type descriptor, the frame's where it differs, else ""): a tier-2 program whose
+    result may be symbolic returns (result, its posterior atoms)."""
+    from sirenc.descriptors import skip
+
+    if not (specialized(c) and c.specialization.posterior):
+        return frame, ""
+    return frame[1:skip(frame, 1)], frame
+
+
 def jax_info(c: Compilation, module) -> dict:
     """What the JAX back end reports about a model (``JaxModel.info``), as ``ModelInfo`` for the native one."""
     from sirenc.ir import smc
 
     particle = next(op for op in module.walk() if isinstance(op, smc.ParticleOp))
     data_file = particle.model.data_file.data
-    return dict(name=c.name, method=c.method, plan=plan_text(c), result_type=particle.model.result.data,
-                data_file=data_file, files=[data_file] if data_file else [],
+    result_type, frame_result_type = result_types(c, particle.model.result.data)
+    return dict(name=c.name, method=c.method, plan=plan_text(c), result_type=result_type,
+                frame_result_type=frame_result_type, data_file=data_file, files=[data_file] if data_file else [],
                 tier=2 if specialized(c) else 1,
                 static_runtime_plan="".join(f"{name}: {enc}\n" for name, enc in c.specialization.runtime_plan.items())
                 if specialized(c) else "")

@@ -44,6 +44,9 @@ class ModelInfo:
     # No call in the resume can draw from the particle's stream (the runtime then leaves the
     # streams as first keyed).  False is always safe.
     never_draws: bool = False
+    # Tier 2 with a result that may be symbolic: the frame's result words are "P" result_type A,
+    # A the leaves' posterior atoms (sirenrt_model.frame_result_type); else "".
+    frame_result_type: str = ""
 
     def replace_data(self, data: str) -> None:
         """Read ``data`` (``sirenc run --data``) instead of the program's data file (file 0)."""

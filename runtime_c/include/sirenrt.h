@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 14
+#define SIRENRT_ABI_VERSION 15
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -181,6 +181,10 @@ typedef struct sirenrt_model {
    * runtime need not rekey the streams at each resampling; 0 (a safe default): it may. */
   int32_t never_draws;
   sirenrt_span_fn resume_span; /* the loop above compiled with resume inlined; NULL: the runtime's */
+  /* NULL: the result words at result_offset are a value of result_type.  Else "P" result_type A:
+   * the words there are the result, then the posterior atoms A of its leaves (tier 2 computes each
+   * symbolic leaf's distribution in closed form; sirenrt_filter_posterior reads them). */
+  const char *frame_result_type;
 } sirenrt_model;
 
 typedef struct sirenrt_options {
@@ -398,6 +402,20 @@ SIRENRT_API int32_t sirenrt_filter_set_file(sirenrt_filter *f, int32_t file_id, 
  * small (offsets and weights are then written already). */
 SIRENRT_API int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values,
                                              int64_t *offsets, double *weights);
+/* Each particle's posterior atoms, for summaries: flattened as sirenrt_filter_particles flattens the
+ * result, but each float, bool or symbolic leaf is SIRENRT_ATOM_WORDS numbers
+ *   mean, kind, p0, p1, p2, scale, shift
+ * (a list's length stays one number).  The leaf is scale * X + shift for X drawn from family `kind`
+ * (SIRENRT_FAM_*, parameters p0..p2 as the family's constructor takes them): the exact posterior of a
+ * leaf that the particle keeps symbolic.  kind SIRENRT_ATOM_POINT: the leaf is `mean` for sure (a
+ * drawn or constant value); SIRENRT_ATOM_MEAN: only its mean is known (a symbolic expression that is
+ * no affine function of one variable, a categorical).  An MH chain's samples are points.  Same
+ * protocol as sirenrt_filter_particles otherwise. */
+#define SIRENRT_ATOM_WORDS 7
+#define SIRENRT_ATOM_POINT (-1)
+#define SIRENRT_ATOM_MEAN (-2)
+SIRENRT_API int32_t sirenrt_filter_posterior(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values,
+                                             int64_t *offsets, double *weights);
 SIRENRT_API int64_t sirenrt_filter_size(const sirenrt_filter *f); /* number of particles */
 /* One row per resample() barrier since the last run() or fresh stream: the ESS of the weights before
  * resampling, the log evidence after the barrier, whether it resampled (an ESS threshold may keep the
@@ -483,6 +501,8 @@ SIRENRT_API int32_t sirenc_estimate(sirenrt_filter *f, double *out, int64_t cap,
 SIRENRT_API double sirenc_log_evidence(const sirenrt_filter *f);
 SIRENRT_API double sirenc_ess(const sirenrt_filter *f);
 SIRENRT_API int32_t sirenc_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values,
+                                     int64_t *offsets, double *weights);
+SIRENRT_API int32_t sirenc_posterior(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values,
                                      int64_t *offsets, double *weights);
 SIRENRT_API int64_t sirenc_size(const sirenrt_filter *f);
 SIRENRT_API int32_t sirenc_set_file(sirenrt_filter *f, int32_t file_id, const char *path);

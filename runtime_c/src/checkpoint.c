@@ -100,6 +100,7 @@ static uint64_t fnv_i64(uint64_t h, int64_t v) { return fnv1a(h, &v, sizeof v); 
 static uint64_t model_fingerprint(const sirenrt_model *m) {
   uint64_t h = 0xCBF29CE484222325ull;
   h = fnv_str(fnv_str(fnv_str(fnv_str(h, m->name), m->method), m->plan), m->result_type);
+  h = fnv_str(h, m->frame_result_type);
   h = fnv_i64(fnv_i64(fnv_i64(h, m->frame_size), m->result_offset), m->streamable);
   h = fnv_i64(fnv_i64(h, m->n_files), m->n_roots);
   for (int32_t r = 0; r < m->n_roots; r++)

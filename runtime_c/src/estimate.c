@@ -277,6 +277,156 @@ int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_
   return 0;
 }
 
+/* ------------------------------------------------------------------ posterior atoms ---------- */
+
+static int emit_point(out_buf *o, double x) {
+  const double atom[SIRENRT_ATOM_WORDS] = {x, SIRENRT_ATOM_POINT, 0.0, 0.0, 0.0, 0.0, x};
+  for (int k = 0; k < SIRENRT_ATOM_WORDS; k++)
+    if (emit(o, atom[k])) return -1;
+  return 0;
+}
+
+/* Particle c's atoms of a value of type t stored at words[*at ...] (sirenrt_filter_posterior's layout);
+ * -1: out of memory, or the particle's error in *err. */
+static int atoms_value(const char *t, sirenrt_ctx *c, const uint64_t *words, size_t *at, out_buf *o, char **err) {
+  switch (*t) {
+    case 'f': return emit_point(o, rt_double_of(words[(*at)++]));
+    case 'b': return emit_point(o, words[(*at)++] != 0 ? 1.0 : 0.0);
+    case 'S': {
+      double atom[SIRENRT_ATOM_WORDS];
+      if (rt_sym_atom(c, words[(*at)++], atom, -1)) {
+        *err = take_error(c);
+        c->flagged = 0;
+        return -1;
+      }
+      for (int k = 0; k < SIRENRT_ATOM_WORDS; k++)
+        if (emit(o, atom[k])) return -1;
+      return 0;
+    }
+    case 'u': return 0;
+    case 'P':
+      if (atoms_value(t + 1, c, words, at, o, err)) return -1;
+      return atoms_value(rt_skip_type(t + 1), c, words, at, o, err);
+    case 'L': break;
+    default: return -1;
+  }
+  const char *end;
+  int64_t k = rt_type_words(t + 1, &end), cursor = (int64_t)words[(*at)++];
+  double len = sirenrt_list_len(c, cursor);
+  if (c->err_msg || emit(o, len)) goto fail;
+  uint64_t *cell = malloc((size_t)(k ? k : 1) * sizeof *cell);
+  if (!cell) return -1;
+  int status = 0;
+  for (int64_t i = 0; i < (int64_t)len && !status; i++) {
+    size_t pos = 0;
+    if (rt_list_uncons(c, cursor, cell, (int32_t)k, &cursor, -1)) {
+      free(cell);
+      goto fail;
+    }
+    status = atoms_value(t + 1, c, cell, &pos, o, err);
+  }
+  free(cell);
+  return status;
+fail:
+  if (c->err_msg) *err = take_error(c);
+  return -1;
+}
+
+/* The atoms of one particle's flattened result u (type t) from its flattened side values v (type
+ * side): a leaf's side is a full atom, or a number alone, its variance: a Gaussian of the leaf's
+ * value as mean (tier 2's trajectories keep only their elements' variances beside their means).
+ * Without a side (side NULL), every number is a point. */
+static int expand_atoms(const char *t, const char *side, const double *u, int64_t *ua, const double *v, int64_t *va,
+                        out_buf *o) {
+  switch (*t) {
+    case 'f':
+    case 'b':
+    case 'S': {
+      double m = u[(*ua)++], atom[SIRENRT_ATOM_WORDS] = {m, SIRENRT_FAM_GAUSSIAN, m, 0.0, 0.0, 1.0, 0.0};
+      if (!side) return emit_point(o, m);
+      if (*side == 'f') atom[3] = v[(*va)++];
+      else
+        for (int k = 0; k < SIRENRT_ATOM_WORDS; k++) atom[k] = v[(*va)++];
+      /* A Gaussian of variance 0 is a point; of variance NaN, a trajectory's element known by its mean. */
+      if (atom[1] == SIRENRT_FAM_GAUSSIAN && !(atom[3] > 0.0)) {
+        if (atom[3] != atom[3]) {
+          const double mean_only[SIRENRT_ATOM_WORDS] = {atom[0], SIRENRT_ATOM_MEAN, 0.0, 0.0, 0.0, 0.0, atom[0]};
+          memcpy(atom, mean_only, sizeof atom);
+        } else
+          return emit_point(o, atom[0]);
+      }
+      for (int k = 0; k < SIRENRT_ATOM_WORDS; k++)
+        if (emit(o, atom[k])) return -1;
+      return 0;
+    }
+    case 'u': return 0;
+    case 'P':
+      if (expand_atoms(t + 1, side ? side + 1 : NULL, u, ua, v, va, o)) return -1;
+      return expand_atoms(rt_skip_type(t + 1), side ? rt_skip_type(side + 1) : NULL, u, ua, v, va, o);
+    case 'L': {
+      int64_t len = (int64_t)u[(*ua)++];
+      if (side) (*va)++; /* the side list's length: the same */
+      if (emit(o, (double)len)) return -1;
+      for (int64_t i = 0; i < len; i++)
+        if (expand_atoms(t + 1, side ? side + 1 : NULL, u, ua, v, va, o)) return -1;
+      return 0;
+    }
+    default: return -1;
+  }
+}
+
+int rt_points_of_flat(const char *type, const double *values, const int64_t *offsets, int64_t n, double **out,
+                      int64_t *n_out, int64_t *out_offsets) {
+  out_buf o = {NULL, 0, 0};
+  for (int64_t i = 0; i < n; i++) {
+    int64_t at = offsets[i];
+    out_offsets[i] = o.n;
+    if (expand_atoms(type, NULL, values, &at, NULL, NULL, &o)) {
+      free(o.v);
+      return -1;
+    }
+  }
+  out_offsets[n] = o.n;
+  *out = o.v;
+  *n_out = o.n;
+  return 0;
+}
+
+/* Every particle's atoms, one after another (offsets as rt_flatten_particles's): a tier-2 model's
+ * from its frame's side after the result; otherwise derived from the result's words. */
+static int flatten_atoms(sirenrt_filter *f, double **out, int64_t *n_out, int64_t *offsets) {
+  const sirenrt_model *m = f->model;
+  const char *end, *side = m->frame_result_type ? rt_skip_type(m->frame_result_type + 1) : NULL;
+  size_t skip = (size_t)rt_type_words(m->result_type, &end);
+  out_buf o = {NULL, 0, 0}, u = {NULL, 0, 0}, v = {NULL, 0, 0};
+  char *err = NULL;
+  int status = 0;
+  for (int64_t i = 0; i < f->n && !status; i++) {
+    const uint64_t *words = (const uint64_t *)(f->frames + (size_t)i * m->frame_size + m->result_offset);
+    item one = {&f->ctx[i], words, 1.0};
+    size_t at = 0;
+    offsets[i] = o.n;
+    if (!side) {
+      status = atoms_value(m->result_type, &f->ctx[i], words, &at, &o, &err);
+      continue;
+    }
+    u.n = v.n = 0;
+    int64_t ua = 0, va = 0;
+    status = estimate_value(m->result_type, &one, 1, 0, &u, &err) || estimate_value(side, &one, 1, skip, &v, &err) ||
+             expand_atoms(m->result_type, side, u.v, &ua, v.v, &va, &o);
+  }
+  free(u.v);
+  free(v.v);
+  if (status) {
+    free(o.v);
+    return rt_filter_fail(f, err ? err : rt_strdup_printf("error: out of memory"));
+  }
+  offsets[f->n] = o.n;
+  *out = o.v;
+  *n_out = o.n;
+  return 0;
+}
+
 /* ------------------------------------------------------------------ flattened particles -------- */
 
 /* A particle's flattened values and how far the walk has read them. */
@@ -446,10 +596,9 @@ static sirenrt_filter *finished_population(sirenrt_filter *f, sirenrt_filter **c
   return c;
 }
 
-int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
-                                 double *weights) {
-  if (!f) return rt_set_last_error("sirenrt_filter_particles: no filter"), 1;
-  if (f->mh) return rt_mh_particles(f, values, cap, n_values, offsets, weights);
+/* sirenrt_filter_particles and sirenrt_filter_posterior: each particle's flattened words by `flatten`. */
+static int32_t read_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                              double *weights, int (*flatten)(sirenrt_filter *, double **, int64_t *, int64_t *)) {
   if (f->failed) return 1;
   if (f->mode == RT_MODE_IDLE)
     return rt_filter_refuse(f, rt_strdup_printf("error: no particles to read yet: call run() or step() first"));
@@ -462,7 +611,7 @@ int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap,
   int status = 0;
   if (rt_normalise(p->logw, p->n, weights) == -INFINITY)
     status = rt_zero_weight_error(p);
-  else if (rt_flatten_particles(p, &flat, &n_flat, offsets))
+  else if (flatten(p, &flat, &n_flat, offsets))
     status = 1;
   if (status && p != f) { /* the clone's error is the answer's */
     rt_filter_refuse(f, p->error);
@@ -475,6 +624,20 @@ int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap,
   else if (n_flat) memcpy(values, flat, (size_t)n_flat * sizeof(double));
   free(flat);
   return status;
+}
+
+int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                                 double *weights) {
+  if (!f) return rt_set_last_error("sirenrt_filter_particles: no filter"), 1;
+  if (f->mh) return rt_mh_particles(f, values, cap, n_values, offsets, weights);
+  return read_particles(f, values, cap, n_values, offsets, weights, rt_flatten_particles);
+}
+
+int32_t sirenrt_filter_posterior(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                                 double *weights) {
+  if (!f) return rt_set_last_error("sirenrt_filter_posterior: no filter"), 1;
+  if (f->mh) return rt_mh_posterior(f, values, cap, n_values, offsets, weights);
+  return read_particles(f, values, cap, n_values, offsets, weights, flatten_atoms);
 }
 
 int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out) {

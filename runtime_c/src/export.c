@@ -32,6 +32,11 @@ int32_t sirenc_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t
   return sirenrt_filter_particles(f, values, cap, n_values, offsets, weights);
 }
 
+int32_t sirenc_posterior(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                         double *weights) {
+  return sirenrt_filter_posterior(f, values, cap, n_values, offsets, weights);
+}
+
 int64_t sirenc_size(const sirenrt_filter *f) { return sirenrt_filter_size(f); }
 
 int32_t sirenc_set_file(sirenrt_filter *f, int32_t file_id, const char *path) {

@@ -458,3 +458,92 @@ int rt_sym_mean(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site) {
   if (rt_sym_check_oom(ctx, s, site)) return -1;
   return fold(ctx, w, FOLD_MEAN, out, site);
 }
+
+/* ------------------------------------------------------------------ posterior atoms ------------ */
+
+/* e as scale * RV + shift with one symbolic variable: 1 with *rv (UINT32_MAX: e is a constant);
+ * 0 for any other shape (two variables, a product of them, a comparison, an ite). */
+static int affine_of(rt_sym_state *s, uint64_t e, uint32_t *rv, double *scale, double *shift, int depth) {
+  if (!rt_sym_is_node(e)) {
+    *rv = UINT32_MAX;
+    *scale = 0.0;
+    *shift = D(e);
+    return 1;
+  }
+  if (depth > 64) return 0; /* deeper sums are not worth the stack: their mean alone is reported */
+  const rt_sym_node *n = rt_node(s, e);
+  if (n->kind == RT_NODE_RV) {
+    if (n->rv_state != RT_RV_SYMBOLIC) {
+      *rv = UINT32_MAX;
+      *scale = 0.0;
+      *shift = n->u.value;
+    } else {
+      *rv = rt_sym_index(e);
+      *scale = 1.0;
+      *shift = 0.0;
+    }
+    return 1;
+  }
+  if (n->kind != RT_NODE_ADD && n->kind != RT_NODE_MUL && n->kind != RT_NODE_DIV) return 0;
+  uint64_t a = n->w[0], b = n->w[1];
+  int kind = n->kind;
+  uint32_t ra, rb;
+  double sa, ha, sb, hb;
+  if (!affine_of(s, a, &ra, &sa, &ha, depth + 1) || !affine_of(s, b, &rb, &sb, &hb, depth + 1)) return 0;
+  if (kind == RT_NODE_ADD) {
+    if (ra != UINT32_MAX && rb != UINT32_MAX && ra != rb) return 0;
+    *rv = ra != UINT32_MAX ? ra : rb;
+    *scale = sa + sb;
+    *shift = ha + hb;
+    return 1;
+  }
+  if (rb != UINT32_MAX) { /* the divisor or the right factor depends on a variable */
+    if (kind == RT_NODE_DIV || ra != UINT32_MAX) return 0;
+    *rv = rb;
+    *scale = ha * sb;
+    *shift = ha * hb;
+    return 1;
+  }
+  *rv = ra;
+  *scale = kind == RT_NODE_MUL ? sa * hb : sa / hb;
+  *shift = kind == RT_NODE_MUL ? ha * hb : ha / hb;
+  return 1;
+}
+
+int rt_sym_atom(sirenrt_ctx *ctx, uint64_t w, double atom[SIRENRT_ATOM_WORDS], int32_t site) {
+  double mean;
+  if (rt_sym_mean(ctx, w, &mean, site)) return -1;
+  atom[0] = atom[6] = mean;
+  atom[1] = SIRENRT_ATOM_POINT;
+  atom[2] = atom[3] = atom[4] = atom[5] = 0.0;
+  if (!rt_sym_is_node(w)) return 0;
+  /* The mean made the expression's variables roots (SSI hoists, DS grafts): read them as they are. */
+  rt_sym_state *s = ctx->sym;
+  uint64_t e = rt_sym_eval(s, w);
+  if (rt_sym_check_oom(ctx, s, site)) return -1;
+  uint32_t rv;
+  double scale, shift;
+  if (!affine_of(s, e, &rv, &scale, &shift, 0)) {
+    atom[1] = SIRENRT_ATOM_MEAN;
+    return 0;
+  }
+  if (rv == UINT32_MAX || scale == 0.0) return 0;
+  const rt_sym_node *n = &s->nodes[rv];
+  if (n->family == SIRENRT_FAM_DELTA || n->family == SIRENRT_FAM_CATEGORICAL) {
+    atom[1] = SIRENRT_ATOM_MEAN; /* an expression in disguise; probabilities the atom cannot carry */
+    return 0;
+  }
+  if (rt_rv_marginalize(ctx, rv, site)) return -1;
+  n = &ctx->sym->nodes[rv];
+  if (n->rv_state != RT_RV_SYMBOLIC) return 0; /* DS drew it on the way: a point, as the mean says */
+  int family;
+  double p[3];
+  if (rt_rv_root_params(ctx, rv, &family, p, site)) return -1;
+  atom[1] = family;
+  atom[2] = p[0];
+  atom[3] = p[1];
+  atom[4] = p[2];
+  atom[5] = scale;
+  atom[6] = shift;
+  return 0;
+}

@@ -1029,7 +1029,7 @@ static int build_rootsets(sirenrt_filter *f) {
   }
   const char *end;
   uint32_t offset = m->result_offset;
-  int32_t n_result = result_lists(m->result_type, &offset, NULL, &end);
+  int32_t n_result = result_lists(rt_frame_result(m), &offset, NULL, &end);
   f->n_rootsets = max_pc + 1;
   /* A list root's descriptor is "L<elem>": a slot keeps the element type. */
   rt_root_slot *next = rt_group_roots(m->roots, m->n_roots, f->n_rootsets, 1, (size_t)n_result, &f->rootsets,
@@ -1039,7 +1039,7 @@ static int build_rootsets(sirenrt_filter *f) {
     if (f->rootsets[pc].n > f->max_held) f->max_held = f->rootsets[pc].n;
   offset = m->result_offset;
   f->result_roots = (rt_rootset){n_result, next};
-  result_lists(m->result_type, &offset, next, &end);
+  result_lists(rt_frame_result(m), &offset, next, &end);
   if (n_result > f->max_held) f->max_held = n_result;
   return rt_build_symsets(f);
 }
@@ -1081,6 +1081,13 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
                              (int)m->never_draws), NULL;
   if (!m->result_type || (words = rt_type_words(m->result_type, &end)) < 0 || *end != '\0')
     return rt_set_last_error("model: bad result type descriptor '%s'", m->result_type ? m->result_type : ""), NULL;
+  if (m->frame_result_type) {
+    const char *fr = m->frame_result_type, *first;
+    size_t n = strlen(m->result_type);
+    if (fr[0] != 'P' || strncmp(fr + 1, m->result_type, n) || (words = rt_type_words(fr, &end)) < 0 || *end ||
+        rt_type_words(fr + 1, &first) < 0 || first != fr + 1 + n)
+      return rt_set_last_error("model: bad frame result type descriptor '%s'", fr), NULL;
+  }
   if ((uint64_t)m->result_offset + 8 * (uint64_t)words > m->frame_size)
     return rt_set_last_error("model: result words lie outside the frame"), NULL;
   if (m->n_files < 0 || m->n_files > RT_MAX_FILES || (m->n_files > 0 && !m->files))

@@ -667,6 +667,10 @@ static inline const char *rt_skip_type(const char *desc) {
   rt_type_words(desc, &end);
   return end;
 }
+/* The type of the words at result_offset: the result, then (tier 2) its posterior atoms. */
+static inline const char *rt_frame_result(const sirenrt_model *m) {
+  return m->frame_result_type ? m->frame_result_type : m->result_type;
+}
 /* Weighted estimate of the population's results into a malloc'd buffer. 0 ok, else error on f. */
 int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int64_t *n_out);
 /* Each particle's own result, flattened as the estimate is, one after another: particle i's words are
@@ -677,6 +681,11 @@ int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_
  * memory.  (MH: its samples are kept flattened.) */
 int rt_estimate_flat(const char *type, const double *values, const int64_t *offsets, const double *w, int64_t n,
                      double **out, int64_t *n_out);
+
+/* n particles' flattened values of type `type` (offsets as rt_estimate_flat's) as point atoms
+ * (sirenrt_filter_posterior's layout, offsets into *out in out_offsets[0 .. n]); -1 out of memory. */
+int rt_points_of_flat(const char *type, const double *values, const int64_t *offsets, int64_t n, double **out,
+                      int64_t *n_out, int64_t *out_offsets);
 
 /* symbolic_abi.c: the filter's side of symbolic values (the engine is sym.h). */
 /* Does type descriptor t (one whole type) contain a symbolic word 'S'? */

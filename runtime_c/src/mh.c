@@ -328,18 +328,39 @@ int32_t rt_mh_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_o
   return status;
 }
 
-int32_t rt_mh_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
-                        double *weights) {
+/* The samples as sirenrt_filter_particles gives a population's (atoms: as sirenrt_filter_posterior's,
+ * each number a point), each of weight 1/samples. */
+static int32_t read_samples(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                            double *weights, int atoms, const char *entry) {
   rt_mh_trace *t = f->mh;
   if (no_samples(f)) return 1;
   if (!offsets || !weights)
-    return rt_filter_refuse(f, rt_strdup_printf("error: sirenrt_filter_particles: offsets and weights are required"));
-  memcpy(offsets, t->offsets, (size_t)(t->n_recorded + 1) * sizeof(int64_t));
+    return rt_filter_refuse(f, rt_strdup_printf("error: %s: offsets and weights are required", entry));
+  double *flat = t->flat, *points = NULL;
+  int64_t n_flat = t->n_flat;
+  if (!atoms)
+    memcpy(offsets, t->offsets, (size_t)(t->n_recorded + 1) * sizeof(int64_t));
+  else if (rt_points_of_flat(f->model->result_type, t->flat, t->offsets, t->n_recorded, &points, &n_flat, offsets))
+    return rt_filter_refuse(f, rt_strdup_printf("error: out of memory"));
+  else
+    flat = points;
   for (int64_t i = 0; i < t->n_recorded; i++) weights[i] = 1.0 / (double)t->n_recorded;
-  if (n_values) *n_values = t->n_flat;
-  if (cap < t->n_flat || (t->n_flat > 0 && !values)) return 2;
-  if (t->n_flat) memcpy(values, t->flat, (size_t)t->n_flat * sizeof(double));
-  return 0;
+  int32_t status = 0;
+  if (n_values) *n_values = n_flat;
+  if (cap < n_flat || (n_flat > 0 && !values)) status = 2;
+  else if (n_flat) memcpy(values, flat, (size_t)n_flat * sizeof(double));
+  free(points);
+  return status;
+}
+
+int32_t rt_mh_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                        double *weights) {
+  return read_samples(f, values, cap, n_values, offsets, weights, 0, "sirenrt_filter_particles");
+}
+
+int32_t rt_mh_posterior(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                        double *weights) {
+  return read_samples(f, values, cap, n_values, offsets, weights, 1, "sirenrt_filter_posterior");
 }
 
 int64_t rt_mh_size(const sirenrt_filter *f) { return f->mh->n_recorded; }

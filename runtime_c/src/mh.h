@@ -49,6 +49,9 @@ int32_t rt_mh_run(sirenrt_filter *f, const double *rows, int64_t n_rows, int64_t
 int32_t rt_mh_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out);
 int32_t rt_mh_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
                         double *weights);
+/* sirenrt_filter_posterior of a chain: its samples as point atoms. */
+int32_t rt_mh_posterior(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
+                        double *weights);
 int64_t rt_mh_size(const sirenrt_filter *f);
 const char *rt_mh_runtime_plan(sirenrt_filter *f);
 void rt_mh_free(sirenrt_filter *f);

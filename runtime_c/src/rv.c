@@ -152,6 +152,15 @@ int rt_rv_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site) {
   return 0;
 }
 
+int rt_rv_root_params(sirenrt_ctx *ctx, uint32_t rv, int *family, double p[3], int32_t site) {
+  root_dist d;
+  if (root_dist_of(ctx, rv, &d, site)) return -1;
+  *family = d.family;
+  memcpy(p, d.p, sizeof d.p);
+  root_free(&d);
+  return 0;
+}
+
 /* A new symbolic RV holding the distribution as given (raw); its index, or -1 after an error. */
 static int64_t new_rv(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, int32_t var, int32_t ann,
                       int32_t site) {

@@ -75,6 +75,10 @@ int rt_sym_observe(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, dou
                    double *logp);
 /* mean (10.4) for the estimate: may hoist, and sample (recording a plan violation) where it must. */
 int rt_sym_mean(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site);
+/* The posterior atom of w for summaries (sirenrt_filter_posterior): its mean as rt_sym_mean computes
+ * it, and where w is scale * X + shift of one symbolic variable X, X's family and parameters as
+ * marginalised; a point for a constant, SIRENRT_ATOM_MEAN for any other expression. */
+int rt_sym_atom(sirenrt_ctx *ctx, uint64_t w, double atom[SIRENRT_ATOM_WORDS], int32_t site);
 
 /* Collection: when rt_sym_collect_due(s), the caller marks every root word (frame 'S' slots, 'S'
  * elements of the lists its roots reach) and then sweeps.  Only on a private state. */

@@ -180,6 +180,8 @@ int rt_hoist_root(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
 int rt_rv_value(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
 int rt_rv_marginalize(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
 int rt_rv_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
+/* A root's family and constant parameters (the categorical's probabilities are not copied). */
+int rt_rv_root_params(sirenrt_ctx *ctx, uint32_t rv, int *family, double p[3], int32_t site);
 
 /* ds.c: DS (SPEC 13).  place: assume's choice of the one canonical parent among the free RVs of a new
  * variable's distribution, sampling the others (13.2; BP's 14.1 is the same with the Gaussian rule

@@ -178,7 +178,7 @@ void rt_sym_collect_particle(sirenrt_filter *f, int64_t i, int *failed) {
   uint8_t *frame = f->frames + (size_t)i * m->frame_size;
   if (f->state[i] == SIRENRT_FINISHED) {
     uint32_t n = 0;
-    mark_value(c, s, (const uint64_t *)(frame + m->result_offset), m->result_type, &n);
+    mark_value(c, s, (const uint64_t *)(frame + m->result_offset), rt_frame_result(m), &n);
   } else {
     int32_t pc;
     memcpy(&pc, frame, sizeof pc);

@@ -425,35 +425,47 @@ class JaxFilter:
         """Every particle's result and its normalised weight, as ``Filter.particles``."""
         from sirenc.api import unflatten
 
-        results, state = self._finished()
-        desc = self.model.info["result_type"]
-        values, offsets = R.flatten(desc, [R.host(r) for r in results], self.n_particles)
-        weights = self._weights(np.asarray(state["logw"], dtype=np.float64))
+        (values, offsets), _, weights = self._flat_results()
         if flat:
             return (values, offsets), weights
+        desc = self.model.info["result_type"]
         return [unflatten(desc, values[offsets[i]:offsets[i + 1]]) for i in range(self.n_particles)], weights
+
+    def _flat_results(self):
+        """((values, offsets), (atoms, offsets), weights): the results flattened as the C ABI's
+        sirenrt_filter_particles and sirenrt_filter_posterior flatten them."""
+        from sirenc.summary import expand_atoms
+
+        results, state = self._finished()
+        results = [R.host(r) for r in results]
+        desc, frame = self.model.info["result_type"], self.model.info.get("frame_result_type")
+        weights = self._weights(np.asarray(state["logw"], dtype=np.float64))
+        user = R.leaf_count(desc)
+        values = R.flatten(desc, results[:user], self.n_particles)
+        if frame:   # a tier-2 program returns (result, its posterior atoms)
+            side = frame[1 + len(desc):]
+            return values, expand_atoms(desc, *values, side, *R.flatten(side, results[user:], self.n_particles)), weights
+        return values, expand_atoms(desc, *values), weights
 
     def estimate(self) -> Any:
         """Posterior mean of the program's result, shaped like the result type."""
         from sirenc.api import unflatten
-        from sirenc.summary import summarize
 
         (flat, offsets), weights = self.particles(flat=True)
         desc = self.model.info["result_type"]
         if not desc.strip("PfbS"):   # scalars only: one weighted mean per column
             width = offsets[1] - offsets[0] if self.n_particles else 0
             return unflatten(desc, R.weighted_means(flat.reshape(self.n_particles, width), weights))
-        summary = summarize(desc, flat, offsets, weights, ())
-        return R.means(summary)
+        from sirenc.summary import expand_atoms, summarize
+
+        return R.means(summarize(desc, *expand_atoms(desc, flat, offsets), weights, ()))
 
     def summary(self, quantiles: Any = (0.05, 0.5, 0.95)) -> Any:
-        from sirenc.summary import summarize
+        from sirenc.summary import quantile_levels, summarize
 
-        levels = tuple(float(q) for q in np.atleast_1d(np.asarray(quantiles, dtype=np.float64)))
-        if not all(0.0 <= q <= 1.0 for q in levels):
-            raise SirenUsageError(f"quantile levels must lie in [0, 1], not {quantiles!r}")
-        (flat, offsets), weights = self.particles(flat=True)
-        return summarize(self.model.info["result_type"], flat, offsets, weights, levels)
+        levels = quantile_levels(quantiles)
+        _, (atoms, offsets), weights = self._flat_results()
+        return summarize(self.model.info["result_type"], atoms, offsets, weights, levels)
 
     def _state(self):
         if self._final is not None:

@@ -40,6 +40,19 @@ def host(value):
     return np.asarray(value)
 
 
+def leaf_count(desc: str) -> int:
+    """How many entries of a program's results a value of type ``desc`` takes: one a number, one
+    (columns, length) a list, none a unit."""
+    from sirenc.descriptors import SCALARS, skip
+
+    count, pos = 0, 0
+    while pos < len(desc):
+        tag = desc[pos]
+        count += tag in SCALARS or tag == "L"
+        pos = skip(desc, pos + 1) if tag == "L" else pos + 1
+    return count
+
+
 def flatten(desc: str, results: list, n: int):
     """The C ABI's per-particle preorder flattening of the results (a list: its length, then
     its elements head first), for all particles at once: each piece is an (n, width) block with

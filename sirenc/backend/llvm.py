@@ -223,6 +223,7 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo, resume: ir.Function, span_b
         static_runtime_plan=string(info.static_runtime_plan if info.tier == 2 else None),
         never_draws=int(info.never_draws),
         resume_span=span,
+        frame_result_type=string(info.frame_result_type or None),
     )
     g = ir.GlobalVariable(mod, model.type, name=MODEL_SYMBOL)
     g.global_constant = True

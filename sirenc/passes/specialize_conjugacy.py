@@ -52,11 +52,13 @@ from xdsl.dialects.builtin import FunctionType, ModuleOp, f64, i1
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.passes import ModulePass
 
+from sirenc.distributions import family
 from sirenc.ir import siren
 from sirenc.ir.siren import is_sym
 from sirenc.ir.locations import span_of
 from sirenc.passes.staged_inference import Engine
-from sirenc.passes.staged_symbolic import RV, Emitter, Expr, Fork, IdMemo, K, Node, NotSpecialisable, Num, R, truth_of
+from sirenc.passes.staged_symbolic import (RV, Emitter, Expr, Fork, IdMemo, K, Node, NotSpecialisable, Num, R, is_static,
+                                           rvs_of, truth_of)
 
 _MAX_SHAPES = 16
 _MAX_PATHS = 16
@@ -79,7 +81,9 @@ class SList:
     """A list of symbolic values (a trajectory, `x :: xs`): its first elements as staged values
     (in a loop's accumulator, at most one),
     then `records`, the concrete list of the others as (a, b) pairs: each element's mean is
-    a * (the mean of the element before it) + b. An element goes into the records once nothing
+    a * (the mean of the element before it) + b (as (a, (b, c)) where the result carries posterior
+    atoms: c is the element's variance given the element before it, so its own variance is
+    a^2 * (that element's variance) + c). An element goes into the records once nothing
     can change it any more but the final expectation (SPEC 10.4), which is then a backward pass
     (the smoothing that tier 1's final marginalisation performs swap by swap). `records` is None
     for a list literal, whose elements are all in `items`."""
@@ -88,8 +92,40 @@ class SList:
     records: SSAValue | None
 
 
+# Posterior atom kinds beside the family ids (sirenrt.h's SIRENRT_ATOM_POINT and SIRENRT_ATOM_MEAN).
+ATOM_POINT, ATOM_MEAN = -1.0, -2.0
+
+ATOM = siren.PairType(f64, siren.PairType(f64, siren.PairType(f64, siren.PairType(f64, siren.PairType(
+    f64, siren.PairType(f64, f64))))))
+
+
+def atoms_type(t: Attribute) -> Attribute:
+    """The type of a value's posterior atoms: each number (or bool) an ATOM."""
+    if t == f64 or t == i1 or is_sym(t):
+        return ATOM
+    if isinstance(t, siren.PairType):
+        return siren.PairType(atoms_type(t.first), atoms_type(t.second))
+    if isinstance(t, siren.ListType):
+        return siren.ListType(atoms_type(t.element))
+    return t   # unit
+
+
 RECORD = siren.PairType(f64, f64)
-RECORDS = siren.ListType(RECORD)
+POSTERIOR_RECORD = siren.PairType(f64, RECORD)
+
+
+@dataclass(frozen=True)
+class _Arith:
+    """A number being emitted, with + and * (the backward pass's steps read as formulas)."""
+
+    emit: Emitter
+    value: SSAValue
+
+    def __add__(self, other: "_Arith") -> "_Arith":
+        return _Arith(self.emit, self.emit.arith(siren.AddOp, self.value, other.value))
+
+    def __mul__(self, other: "_Arith") -> "_Arith":
+        return _Arith(self.emit, self.emit.arith(siren.MulOp, self.value, other.value))
 
 
 def has_sym(t: Attribute) -> bool:
@@ -256,6 +292,8 @@ class Specialization:
     location: str = ""
     runtime_plan: dict[str, str] = field(default_factory=dict)
     shapes: list[int] = field(default_factory=list)
+    # @main returns (result, its posterior atoms): the frame's result type is "P" result atoms.
+    posterior: bool = False
 
 
 @dataclass
@@ -297,6 +335,10 @@ class _Specializer:
         self.staged: dict[SSAValue, object] = {}     # symbolic values: old -> staged
         self.stale = IdMemo()                        # variables a loop took over
         self.shapes: list[int] = []
+        self.posterior = False                       # @main's result carries posterior atoms
+        self.trajectory_atoms = False                # ... of a trajectory: records carry variances
+        self.shadow: dict[SSAValue, SSAValue] = {}   # a trajectory's means -> their atoms
+        self.collapsed = False                       # a trajectory became its means before the result
 
     # -- values
 
@@ -410,17 +452,83 @@ class _Specializer:
         return None
 
     def result(self, value) -> SSAValue:
-        """@main's result: every symbolic part replaced by its mean (SPEC 10.4)."""
+        """@main's result: every symbolic part replaced by its mean (SPEC 10.4); where the result
+        may be symbolic, paired with its posterior atoms (`atoms_type`), which summaries read."""
+        if not self.posterior:
+            return self._with_atoms(value, atoms=False)[0]
+        user, atoms = self._with_atoms(value, atoms=True)
+        return self.emit.add(siren.PairOp(user, atoms)).result
+
+    def _with_atoms(self, value, atoms: bool) -> tuple[SSAValue, SSAValue | None]:
         if isinstance(value, SSAValue):
-            return value
+            return value, self._points(value) if atoms else None
         if isinstance(value, SPair):
-            first = self.result(value.first)
-            return self.emit.add(siren.PairOp(first, self.result(value.second))).result
+            (u1, a1), (u2, a2) = self._with_atoms(value.first, atoms), self._with_atoms(value.second, atoms)
+            pair = self.emit.add(siren.PairOp(u1, u2)).result
+            return pair, self.emit.add(siren.PairOp(a1, a2)).result if atoms else None
         if isinstance(value, SymDist):
             raise NotSpecialisable("the result is a distribution")
         if isinstance(value, SList):
-            return self.means(value)
-        return self.emit.num(self.engine.mean(value))
+            return self.trajectory(value, atoms)
+        mean = self.engine.mean(value)
+        return self.emit.num(mean), self._atom(value, mean) if atoms else None
+
+    def _atom_of(self, mean, kind: float, params=(0.0, 0.0, 0.0), scale=0.0, shift=None) -> SSAValue:
+        """A posterior atom: (mean, kind, p0, p1, p2, scale, shift), right-nested pairs of numbers."""
+        nums = [mean, kind, *params, scale, mean if shift is None else shift]
+        out = self.emit.num(nums[-1])
+        for x in reversed(nums[:-1]):
+            out = self.emit.add(siren.PairOp(self.emit.num(x), out)).result
+        return out
+
+    def _atom(self, e: Expr, mean: Num) -> SSAValue:
+        """The atom of symbolic leaf `e` whose mean is `mean` (sirenrt_filter_posterior): exact where
+        e is an affine function of one variable, its mean alone otherwise (tier 1's rt_sym_atom)."""
+        e = self.engine.b.eval(e)
+        if isinstance(e, K):
+            return self._points(self.emit.num(mean))
+        rvs = list({id(r): r for r in rvs_of(e)}.values())
+        ab = self.engine.affine(e, rvs[0]) if len(rvs) == 1 else None
+        if ab is None or not all(isinstance(x, K) for x in ab):
+            return self._atom_of(mean, ATOM_MEAN)
+        rv = rvs[0]
+        if rv.family in ("delta", "categorical"):
+            return self._atom_of(mean, ATOM_MEAN)
+        self.engine.marginalize(rv)
+        if rv.realized or is_static(ab[0], 0.0):
+            return self._atom_of(mean, ATOM_POINT)
+        params = [p.v for p in rv.params] + [0.0] * (3 - len(rv.params))
+        return self._atom_of(mean, float(family(rv.family).id), params, ab[0].v, ab[1].v)
+
+    def _points(self, v: SSAValue) -> SSAValue:
+        """The atoms of a concrete value: each number a point; but a value computed from a
+        trajectory's means (a list operation took them) is known by its mean alone."""
+        if v in self.shadow:
+            return self.shadow[v]
+        t, emit = v.type, self.emit
+        kind = ATOM_MEAN if self.collapsed else ATOM_POINT
+        if t == f64:
+            return self._atom_of(v, kind)
+        if t == i1:
+            return self._atom_of(emit.add(siren.BoolToFloatOp(v)).result, kind)
+        if isinstance(t, siren.PairType):
+            first = self._points(emit.add(siren.FstOp(v)).result)
+            return emit.add(siren.PairOp(first, self._points(emit.add(siren.SndOp(v)).result))).result
+        if isinstance(t, siren.ListType):
+            return self._map_atoms(v, self._points)
+        return v   # unit
+
+    def _map_atoms(self, lst: SSAValue, atom_of) -> SSAValue:
+        """[atom_of(x) for x in lst], by a fold and a reversal."""
+        emit = self.emit
+        out_type = siren.ListType(atoms_type(lst.type.element))
+        body = Block(arg_types=[lst.type.element, out_type])
+        saved, emit.block = emit.block, body
+        emit.add(siren.YieldOp(emit.add(siren.ConsOp(atom_of(body.args[0]), body.args[1])).result))
+        emit.block = saved
+        init = emit.add(siren.NilOp(out_type)).result
+        folded = emit.add(siren.FoldOp(lst, init, body)).result
+        return emit.add(siren.RevOp(folded)).result
 
     # -- symbolic ops
 
@@ -583,12 +691,21 @@ class _Specializer:
             self._bind(op.result, value.items[0] if isinstance(op, siren.HdOp) else
                        SList(value.items[1:], value.records))
             return
+        atoms = self.shadow.get(value) if isinstance(value, SSAValue) else None
         if isinstance(value, SList):
-            value = self.means(value)
+            value, atoms = self.trajectory(value, self.posterior and not isinstance(op, siren.LenOp))
+            self.collapsed = True
         new = type(op)(value)
         if op.site is not None:
             new.site = op.site
         result = self.emit.add(new).result
+        if isinstance(op, siren.LenOp) and self.posterior:   # a length is a point, whatever its elements
+            self.shadow[result] = self._atom_of(result, ATOM_POINT)
+        elif atoms is not None:
+            shadow = self.emit.add(type(op)(atoms)).result
+            # A trajectory's atoms are its elements' variances: an element alone gets a whole atom.
+            self.shadow[result] = self._atom_of(result, float(family("gaussian").id), (result, shadow, 0.0), 1.0, 0.0) \
+                if isinstance(op, siren.HdOp) else shadow
         self._bind(op.result, K(result) if is_sym(op.result.type) else result)
 
     def normalize(self, value):
@@ -599,21 +716,26 @@ class _Specializer:
             return value
         records = value.records
         if records is None:
-            records = self.emit.add(siren.NilOp(RECORDS)).result
+            records = self.emit.add(siren.NilOp(siren.ListType(self._record_type()))).result
         if not value.items:
             return SList([], records)
         for k in reversed(range(1, len(value.items))):
-            a, b = self._record(value.items[k], value.items[k - 1])
-            pair = self.emit.add(siren.PairOp(self.emit.num(a), self.emit.num(b))).result
+            a, b, c = (self.emit.num(x) for x in self._record(value.items[k], value.items[k - 1]))
+            pair = self.emit.add(siren.PairOp(a, self.emit.add(siren.PairOp(b, c)).result if self.trajectory_atoms
+                                              else b)).result
             records = self.emit.add(siren.ConsOp(pair, records)).result
         return SList(value.items[:1], records)
 
-    def _record(self, item: Expr, after: Expr) -> tuple[Num, Num]:
-        """(a, b): the mean of `item` is a * (the mean of `after`) + b, for good."""
+    def _record_type(self) -> Attribute:
+        return POSTERIOR_RECORD if self.trajectory_atoms else RECORD
+
+    def _record(self, item: Expr, after: Expr) -> tuple[Num, Num, Num]:
+        """(a, b, c): the mean of `item` is a * (the mean of `after`) + b, for good, and its
+        variance given `after` is c."""
         b = self.engine.b
         item, after = b.eval(item), b.eval(after)
         if isinstance(item, K):
-            return 0.0, item.v
+            return 0.0, item.v, 0.0
         if self.engine.method == "ds":
             raise NotSpecialisable("a list of symbolic values under ds, whose final expectation draws its "
                                    "elements (grafting each one prunes the next)")
@@ -630,28 +752,59 @@ class _Specializer:
         if ab is None or not all(isinstance(x, K) for x in ab):
             raise NotSpecialisable("a list of symbolic values whose older elements depend on more than the "
                                    "next one (the state would grow)")
+        if not isinstance(rv.params[1], K):
+            raise NotSpecialisable("a list of symbolic values whose older elements have a symbolic variance")
         self.engine.retired[rv] = True
-        return ab[0].v, ab[1].v
+        return ab[0].v, ab[1].v, rv.params[1].v
 
-    def means(self, value: SList) -> SSAValue:
-        """The per-particle means of a trajectory's elements, as a list of numbers (SPEC 10.4)."""
+    def trajectory(self, value: SList, atoms: bool) -> tuple[SSAValue, SSAValue | None]:
+        """The per-particle means of a trajectory's elements, as a list of numbers (SPEC 10.4), and
+        with `atoms` their posterior atoms: the elements' variances alone, a list of numbers beside
+        the means (sirenrt_model.frame_result_type's compact atom), which the backward pass over the
+        records gives as it gives the means (the smoother's); NaN for an element that is not
+        Gaussian (known by its mean alone), and for every one older than it."""
         self.engine.finished = True
-        explicit = [self.emit.num(self.engine.mean(item)) for item in value.items]
+        means = [self.engine.mean(item) for item in value.items]
+        explicit = [self.emit.num(m) for m in means]
+        out = self._backward(value.records, explicit, lambda a, b, c, prev: (a * prev) + b)
+        if not atoms:
+            return out, None
+        variances = [self._variance(item) for item in value.items]
+        known = [self.emit.num(math.nan if v is None else v) for v in variances]
+        return out, self._backward(value.records, known, lambda a, b, c, prev: (a * a * prev) + c)
+
+    def _variance(self, e: Expr) -> Num | None:
+        """The variance of a Gaussian (or drawn) element whose mean was taken; None for another."""
+        e = self.engine.b.eval(e)
+        if isinstance(e, K) or (isinstance(e, R) and e.rv.realized):
+            return 0.0
+        if isinstance(e, R) and e.rv.family == "gaussian" and isinstance(e.rv.params[1], K):
+            return e.rv.params[1].v
+        return None
+
+    def _backward(self, records: SSAValue | None, explicit: list[SSAValue], step) -> SSAValue:
+        """The explicit numbers, then one per record, each `step(a, b, c, the one before)` on the
+        record's (a, b, c) (c is 0 in a record without one), from the last explicit number."""
         emit = self.emit
         out = emit.add(siren.NilOp(siren.ListType(f64))).result
         # Records follow a first element: a list without one (still empty) has none.
-        if value.records is not None and explicit:
+        if records is not None and explicit:
+            record_type = records.type.element
             acc_type = siren.PairType(f64, siren.ListType(f64))
-            body = Block(arg_types=[RECORD, acc_type])
+            body = Block(arg_types=[record_type, acc_type])
             saved, emit.block = emit.block, body
             record, acc = body.args
-            a, b = emit.add(siren.FstOp(record)).result, emit.add(siren.SndOp(record)).result
+            a, rest = emit.add(siren.FstOp(record)).result, emit.add(siren.SndOp(record)).result
+            if record_type == RECORD:
+                b, c = rest, emit.const(0.0)
+            else:
+                b, c = emit.add(siren.FstOp(rest)).result, emit.add(siren.SndOp(rest)).result
             prev, done = emit.add(siren.FstOp(acc)).result, emit.add(siren.SndOp(acc)).result
-            m = emit.arith(siren.AddOp, emit.arith(siren.MulOp, a, prev), b)
+            m = step(_Arith(emit, a), _Arith(emit, b), _Arith(emit, c), _Arith(emit, prev)).value
             emit.add(siren.YieldOp(emit.add(siren.PairOp(m, emit.add(siren.ConsOp(m, done)).result)).result))
             emit.block = saved
             init = emit.add(siren.PairOp(explicit[-1], out)).result
-            folded = emit.add(siren.FoldOp(value.records, init, body)).result
+            folded = emit.add(siren.FoldOp(records, init, body)).result
             out = emit.add(siren.RevOp(emit.add(siren.SndOp(folded)).result)).result
         for m in reversed(explicit):
             out = emit.add(siren.ConsOp(m, out)).result
@@ -869,6 +1022,11 @@ def specialize(module: ModuleOp, method: str) -> Specialization:
     main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
     order = [op.var.data for op in main.walk() if isinstance(op, siren.AssumeOp) and op.var.data]
     s = _Specializer(method)
+    # A list operation on a trajectory takes its means, which the result may hold.
+    result_type = main.function_type.outputs.data[0]
+    list_ops = any(isinstance(op, siren.ListUnaryOp) and has_sym(op.operand.type) for op in main.walk())
+    s.posterior = has_sym(result_type) or list_ops
+    s.trajectory_atoms = list_ops or siren.holds(result_type, lambda t: isinstance(t, siren.ListType) and has_sym(t))
     body = Block()
     s.emit.block = body
     try:
@@ -904,7 +1062,7 @@ def specialize(module: ModuleOp, method: str) -> Specialization:
     for var in dict.fromkeys(order):
         if var in s.engine.sampled_vars or var in s.engine.symbolic_vars:
             plan[var] = "sample" if var in s.engine.sampled_vars else "symbolic"
-    return Specialization(True, runtime_plan=plan, shapes=s.shapes)
+    return Specialization(True, runtime_plan=plan, shapes=s.shapes, posterior=s.posterior)
 
 
 @dataclass(frozen=True)

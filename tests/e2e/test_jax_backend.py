@@ -87,6 +87,14 @@ def test_tier2_kalman_is_exact_on_both_back_ends():
     g = sirenc.compile(path, "ssi").filter(particles=64, seed=0).run()
     assert f.estimate() == pytest.approx(g.estimate(), abs=1e-10)
     assert f.log_evidence == pytest.approx(g.log_evidence, abs=1e-9)
+    # ... which the summaries report, the particles' own spread included (the same atoms).
+    from sirenc.summary import leaves
+
+    got, want = leaves(f.summary()), leaves(g.summary())
+    assert [p for p, _ in got] == [p for p, _ in want] and all(s.variance > 0 for _, s in want)
+    for (_, a), (_, b) in zip(got, want):
+        assert (a.mean, a.variance, *a.quantiles.values()) == pytest.approx(
+            (b.mean, b.variance, *b.quantiles.values()), abs=1e-9)
 
 
 # -- streaming ------------------------------------------------------------------------------------
