@@ -96,7 +96,9 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
 static uint64_t fnv_str(uint64_t h, const char *s) { return s ? fnv1a(h, s, strlen(s) + 1) : fnv1a(h, "", 1); }
 static uint64_t fnv_i64(uint64_t h, int64_t v) { return fnv1a(h, &v, sizeof v); }
 
-/* What identifies a compiled program: everything of its descriptor but the code addresses. */
+/* What identifies a compiled program: everything of its descriptor but the code addresses and the
+ * file names its sites quote, which say where the source lay (`m.si` or `/work/m.si`), not what it is:
+ * a filter moves to the same program compiled from another folder or another worker. */
 static uint64_t model_fingerprint(const sirenrt_model *m) {
   uint64_t h = 0xCBF29CE484222325ull;
   h = fnv_str(fnv_str(fnv_str(fnv_str(h, m->name), m->method), m->plan), m->result_type);
@@ -113,7 +115,7 @@ static uint64_t model_fingerprint(const sirenrt_model *m) {
   h = fnv_i64(h, m->n_sites);
   for (int32_t s = 0; s < m->n_sites; s++) {
     const sirenrt_site *site = &m->sites[s];
-    h = fnv_str(fnv_str(fnv_i64(fnv_i64(fnv_i64(h, site->line), site->col), site->end_col), site->file), site->text);
+    h = fnv_str(fnv_i64(fnv_i64(fnv_i64(h, site->line), site->col), site->end_col), site->text);
   }
   return h;
 }

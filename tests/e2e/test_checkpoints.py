@@ -82,6 +82,21 @@ def test_pickle_round_trip_and_saving_leaves_the_filter_alone(model):
     assert fingerprint(stream(f, ROWS[30:])) == fingerprint(whole)
 
 
+def test_a_model_compiled_from_a_relative_path_pickles_with_its_filters(model, tmp_path):
+    # The model pickles as its absolute path, whose sites name the file differently: the same
+    # program all the same (the fingerprint leaves out where the source lay).
+    relative = sirenc.compile("m.si", method="pf")
+    f = stream(relative.filter(particles=100, seed=3), ROWS[:25])
+    g = pickle.loads(pickle.dumps(f))
+    assert fingerprint(stream(g, ROWS[25:])) == fingerprint(stream(relative.filter(particles=100, seed=3), ROWS))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "m.si").write_text(SOURCE)
+    (elsewhere / "d.csv").write_text("y\n0\n")
+    moved = sirenc.Filter.load(sirenc.compile(elsewhere / "m.si", method="pf"), f.to_bytes())
+    assert fingerprint(stream(moved, ROWS[25:])) == fingerprint(g)
+
+
 def test_a_finished_run_restores_its_answer(model):
     f = model.filter(particles=100, seed=2).run(ROWS)
     g = sirenc.Filter.load(model, f.to_bytes())
