@@ -469,13 +469,39 @@ def _describe(m: Any) -> dict:
 # ---------------------------------------------------------------------- filter
 
 class Filter:
-    """One particle population of a ``Model``; freed when garbage collected."""
+    """One particle population of a ``Model``; freed by ``close()``, at the end of a ``with``
+    block, or when garbage collected."""
 
     def __init__(self, model: Model, handle: Any, particles: int):
         self.model = model
         self.n_particles = particles
-        self._f = handle
+        self._handle = handle
         self._estimate_cap = 16
+
+    @property
+    def _f(self) -> Any:
+        if self._handle is None:
+            raise SirenUsageError("this filter is closed")
+        return self._handle
+
+    def close(self) -> None:
+        """Frees the particles now (their memory can be large); any later use of the filter is an
+        error. Closing twice is no error."""
+        from sirenc.runtime.ffi import ffi
+
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            ffi.release(handle)
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    def __enter__(self) -> "Filter":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
 
     def _check(self, status: int) -> None:
         if status != 0:

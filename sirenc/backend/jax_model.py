@@ -160,6 +160,23 @@ class JaxFilter:
         self._template = None
         self._final = None       # (results, population state) once the program has finished
         self._history: list = []
+        self.closed = False
+
+    def close(self) -> None:
+        """Drops the particles (their device memory); any later use of the filter is an error."""
+        self._carry = self._final = self._template = None
+        self._history = []
+        self.closed = True
+
+    def __enter__(self) -> JaxFilter:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def _open(self) -> None:
+        if self.closed:
+            raise SirenUsageError("this filter is closed")
 
     # -- running --------------------------------------------------------------------------------
 
@@ -177,6 +194,7 @@ class JaxFilter:
         return self
 
     def _run(self, rows: Any) -> JaxFilter:
+        self._open()
         program = self.model.program
         self._rows = 0
         with _x64():
@@ -195,6 +213,7 @@ class JaxFilter:
 
     def step(self, row: Any) -> JaxFilter:
         """Feed one row of the observation stream and advance every particle."""
+        self._open()
         from sirenc.api import _as_float64
 
         program = self.model.program
@@ -405,6 +424,7 @@ class JaxFilter:
 
     def _finished(self):
         """(results, population state): after run(), or the program finished from the current step."""
+        self._open()
         if self._final is not None:
             return self._final
         if self._carry is None:
@@ -468,6 +488,7 @@ class JaxFilter:
         return summarize(self.model.info["result_type"], atoms, offsets, weights, levels)
 
     def _state(self):
+        self._open()
         if self._final is not None:
             return self._final[1]
         if self._carry is not None:

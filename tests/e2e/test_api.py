@@ -163,3 +163,25 @@ def test_load_rejects_other_files(tmp_path):
     junk.write_bytes(b"not an ELF file")
     with pytest.raises(SirenUsageError, match="not a loadable sirenc model"):
         sirenc.load(junk)
+
+
+def test_a_filter_closes_and_then_refuses_every_use():
+    model = sirenc.compile("let x <- gaussian(0., 1.) in x")
+    with model.filter(particles=1000, seed=1) as f:
+        f.run()
+        assert not f.closed and np.isfinite(f.estimate())
+    assert f.closed
+    for use in (f.run, f.estimate, f.summary, f.particles, f.to_bytes, lambda: f.ess):
+        with pytest.raises(SirenUsageError, match="closed"):
+            use()
+    f.close()   # twice: no error
+    g = model.filter(particles=10, seed=1).run()
+    g.close()
+    with pytest.raises(SirenUsageError, match="closed"):
+        g.step([1.0])
+
+
+def test_the_package_says_it_is_typed():
+    from importlib import resources
+
+    assert (resources.files("sirenc") / "py.typed").is_file()

@@ -223,6 +223,17 @@ def test_tier1_symbolic_programs_are_refused_with_a_location():
     assert "native back end" in err.value.message and err.value.span is not None
 
 
+def test_a_jax_filter_closes():
+    with sirenc.compile("let x <- gaussian(0., 1.) in x", backend="jax").filter(particles=64, seed=0) as f:
+        f.run()
+        assert np.isfinite(f.estimate())
+    assert f.closed
+    with pytest.raises(SirenUsageError, match="closed"):
+        f.estimate()
+    with pytest.raises(SirenUsageError, match="closed"):
+        f.run()
+
+
 def test_options_of_the_other_back_end_are_refused():
     model = sirenc.compile("1.", backend="jax")
     with pytest.raises(SirenUsageError, match="options of the native back end"):
