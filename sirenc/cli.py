@@ -76,8 +76,13 @@ def _compile_parser() -> argparse.ArgumentParser:
 
     p = argparse.ArgumentParser(
         prog="sirenc",
-        description="Compile a Siren program to a native particle filter. "
-        "Other commands: 'sirenc run --help', 'sirenc check --help'.",
+        usage="sirenc [options] FILE\n       sirenc {run,check,help} ...",
+        description="Compile a Siren program to a native particle filter.",
+        epilog="commands:\n"
+        "  sirenc run FILE     compile and run a program, print its posterior ('sirenc run --help')\n"
+        "  sirenc check FILE   check a program's inference plan ('sirenc check --help')\n"
+        "  sirenc help [CMD]   this help, or a command's",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     _common(p)
     p.add_argument("--version", action="version", version=f"sirenc {version()}")
@@ -95,7 +100,7 @@ def _run_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="sirenc run", description="Compile (in-process JIT) and run a Siren program.")
     _common(p)
     p.add_argument("-p", "--particles", type=int, default=None, help="number of particles (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("-s", "--seed", type=int, default=0, help="random seed (default 0)")
     add_handler_options(p)
     p.add_argument("--data", metavar="FILE", help="CSV rows (header line first) replacing the data the program reads")
     p.add_argument("--resampler", choices=RESAMPLERS, default="systematic", help="resampling scheme")
@@ -577,6 +582,13 @@ COMMANDS = {"run": (_run_parser, cmd_run), "check": (_check_parser, cmd_check)}
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "help":   # as `git help`: the help of sirenc, or of one command
+        if len(argv) > 2 or (len(argv) == 2 and argv[1] not in COMMANDS):
+            print(f"sirenc: error: no command {' '.join(argv[1:])!r}; the commands are "
+                  f"{', '.join(COMMANDS)} and help", file=sys.stderr)
+            return 2
+        (COMMANDS[argv[1]][0] if len(argv) == 2 else _compile_parser)().print_help()
+        return 0
     if argv and argv[0] in COMMANDS:
         make_parser, command = COMMANDS[argv[0]]
         argv = argv[1:]

@@ -31,11 +31,27 @@ def section(stdout: str, name: str) -> list[str]:
     return lines[start:end]
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["check", "--help"]])
+@pytest.mark.parametrize("argv", [["--help"], ["run", "--help"], ["check", "--help"], ["help"], ["help", "run"]])
 def test_help(argv):
     r = sirenc(*argv)
     assert r.returncode == 0
     assert "usage: sirenc" in r.stdout
+
+
+def test_the_help_lists_the_commands_and_help_is_a_command():
+    top = sirenc("--help").stdout
+    assert "sirenc run FILE" in top and "sirenc check FILE" in top and "sirenc help" in top
+    assert sirenc("help", "check").stdout == sirenc("check", "--help").stdout
+    r = sirenc("help", "frobnicate")
+    assert r.returncode == 2 and "no command 'frobnicate'" in r.stderr and "Traceback" not in r.stderr
+
+
+@needs_runtime
+def test_s_is_the_seed_as_for_siren():
+    one = sirenc("run", EXAMPLES / "coin.si", "-m", "pf", "-p", "300", "-s", "4", "--json")
+    two = sirenc("run", EXAMPLES / "coin.si", "-m", "pf", "-p", "300", "--seed", "4", "--json")
+    assert one.returncode == 0, one.stderr
+    assert json.loads(one.stdout)["result"] == json.loads(two.stdout)["result"]
 
 
 @needs_runtime
