@@ -387,6 +387,7 @@ class Outcome:
     history: dict | None = None  # Filter.history(): one entry per resample()
     runtime_plan: dict | None = None  # Filter.runtime_plan() under a symbolic method, else None
     acceptance_rate: float | None = None  # an MH chain's
+    samples: int | None = None             # an MH chain's recorded states (ess: their effective number)
 
 
 def finish(f, result, elapsed: float, summarise: bool = True) -> Outcome:
@@ -397,7 +398,7 @@ def finish(f, result, elapsed: float, summarise: bool = True) -> Outcome:
     plan = f.runtime_plan() if f.model.info["method"] != "pf" else None
     if isinstance(f, Chain):      # no evidence, no resampling history
         return Outcome(result, elapsed, float("nan"), f.ess, f.summary() if summarise else None, None, plan,
-                       f.acceptance_rate)
+                       f.acceptance_rate, f.samples)
     if not summarise:
         return Outcome(result, elapsed, f.log_evidence, f.ess, runtime_plan=plan)
     return Outcome(result, elapsed, f.log_evidence, f.ess, f.summary(), f.history(), plan)
@@ -418,11 +419,12 @@ def verbose_blocks(outcome: Outcome, resampling: bool = True) -> list[str]:
     """What -v adds, between the result and the runtime plan (where the original's -v blocks go):
     the log evidence, the final ESS and (``resampling``), since with resampling at every step the
     final ESS is always the particle count, the ESS before each resampling.  For an MH chain: the
-    number of samples and the acceptance rate."""
+    number of samples, their effective number (by autocorrelation) and the acceptance rate."""
     import numpy as np
 
     if outcome.acceptance_rate is not None:
-        return block("Samples", [repr(int(outcome.ess))]) + block("Acceptance Rate", [repr(outcome.acceptance_rate)])
+        return block("Samples", [repr(outcome.samples)]) + block("ESS", [repr(outcome.ess)]) + \
+            block("Acceptance Rate", [repr(outcome.acceptance_rate)])
     out = block("Log Evidence", [repr(outcome.log_evidence)]) + block("ESS", [repr(outcome.ess)])
     ess = outcome.history["ess"] if outcome.history is not None else []
     if resampling and len(ess):

@@ -84,6 +84,24 @@ class Chain(Filter):
         raise SirenUsageError("an MH chain does not estimate the log evidence; use the SMC handler for it")
 
     @property
+    def ess(self) -> float:
+        """The effective sample size of the recorded states: the smallest, over the numbers of the
+        result, of the autocorrelation estimate (``sirenc.chain_stats.effective_size``); at most
+        about ``samples``, far fewer for a chain that mixes slowly."""
+        from sirenc.chain_stats import effective_size
+
+        draws = self.draws()
+        return min((effective_size(column) for column in draws.T), default=float(self.samples))
+
+    def draws(self) -> np.ndarray:
+        """The recorded states as a (samples, numbers) array: row i is state i's result flattened as
+        ``particles(flat=True)`` flattens it, cut to the numbers every state has (a list result
+        may be longer in some states)."""
+        (flat, offsets), _ = self.particles(flat=True)
+        width = int(np.min(np.diff(offsets))) if len(offsets) > 1 else 0
+        return flat[offsets[:-1, None] + np.arange(width)] if width else np.empty((len(offsets) - 1, 0))
+
+    @property
     def samples(self) -> int:
         """The number of states recorded by the last run (the ``particles()``)."""
         return self.n_particles
@@ -115,3 +133,16 @@ class Chain(Filter):
         o = getattr(self, "options", DEFAULTS)
         return (f"<sirenc.mh.Chain of {self.model.info['name']!r}: samples={o['samples']} warmup={o['warmup']} "
                 f"thinning={o['thinning']}>")
+
+
+def rhat(chains: list["Chain"]) -> float:
+    """The split R-hat of several chains of one model (``sirenc.chain_stats.split_rhat``): the
+    largest over the numbers of the result. Near 1 when the chains agree; above 1.01, run them
+    longer. Chains started from different seeds are the usual check."""
+    from sirenc.chain_stats import split_rhat
+
+    if len(chains) < 1:
+        raise SirenUsageError("rhat needs at least one chain")
+    draws = [c.draws() for c in chains]
+    width = min(d.shape[1] for d in draws)
+    return max((split_rhat([d[:, k] for d in draws]) for k in range(width)), default=float("nan"))

@@ -22,6 +22,7 @@ import pytest
 from scipy import stats
 
 import sirenc
+import sirenc.mh
 from markers import needs_runtime
 from sirenc.diagnostics import SirenUsageError
 
@@ -259,3 +260,17 @@ def test_cli(tmp_path):
     lines = siren.stdout.splitlines()
     assert lines[:4] == ["===== Handler =====", "MH", "===== Inference Algorithm =====", "SSI"]
     assert float(lines[lines.index("===== Result =====") + 1]) == pytest.approx(BERNOULLI_POST.mean())
+
+
+def test_the_chain_ess_is_its_autocorrelation_estimate_and_rhat_compares_chains(models):
+    # The ESS agrees with the batch-means one (var / se_mean^2, noisy: within a factor of 2) and is
+    # well below the sample count for a random-walk chain, whose successive states are alike.
+    chains = [models(BERNOULLI).filter(handler="mh", samples=8000, warmup=200, seed=s).run() for s in range(4)]
+    for chain in chains:
+        x = samples_of(chain)
+        batch = BERNOULLI_POST.var() / batch_se(x) ** 2
+        assert 0.5 < chain.ess / batch < 2 and chain.ess < 0.8 * chain.samples
+        assert chain.draws().shape == (8000, 1) and np.array_equal(chain.draws()[:, 0], x)
+    assert sirenc.mh.rhat(chains) < 1.01
+    other = models(BERNOULLI.replace("true", "false")).filter(handler="mh", samples=8000, warmup=200, seed=9).run()
+    assert sirenc.mh.rhat([*chains[:2], other]) > 1.2     # another posterior: the chains disagree
