@@ -7,7 +7,7 @@
     sirenc --version
     sirenc --cflags                                      include flags for a C host (sirenrt.h)
 
-Every command defaults to ``-m pf`` (driver.DEFAULT_METHOD), the method that compiles today.
+Every command defaults to ``-m pf`` (driver.DEFAULT_METHOD), the plain particle filter.
 
 `sirenc run` prints the original's report (SPEC 18), which the original's
 benchmark harness reads, plus a table of the posterior before the result, where
@@ -50,8 +50,8 @@ def _common(p: argparse.ArgumentParser) -> None:
 
     p.add_argument("file", help="the Siren program (.si)")
     p.add_argument("-m", "--method", choices=METHODS, default=DEFAULT_METHOD,
-                   help=f"inference algorithm (default {DEFAULT_METHOD}, the one that compiles today); "
-                   "pf = plain particle filter")
+                   help=f"inference algorithm (default {DEFAULT_METHOD}): pf = plain particle filter; ssi, ds, bp "
+                   "keep what they can symbolic (semi-symbolic inference, delayed sampling, belief propagation)")
     p.add_argument("--tier", type=int, choices=(1, 2), default=2,
                    help="symbolic methods: 2 (default) resolves the symbolic state into numbers when "
                    "compiling where every particle's has one structure ('sirenc check --json' says where "

@@ -16,11 +16,11 @@
  *    loop checks after every resume() and stops the run with a nonzero status.  The rendered error is
  *      file:line:col: error: <msg>\n<source line>\n<caret>
  *    using model->sites[site] (site < 0 or no site table: just "error: <msg>").
- *  - Distribution parameters follow SPEC §9: gaussian takes the VARIANCE, gamma/exponential a RATE,
- *    student_t a SQUARED scale; integer bounds are inclusive.  Integer-valued draws are integral doubles,
+ *  - Distribution parameters are Siren's (docs/language.md, Distributions): gaussian takes the
+ *    VARIANCE, gamma/exponential a RATE, student_t a SQUARED scale; integer bounds are inclusive.  Integer-valued draws are integral doubles,
  *    bernoulli draws are 0.0 / 1.0.
  *  - Observations never fail on the observed value: outside the support (or non-integral for an
- *    integer family, or NaN) the log density is -inf (SPEC §0.2).  Invalid parameters are errors.
+ *    integer family, or NaN) the log density is -inf.  Invalid parameters are errors.
  *  - Threading: with sirenrt_options.threads > 1 a filter resumes its particles on a pool of that
  *    many threads (the resampling itself stays on the calling thread).  Results do not depend on the
  *    thread count: every particle draws from its own stream keyed by (seed, slot, epoch), and errors
@@ -57,7 +57,7 @@ enum { SIRENRT_FINISHED = 0, SIRENRT_AT_RESAMPLE = 1, SIRENRT_NEED_ROW = 2 };
 enum { SIRENRT_SYSTEMATIC = 0, SIRENRT_MULTINOMIAL = 1, SIRENRT_STRATIFIED = 2, SIRENRT_RESIDUAL = 3 };
 
 /* ------------------------------------------------------------------------------------------------
- * Execution model (DESIGN §4).
+ * Execution model.
  * Each particle owns a FRAME of frame_size bytes (zeroed at the start of a run; the N frames are one
  * contiguous array), an ARENA (below), a log weight and a status.  `resume(ctx, frame)` runs the
  * particle from the int32 program counter in frame bytes 0..3 (0 = start) until it
@@ -211,10 +211,11 @@ typedef struct sirenrt_options {
  * SYMBOLIC WORD, passed as int64: the bit pattern of a double (a constant; a bool is 0.0 or 1.0), or a
  * node reference, whose top 16 bits are 0x7FFD (never produced by arithmetic or parsing).  Nodes live
  * in the particle's symbolic state.  Type descriptor letter 'S' (frames, lists, results) is one such
- * word; the estimate of an 'S' leaf is the particle's closed-form expected value (SPEC 10.4).
- * The operators build raw nodes (SPEC 7.4), folding two constants at once; errors are recorded on
+ * word; the estimate of an 'S' leaf is the particle's closed-form expected value.
+ * The operators build raw expression nodes, folding two constants at once; errors are recorded on
  * ctx like a draw's (the value returned is then a NaN constant).  assume, observe, value and the
- * estimate run the algorithm model->method names: "ssi" (SPEC 12), "ds" (13) or "bp" (14).
+ * estimate run the algorithm model->method names: "ssi" (semi-symbolic inference), "ds" (delayed
+ * sampling) or "bp" (belief propagation).
  * ------------------------------------------------------------------------------------------------ */
 enum { SIRENRT_ANN_NONE = 0, SIRENRT_ANN_SAMPLE = 1, SIRENRT_ANN_SYMBOLIC = 2 };
 SIRENRT_API int64_t sirenrt_sym_add(sirenrt_ctx *ctx, int64_t a, int64_t b);
@@ -225,7 +226,7 @@ SIRENRT_API int64_t sirenrt_sym_neg(sirenrt_ctx *ctx, int64_t a);            /* 
 SIRENRT_API int64_t sirenrt_sym_eq(sirenrt_ctx *ctx, int64_t a, int64_t b);  /* bool word */
 SIRENRT_API int64_t sirenrt_sym_lt(sirenrt_ctx *ctx, int64_t a, int64_t b);  /* bool word */
 SIRENRT_API int64_t sirenrt_sym_ite(sirenrt_ctx *ctx, int64_t c, int64_t t, int64_t f);
-/* value_expr (SPEC 6.4): the concrete value of w, sampling what it depends on (bools as 0/1). */
+/* value_expr: the concrete value of w, sampling what it depends on (bools as 0/1). */
 SIRENRT_API double sirenrt_sym_value(sirenrt_ctx *ctx, int64_t w, int32_t site);
 /* `let [ann] x <- family(p0, p1, p2)`: unused parameters are 0; categorical's probs is a list handle.
  * Returns the variable's node reference, or for SIRENRT_ANN_SAMPLE its drawn value.  `var` indexes
@@ -233,7 +234,7 @@ SIRENRT_API double sirenrt_sym_value(sirenrt_ctx *ctx, int64_t w, int32_t site);
 SIRENRT_API int64_t sirenrt_sym_assume(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2,
                                        int32_t var, int32_t annotation, int32_t site);
 /* `observe(family(p0, p1, p2), x)` with x already forced: adds the log-likelihood of x under the
- * observation's marginal (SPEC 10.3) to the particle's log weight. */
+ * observation's marginal density to the particle's log weight. */
 SIRENRT_API void sirenrt_sym_observe(sirenrt_ctx *ctx, int32_t family, int64_t p0, int64_t p1, int64_t p2,
                                      double x, int32_t site);
 
@@ -245,10 +246,10 @@ SIRENRT_API void sirenrt_sym_observe(sirenrt_ctx *ctx, int32_t family, int64_t p
  *   double sirenrt_logpdf_<f>(params..., x)   pure: log density / mass (-inf outside the support,
  *                                             NaN for invalid parameters); bernoulli: any nonzero
  *                                             x counts as true
- *   double sirenrt_mean_<f>(params...)        pure: the analytic mean (SPEC §9's mean column)
+ *   double sirenrt_mean_<f>(params...)        pure: the analytic mean
  * `site` indexes model->sites.  categorical's probabilities are a list handle where there is a
  * particle, and (const double *probs, int64_t n_probs) in the pure helpers.
- * Validity (SPEC §9), checked on every sample/observe call (error + NaN when violated):
+ * Validity, checked on every sample/observe call (error + NaN when violated):
  *   gaussian var > 0 | beta a,b > 0 | bernoulli 0<=p<=1 | binomial n>=0 finite, 0<=p<=1 |
  *   beta_binomial n>=0 finite, a,b > 0 | negative_binomial n > 0, 0<=p<=1 (sampling: p > 0) |
  *   exponential rate > 0 | gamma shape,rate > 0 | poisson 0 <= lambda < inf |
@@ -453,7 +454,7 @@ SIRENRT_API void sirenrt_filter_set_progress(sirenrt_filter *f, sirenrt_progress
  * the particles' symbolic states (-m ssi; a state shared by several particles counted once) (a
  * diagnostic). */
 SIRENRT_API int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);
-/* The runtime inference plan (SPEC 16.4) of the final particles: "x: symbolic\ny: sample\n", one
+/* The runtime inference plan of the final particles, which variables they sampled: "x: symbolic\ny: sample\n", one
  * line per program variable that some particle created, in model->vars order; "" under pf.  Owned
  * by f, valid until its next call. */
 SIRENRT_API const char *sirenrt_filter_runtime_plan(sirenrt_filter *f);
@@ -488,7 +489,7 @@ SIRENRT_API const sirenrt_family *sirenrt_family_info(int32_t family); /* NULL: 
 SIRENRT_API int32_t sirenrt_sample_many(int32_t family, const double *params, int64_t n, uint64_t seed, double *out);
 
 /* ------------------------------------------------------------------------------------------------
- * Exports of a compiled model.so (DESIGN §6).  They live in libsirenrt_export.a and wrap the population
+ * Exports of a compiled model.so.  They live in libsirenrt_export.a and wrap the population
  * API around the global the compiler emits:  extern const sirenrt_model sirenc_model;
  * Link order: model.o libsirenrt_export.a libsirenrt.a -lm (or libsirenrt.so).
  * ------------------------------------------------------------------------------------------------ */
@@ -516,7 +517,7 @@ SIRENRT_API const char *sirenc_runtime_plan(sirenrt_filter *f);
 SIRENRT_API void sirenc_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user, double interval_s);
 
 /* ------------------------------------------------------------------------------------------------
- * MH handler (SPEC 15.2; runtime_c/src/mh.c).  A single-site Metropolis-Hastings chain over the
+ * MH handler (runtime_c/src/mh.c).  A single-site Metropolis-Hastings chain over the
  * sampled sites of the program, for any method: each iteration chooses a site of the current trace
  * uniformly, runs the whole program again over all the data with that site drawn afresh from its
  * distribution and every other one reused, and accepts with the lightweight-MH ratio (in mh.c).
