@@ -689,6 +689,23 @@ class Filter:
         (atoms, offsets), weights = self._read_particles(self.model._entry.posterior, ATOM_WORDS)
         return summarize(self.model.info["result_type"], atoms, offsets, weights, levels)
 
+    def to_csv(self, path: str | os.PathLike) -> None:
+        """Writes ``path``: a header line, then one row per particle, its ``weight`` and every
+        number of its result (columns named as ``summary`` paths them; an empty cell where a
+        particle's list is too short). While streaming, as for ``estimate()``."""
+        from sirenc.export import to_csv
+
+        to_csv(self, path)
+
+    def to_inference_data(self, seed: int = 0) -> Any:
+        """An ``arviz.InferenceData`` of the posterior (needs ``pip install 'sirenc[arviz]'``):
+        the particles resampled by their weights (systematically, with ``seed``) into as many
+        equally weighted draws, one ArviZ chain; ``attrs`` hold the log evidence and the ESS.
+        ``sirenc.export.to_inference_data([chain, ...])`` puts several MH chains side by side."""
+        from sirenc.export import to_inference_data
+
+        return to_inference_data(self, seed)
+
     def history(self, frame: bool = False) -> Any:
         """One entry per resample() since the last ``run()`` or fresh stream: a dict of NumPy
         arrays ``ess`` (of the weights before resampling), ``resampled`` (False where an ESS
