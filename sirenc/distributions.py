@@ -89,6 +89,15 @@ FAMILIES: tuple[Family, ...] = _families(
 _DISCRETE = frozenset({"bernoulli", "binomial", "beta_binomial", "negative_binomial", "poisson", "uniform_int",
                        "categorical"})
 
+# What users of other languages call Siren's families, for "did you mean" (lower case).
+OTHER_NAMES = {
+    "normal": "gaussian", "gauss": "gaussian", "norm": "gaussian", "bern": "bernoulli", "binom": "binomial",
+    "betabinomial": "beta_binomial", "betabinom": "beta_binomial", "negativebinomial": "negative_binomial",
+    "negbinomial": "negative_binomial", "nbinom": "negative_binomial", "expon": "exponential",
+    "pois": "poisson", "cat": "categorical", "discrete": "categorical", "studentt": "student_t",
+    "randint": "uniform_int", "dirac": "delta",
+}
+
 NAMES: tuple[str, ...] = tuple(f.name for f in FAMILIES)
 _BY_NAME = {f.name: f for f in FAMILIES}
 

@@ -37,7 +37,12 @@ def resolve(program: ast.Program) -> None:
 
 
 def _did_you_mean(name: str, candidates) -> str:
-    close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
+    candidates = set(candidates)
+    known = distributions.OTHER_NAMES.get(name.lower().replace("_", ""))
+    if known in candidates:   # another language's name of a family: Siren's, and its parameters
+        params = ", ".join(distributions.family(known).param_names)
+        return f"; did you mean '{known}'? (Siren's name for it; it takes {params})"
+    close = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""
 
 

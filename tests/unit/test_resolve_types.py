@@ -193,6 +193,11 @@ NAME_ERRORS = [
     ("List.map(1, [1])", "the first argument of List.map must be the name of a function", 1, 10),
     ("List.length([1])", "unknown library function 'List.length'; did you mean 'List.len'?", 1, 1),
     ("Array.hd([1])", "unknown module 'Array'", 1, 1),
+    # other languages' names of a family: Siren's (difflib alone said 'binomial' for 'normal')
+    ("normal(0, 1)", "unknown function 'normal'; did you mean 'gaussian'? (Siren's name for it; it takes mean, "
+     "variance)", 1, 1),
+    ("Poisson(3)", "did you mean 'poisson'?", 1, 1),
+    ("let x <- expon(2) in x", "did you mean 'exponential'? (Siren's name for it; it takes rate)", 1, 10),
     ("gaussian(1)", "'gaussian' takes 2 arguments (mean, variance) but is given 1", 1, 1),
     ("bernoulli(0.5, 1)", "'bernoulli' takes 1 argument", 1, 1),
     ("List.range(1)", "'List.range' takes 2 arguments", 1, 1),
