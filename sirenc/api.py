@@ -43,7 +43,14 @@ RESAMPLERS = {"systematic": 0, "multinomial": 1, "stratified": 2, "residual": 3}
 _SIZE = re.compile(r"\s*(\d+(?:\.\d*)?)\s*([kmgt]?)(?:i?b)?\s*", re.IGNORECASE)
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
 # The runtime's messages about its arguments (not about the model or the machine) start so.
-_ARGUMENT_ERROR = "sirenrt_filter_new: "
+# How the runtime's message of a bad argument to a filter's creation starts (a model.so names its own
+# entry: export.c), which the caller reports as a usage error, without the prefix.
+_ARGUMENT_ERRORS = ("sirenrt_filter_new: ", "sirenc_new: ", "sirenc_new_mh: ")
+
+
+def _argument_error(message: str) -> str | None:
+    """The message of a bad argument to the filter's creation, without its prefix; None for another."""
+    return next((message.removeprefix(p) for p in _ARGUMENT_ERRORS if message.startswith(p)), None)
 
 
 def memory_size(value: int | str | None) -> int:
@@ -387,8 +394,8 @@ class Model:
         raw = self._entry.new(int(particles), int(seed), opts)
         if raw == ffi.NULL:
             message = _text(self._entry.error(ffi.NULL))
-            if message.startswith(_ARGUMENT_ERROR):   # e.g. too many particles for the memory limit
-                raise SirenUsageError(message.removeprefix(_ARGUMENT_ERROR))
+            if _argument_error(message) is not None:   # e.g. too many particles for the memory limit
+                raise SirenUsageError(_argument_error(message))
             raise CompiledModelError(message or "cannot create the filter")
         return self._adopt(raw, int(particles))
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sirenc.api import _ARGUMENT_ERROR, CompiledModelError, Filter, Model, _text, check_seed, memory_size
+from sirenc.api import CompiledModelError, Filter, Model, _argument_error, _text, check_seed, memory_size
 from sirenc.diagnostics import SirenUsageError
 
 DEFAULTS = {"samples": 100, "warmup": 0, "thinning": 1}   # SPEC 18's defaults
@@ -51,8 +51,8 @@ def new_chain(model: Model, seed: int, memory_limit: Any, samples: Any, warmup: 
     raw = model._entry.new_mh(int(seed), mh, opts)
     if raw == ffi.NULL:
         message = _text(model._entry.error(ffi.NULL))
-        if message.startswith(_ARGUMENT_ERROR):   # e.g. a memory limit too small for one run
-            raise SirenUsageError(message.removeprefix(_ARGUMENT_ERROR))
+        if _argument_error(message) is not None:   # e.g. a memory limit too small for one run
+            raise SirenUsageError(_argument_error(message))
         raise CompiledModelError(message or "cannot create the MH chain")
     chain = model._adopt(raw, 0, Chain)
     chain.options = options

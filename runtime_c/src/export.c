@@ -1,14 +1,32 @@
-/* export.c — the C ABI of a compiled model.so (DESIGN §6): thin wrappers binding the population API to
+/* export.c — the C ABI of a compiled model.so: thin wrappers binding the population API to
  * the `sirenc_model` global the compiler emits.  Built as its own static library
  * (libsirenrt_export.a) so that libsirenrt.so itself has no undefined symbol. */
+#include "internal.h"
 #include "sirenrt.h"
+
+#include <stdlib.h>
+#include <string.h>
 
 extern const sirenrt_model sirenc_model;
 
 const sirenrt_model *sirenc_info(void) { return &sirenc_model; }
 
+/* A failed call's last error names the entry the host called, not the runtime's it wraps: a message
+ * starting with `from` starts with `to` instead. */
+static sirenrt_filter *named(sirenrt_filter *f, const char *from, const char *to) {
+  const char *msg = sirenrt_last_error();
+  size_t n = strlen(from);
+  if (f || strncmp(msg, from, n) != 0) return f;
+  char *rest = malloc(strlen(msg + n) + 1);
+  if (!rest) return f;
+  strcpy(rest, msg + n);
+  rt_set_last_error("%s%s", to, rest);
+  free(rest);
+  return f;
+}
+
 sirenrt_filter *sirenc_new(int64_t n_particles, uint64_t seed, const sirenrt_options *opts) {
-  return sirenrt_filter_new(&sirenc_model, n_particles, seed, opts);
+  return named(sirenrt_filter_new(&sirenc_model, n_particles, seed, opts), "sirenrt_filter_new:", "sirenc_new:");
 }
 
 void sirenc_free(sirenrt_filter *f) { sirenrt_filter_free(f); }
@@ -51,7 +69,7 @@ int32_t sirenc_history(const sirenrt_filter *f, double *ess, double *log_evidenc
 int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len) { return sirenrt_filter_save(f, buf, len); }
 
 sirenrt_filter *sirenc_load(const uint8_t *buf, int64_t len, int32_t threads) {
-  return sirenrt_filter_load(&sirenc_model, buf, len, threads);
+  return named(sirenrt_filter_load(&sirenc_model, buf, len, threads), "sirenrt_filter_load:", "sirenc_load:");
 }
 
 const char *sirenc_error(const sirenrt_filter *f) { return f ? sirenrt_filter_error(f) : sirenrt_last_error(); }
@@ -63,7 +81,8 @@ void sirenc_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user, 
 }
 
 sirenrt_filter *sirenc_new_mh(uint64_t seed, const sirenrt_mh_options *mh, const sirenrt_options *opts) {
-  return sirenrt_filter_new_mh(&sirenc_model, seed, mh, opts);
+  sirenrt_filter *f = sirenrt_filter_new_mh(&sirenc_model, seed, mh, opts);
+  return named(named(f, "sirenrt_filter_new_mh:", "sirenc_new_mh:"), "sirenrt_filter_new:", "sirenc_new_mh:");
 }
 
 const char *sirenc_mh_runtime_plan(sirenrt_filter *f) { return sirenrt_mh_runtime_plan(f); }

@@ -185,3 +185,17 @@ def test_the_package_says_it_is_typed():
     from importlib import resources
 
     assert (resources.files("sirenc") / "py.typed").is_file()
+
+
+def test_a_failed_creation_names_the_entry_the_host_called(model):
+    # A model.so's host called sirenc_new, and the message says so; the JIT's caller called the
+    # runtime's sirenrt_filter_new. Python reports either as a usage error without the prefix.
+    from sirenc.runtime.ffi import ffi
+
+    assert model._entry.new(0, 1, ffi.NULL) == ffi.NULL
+    message = ffi.string(model._entry.error(ffi.NULL)).decode()
+    entry = "sirenc_new" if model.path is not None else "sirenrt_filter_new"
+    assert message.startswith(f"{entry}: the number of particles must be in [1, 2^31)"), message
+    with pytest.raises(SirenUsageError, match="memory_limit") as info:
+        model.filter(particles=10, memory_limit=-1)
+    assert "sirenc_new" not in str(info.value) and "sirenrt_filter_new" not in str(info.value)
