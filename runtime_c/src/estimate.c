@@ -277,6 +277,13 @@ int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_
   return 0;
 }
 
+int32_t rt_copy_answer(double *out, int64_t cap, int64_t *n_out, const double *src, int64_t n) {
+  if (n_out) *n_out = n;
+  if (cap < n || (n > 0 && !out)) return 2;
+  if (n) memcpy(out, src, (size_t)n * sizeof(double));
+  return 0;
+}
+
 /* ------------------------------------------------------------------ posterior atoms ---------- */
 
 static int emit_point(out_buf *o, double x) {
@@ -619,9 +626,7 @@ static int32_t read_particles(sirenrt_filter *f, double *values, int64_t cap, in
   }
   sirenrt_filter_free(clone);
   if (status) return 1;
-  if (n_values) *n_values = n_flat;
-  if (cap < n_flat || (n_flat > 0 && !values)) status = 2;
-  else if (n_flat) memcpy(values, flat, (size_t)n_flat * sizeof(double));
+  status = rt_copy_answer(values, cap, n_values, flat, n_flat);
   free(flat);
   return status;
 }
@@ -656,8 +661,5 @@ int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int
     sirenrt_filter_free(clone);
     if (status) return 1;
   }
-  if (n_out) *n_out = f->est_n;
-  if (cap < f->est_n || (f->est_n > 0 && !out)) return 2;
-  if (f->est_n) memcpy(out, f->est, (size_t)f->est_n * sizeof(double));
-  return 0;
+  return rt_copy_answer(out, cap, n_out, f->est, f->est_n);
 }

@@ -676,6 +676,9 @@ int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int
 /* Each particle's own result, flattened as the estimate is, one after another: particle i's words are
  * (*out)[offsets[i] .. offsets[i+1]).  0 ok, else error on f. */
 int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_t *offsets);
+/* The ABI's answer protocol: *n_out = n (when n_out), then src copied to out, or 2 when cap is too
+ * small (or out is NULL); 0 otherwise. */
+int32_t rt_copy_answer(double *out, int64_t cap, int64_t *n_out, const double *src, int64_t n);
 /* The same estimator over n particles given flattened (particle i: values[offsets[i] .. offsets[i+1]))
  * with normalised weights w, for type descriptor `type`, into a malloc'd buffer.  0, or -1 out of
  * memory.  (MH: its samples are kept flattened.) */

@@ -320,10 +320,7 @@ int32_t rt_mh_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_o
   int failed = !w || rt_estimate_flat(f->model->result_type, t->flat, t->offsets, w, t->n_recorded, &est, &n_est);
   free(w);
   if (failed) return rt_filter_refuse(f, rt_strdup_printf("error: out of memory"));
-  int32_t status = 0;
-  if (n_out) *n_out = n_est;
-  if (cap < n_est || (n_est > 0 && !out)) status = 2;
-  else if (n_est) memcpy(out, est, (size_t)n_est * sizeof(double));
+  int32_t status = rt_copy_answer(out, cap, n_out, est, n_est);
   free(est);
   return status;
 }
@@ -345,10 +342,7 @@ static int32_t read_samples(sirenrt_filter *f, double *values, int64_t cap, int6
   else
     flat = points;
   for (int64_t i = 0; i < t->n_recorded; i++) weights[i] = 1.0 / (double)t->n_recorded;
-  int32_t status = 0;
-  if (n_values) *n_values = n_flat;
-  if (cap < n_flat || (n_flat > 0 && !values)) status = 2;
-  else if (n_flat) memcpy(values, flat, (size_t)n_flat * sizeof(double));
+  int32_t status = rt_copy_answer(values, cap, n_values, flat, n_flat);
   free(points);
   return status;
 }

@@ -453,7 +453,8 @@ class _Specializer:
 
     def result(self, value) -> SSAValue:
         """@main's result: every symbolic part replaced by its mean (SPEC 10.4); where the result
-        may be symbolic, paired with its posterior atoms (`atoms_type`), which summaries read."""
+        may be symbolic, paired with its posterior atoms, which summaries read: an `ATOM` for each
+        number, a list of variances for a trajectory (`trajectory`)."""
         if not self.posterior:
             return self._with_atoms(value, atoms=False)[0]
         user, atoms = self._with_atoms(value, atoms=True)
