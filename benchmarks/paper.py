@@ -17,7 +17,7 @@ accepts; each (model, method, plan) is compiled once and run `--reps` times (see
 each particle count. A run's time is the wall time of `Filter.run()` (compiling is not timed); its
 error, per variable of the model's result, is measured against the data generator's true values
 (benchmarks/models/<name>/data.csv and the constants of gen_data.py): the mean squared error, or for
-the switching state of slds the cross-entropy (SPEC-style definitions, see the report).
+the switching state of slds the cross-entropy (the benchmark suite's definitions, ARCHITECTURE.md §20.2).
 
 Writes, under --out (default benchmarks/paper/results): summary.json (per point: run-time and error
 quantiles), report.md (the tables, beside the paper's numbers) and figures/<model>.png (accuracy

@@ -1,8 +1,8 @@
-"""Speed and agreement of the plan analysis on every benchmark plan (SPEC Appendix B).
+"""Speed and agreement of the plan analysis on every benchmark plan (the original's analysis oracle, tests/data/appendix_b.json).
 
     python benchmarks/plan_analysis.py
 
-For each of the SPEC Section 20 models (benchmarks/models/<name>/model.si) and
+For each of the ARCHITECTURE.md §20 models (benchmarks/models/<name>/model.si) and
 each of its plans under ssi, ds and bp: the verdict against Appendix B, the
 analysis time (the `plan-analysis` pass alone, on the inlined `siren` module)
 and the most work an accepted plan took, against the budget (DEFAULT_BUDGET);

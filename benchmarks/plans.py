@@ -1,4 +1,4 @@
-"""The inference plans of the benchmark models (SPEC 20.1): every way of annotating each model's plan
+"""The inference plans of the benchmark models (ARCHITECTURE.md §20.1): every way of annotating each model's plan
 variables `symbolic` or `sample`, numbered as Appendix B numbers them, and which of them the plan
 analysis accepts under a method.
 

@@ -157,7 +157,7 @@ def suite(particles: list[int], models: list[str], repeat: int) -> None:
                 for n in particles:
                     try:
                         cells.append(f"{time_sirenc(model, None, n, repeat, steps=steps, memory_limit='2G'):>11.1f}")
-                    except SirenError as e:   # a symbolic state that outgrows the limit (SPEC 12.5)
+                    except SirenError as e:   # a symbolic state that outgrows the limit (ARCHITECTURE.md §12.5)
                         cells.append(f"{f'error {len(errors) + 1}':>11}")
                         errors.append(e.message.splitlines()[0])
                 print(f"{name:<13} {method:<6} {number:>5} {tier:>4} | " + " | ".join(cells), flush=True)

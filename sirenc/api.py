@@ -643,7 +643,7 @@ class Filter:
         return float(self.model._entry.ess(self._f))
 
     def runtime_plan(self) -> dict[str, str]:
-        """The runtime inference plan (SPEC 16.4) of the particles as they stand: each program
+        """The runtime inference plan (ARCHITECTURE.md §16.4) of the particles as they stand: each program
         variable some particle created, in declaration order, with ``"symbolic"`` (no particle
         sampled it), ``"sample"`` (every particle did) or ``"dynamic"``. Empty under ``pf``."""
         from sirenc.runtime.ffi import ffi

@@ -9,11 +9,11 @@
 
 Every command defaults to ``-m pf`` (driver.DEFAULT_METHOD), the plain particle filter.
 
-`sirenc run` prints the original's report (SPEC 18), which the original's
+`sirenc run` prints the original's report (ARCHITECTURE.md §18), which the original's
 benchmark harness reads, plus a table of the posterior before the result, where
 the harness does not look; `-v` adds the log evidence and the ESS (final, and
 before each resampling) before the runtime plan (where the original's own `-v`
-blocks go), `--json` has everything. With `--handler mh` an MH chain (SPEC 15.2) replaces the
+blocks go), `--json` has everything. With `--handler mh` an MH chain (ARCHITECTURE.md §15.2) replaces the
 particle filter: the same report from its recorded states, with no log evidence; `-v` prints the
 acceptance rate. Warnings go to standard error; `-W GROUP` chooses which
 (WARNING_GROUPS: never-called functions only with `-W unused`).
@@ -133,7 +133,7 @@ def _run_parser() -> argparse.ArgumentParser:
 
 
 def add_handler_options(p: argparse.ArgumentParser, short: bool = True) -> None:
-    """--handler and the MH chain's options (SPEC 18's names; -w/-t as in the original)."""
+    """--handler and the MH chain's options (ARCHITECTURE.md §18's names; -w/-t as in the original)."""
     p.add_argument("-l", "--handler", choices=("smc", "mh"), default="smc",
                    help="smc (default): a particle filter; mh: a single-site Metropolis-Hastings chain")
     p.add_argument("--samples", type=int, default=None, help="MH: states recorded (default 100)")
@@ -206,7 +206,7 @@ class CflagsAction(argparse.Action):
 
 
 def format_value(value, top: bool = True) -> str:
-    """The original's textual result (SPEC 16.2): Python literals, nested pairs."""
+    """The original's textual result (ARCHITECTURE.md §16.2): Python literals, nested pairs."""
     if value is None:
         return "()"
     if isinstance(value, tuple):
@@ -333,7 +333,7 @@ def specialization_report(c) -> dict:
     return {"tier": 2, "runtime_plan": s.runtime_plan, "loop_shapes": s.shapes}
 
 
-# ---- the original's report (SPEC 18), shared with the `siren` command ----------------------------
+# ---- the original's report (ARCHITECTURE.md §18), shared with the `siren` command ----------------------------
 
 def memory_limit_option(text: str | None) -> int | None:
     """``--memory-limit SIZE`` in bytes (None: the runtime's default)."""
@@ -356,7 +356,7 @@ def plan_lines(plan: dict) -> list[str]:
 
 
 def runtime_plan(outcome: "Outcome", plan: dict) -> dict:
-    """How the variables were represented in the run (SPEC 16.4): what the particles recorded
+    """How the variables were represented in the run (ARCHITECTURE.md §16.4): what the particles recorded
     under a symbolic method; under pf every random variable of the checked ``plan`` is drawn where
     it is bound."""
     if outcome.runtime_plan is not None:
@@ -380,7 +380,7 @@ def jit_model(c, data: str | None = None):
 @dataclass
 class Outcome:
     result: object
-    evaluation_time: float      # inference and the result computation (SPEC 18), not compiling
+    evaluation_time: float      # inference and the result computation (ARCHITECTURE.md §18), not compiling
     log_evidence: float
     ess: float
     summary: object = None      # Filter.summary(): the posterior of each number of the result

@@ -1,4 +1,4 @@
-"""The distribution families of Siren (SPEC 9): the one table every stage reads.
+"""The distribution families of Siren (ARCHITECTURE.md §9): the one table every stage reads.
 
     >>> from sirenc.distributions import FAMILIES, family
     >>> g = family("gaussian")
@@ -43,7 +43,7 @@ class Family:
     name: str
     params: tuple[Param, ...]
     value: str          # the type of a draw: FLOAT, BOOL, or POINT (the type of the point)
-    support: str        # SPEC 9's support column, for people
+    support: str        # ARCHITECTURE.md §9's support column, for people
 
     @property
     def param_names(self) -> tuple[str, ...]:

@@ -30,7 +30,7 @@ from sirenc.diagnostics import SirenUsageError
 
 METHODS = ("pf", "ssi", "ds", "bp")
 # What `sirenc`, `sirenc run`, `sirenc check` and `sirenc.compile` use without -m: the one method
-# whose plan analysis accepts every program. (SPEC's original defaults to ssi; the `siren` command
+# whose plan analysis accepts every program. (the original defaults to ssi; the `siren` command
 # keeps that default.)
 DEFAULT_METHOD = "pf"
 

@@ -1,4 +1,4 @@
-"""The MH handler from Python: a single-site Metropolis-Hastings chain (SPEC 15.2).
+"""The MH handler from Python: a single-site Metropolis-Hastings chain (ARCHITECTURE.md §15.2).
 
     >>> import sirenc
     >>> model = sirenc.compile("examples/coin.si", method="pf")          # doctest: +SKIP
@@ -22,7 +22,7 @@ import numpy as np
 from sirenc.api import CompiledModelError, Filter, Model, _argument_error, _text, check_seed, memory_size
 from sirenc.diagnostics import SirenUsageError
 
-DEFAULTS = {"samples": 100, "warmup": 0, "thinning": 1}   # SPEC 18's defaults
+DEFAULTS = {"samples": 100, "warmup": 0, "thinning": 1}   # ARCHITECTURE.md §18's defaults
 # Bounds the runtime checks too (sirenrt_filter_new_mh).
 LIMITS = {"samples": (1, 2**40), "warmup": (0, 2**60), "thinning": (1, 2**20)}
 
@@ -116,7 +116,7 @@ class Chain(Filter):
         return accepted[0] / made[0] if made[0] else float("nan")
 
     def runtime_plan(self) -> dict[str, str]:
-        """The runtime inference plan (SPEC 16.4) joined over the recorded states."""
+        """The runtime inference plan (ARCHITECTURE.md §16.4) joined over the recorded states."""
         text = _text(self.model._entry.mh_runtime_plan(self._f))
         return dict(line.split(": ", 1) for line in text.splitlines() if line)
 

@@ -1,4 +1,4 @@
-"""`siren`: the original's command line (SPEC 18) on top of sirenc, for scripts written for it.
+"""`siren`: the original's command line (ARCHITECTURE.md §18) on top of sirenc, for scripts written for it.
 
     siren FILE [-v] [-p N] [--samples N] [-w N] [-t N] [-a] [-ao]
                [-l {smc,mh}] [-m {ssi,ds,bp,pf}] [-s SEED] [--max-rvs K] [--profile] [-W GROUP]
@@ -11,17 +11,17 @@ The SMC handler (-l smc, the default) and the MH handler (-l mh, with --samples,
 -t/--thinning; -p is ignored there, as in the original) run with every method: semi-symbolic
 inference, `-m ssi` (the original's default), delayed sampling `-m ds`, belief propagation `-m bp`,
 or the plain particle filter, `-m pf` (every random variable drawn where it is bound), a method
-name the original does not have. MH is the correct single-site kernel (SPEC 0.3), not the original's ratio, and records exactly
+name the original does not have. MH is the correct single-site kernel (ARCHITECTURE.md §0.3), not the original's ratio, and records exactly
 --samples states (the original counted thinning from iteration 0, warm-up included).
 
 Where the original differs: without -s every run draws a fresh seed (the original seeds from
-the operating system too); with -s the particles still get streams of their own (SPEC 0.3).
+the operating system too); with -s the particles still get streams of their own (ARCHITECTURE.md §0.3).
 `-v` prints the log evidence and the ESS where the original prints its mixture and particle
-states (SPEC 16.3 leaves that debugging output open). A plan the analysis rejects ends with
+states (ARCHITECTURE.md §16.3 leaves that debugging output open). A plan the analysis rejects ends with
 `AnalysisViolatedAnnotationError: ...` (with -a/-ao). Without -a, a `symbolic` variable that the
 run has to sample ends it with `RuntimeViolatedAnnotationError: ...`, as in the original: under
 ssi when a particle would sample it, under pf (which samples every variable) before running. The
-harness looks for those names (SPEC 18). Exit status as for sirenc: 0, 1 (program, plan, data),
+harness looks for those names (ARCHITECTURE.md §18). Exit status as for sirenc: 0, 1 (program, plan, data),
 2 (usage), 3 (bug).
 """
 

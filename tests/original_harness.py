@@ -1,6 +1,6 @@
-"""How the original's benchmark harness reads a run's standard output (SPEC 18 and 20.2).
+"""How the original's benchmark harness reads a run's standard output (ARCHITECTURE.md §18 and 20.2).
 
-Written for these tests from SPEC's description, not taken from the harness: it depends on the
+Written for these tests from the original's documented behaviour, not taken from the harness: it depends on the
 exact header lines, the result on the single line after `===== Result =====` read with
 `ast.literal_eval`, the float on the line after `===== Evaluation Time =====`, and the
 `name: encoding` lines after the plan headers -- every line after `===== Runtime Inference Plan
@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
-# The original's blocks in its order (SPEC 18); each is optional, the order is fixed.
+# The original's blocks in its order (ARCHITECTURE.md §18); each is optional, the order is fixed.
 ORDER = ["Handler", "Inference Algorithm", "Inferred Inference Plan", "Analysis Time",
          "Evaluation Time", "Result", "Mixture", "Prob State", "Runtime Inference Plan"]
 ENCODINGS = {"symbolic", "sample", "dynamic"}

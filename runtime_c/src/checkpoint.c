@@ -1,5 +1,5 @@
 /* checkpoint.c — a filter saved to bytes and restored, in this or another process (sirenc_save /
- * sirenc_load, DESIGN §6), so that a streaming application survives a restart.
+ * sirenc_load, ARCHITECTURE.md, Streaming and the C ABI), so that a streaming application survives a restart.
  *
  * A filter between calls is a set of particles suspended at resume points, so its whole state is:
  * the options and counters of the population, the data rows read so far, and for every particle its

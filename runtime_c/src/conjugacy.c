@@ -1,9 +1,9 @@
-/* conjugacy.c — the conjugate pairs of SPEC 11 as swaps of a parent q with its child c: each rule
+/* conjugacy.c — the conjugate pairs of ARCHITECTURE.md §11 as swaps of a parent q with its child c: each rule
  * checks its structural preconditions, then gives c its marginal (q integrated out) and q its
  * posterior given RV c (edge reversal; the value enters later through eval once c is a point mass).
- * All formulas are built with the smart constructors of 6.3, in the order the SPEC writes them.
+ * All formulas are built with the smart constructors of 6.3, in the order ARCHITECTURE.md §11 lists the rules.
  *
- * Normal-inverse-gamma (11.3) is omitted: the original's formulas are wrong (SPEC 11.3, 0.3) and no
+ * Normal-inverse-gamma (11.3) is omitted: the original's formulas are wrong (ARCHITECTURE.md §11.3, 0.3) and no
  * benchmark plan uses it, so a Gaussian child whose variance is 1/lambda with lambda symbolic is
  * non-conjugate here and SSI samples the offending parent. */
 #include "sym_node.h"
@@ -21,7 +21,7 @@ static void set_dist(rt_sym_state *s, uint32_t rv, int family, uint64_t p0, uint
   n->w[2] = p2;
 }
 
-/* Direct occurrence (SPEC 11's depends); out of memory counts as "occurs" so the rule declines and
+/* Direct occurrence (ARCHITECTURE.md §11's depends); out of memory counts as "occurs" so the rule declines and
  * the caller reports s->oom. */
 static int dep(rt_sym_state *s, uint64_t e, uint32_t r) {
   int d = rt_sym_occurs(s, e, r);
@@ -241,7 +241,7 @@ static int gamma_gaussian(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
 
 /* ------------------------------------------------------------------ the table ------------------- */
 
-/* SPEC 11.8: BP keeps only the Gaussian pair; SSI and DS use them all. */
+/* ARCHITECTURE.md §11.8: BP keeps only the Gaussian pair; SSI and DS use them all. */
 #define ALL (1 << RT_METHOD_SSI | 1 << RT_METHOD_DS | 1 << RT_METHOD_BP)
 #define NOT_BP (1 << RT_METHOD_SSI | 1 << RT_METHOD_DS)
 const rt_sym_rule rt_sym_rules[] = {

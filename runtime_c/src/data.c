@@ -1,9 +1,9 @@
 /* data.c — the program's input data (File.read) and the observation stream.
  *
  * A file is read once per run, lazily, into a table owned by the filter and shared read-only by all
- * particles (SPEC §0.2: not once per particle).  File 0 is special: run() may replace it with rows from
+ * particles (ARCHITECTURE.md §0.2: not once per particle).  File 0 is special: run() may replace it with rows from
  * the caller, and step() turns it into a stream that grows one row at a time.  CSV rules are the
- * original's (SPEC §8) except that trailing blank lines are ignored.
+ * original's (ARCHITECTURE.md §8) except that trailing blank lines are ignored.
  *
  * A file's table counts against the filter's memory limit (memory.c): its text while it is parsed,
  * and the table's arrays as they grow, each reserved before it is allocated, so that a file too big

@@ -1,8 +1,8 @@
-/* distributions.c — the 13 families of SPEC §9 as mathematics: validity checks (with the messages
+/* distributions.c — the 13 families of ARCHITECTURE.md §9 as mathematics: validity checks (with the messages
  * users see), log densities / masses and analytic means.  Drawing and weighting particles with them is
  * in sample_observe.c.
  *
- * Boundary conventions (SPEC §0.2): a density is never an error.  Out of the support, non-integral
+ * Boundary conventions (ARCHITECTURE.md §0.2): a density is never an error.  Out of the support, non-integral
  * for an integer family, or NaN -> -inf; terms like 0 * log 0 are 0 (xlogy), so e.g. bernoulli(0)
  * at false is log 1 = 0 and binomial(n, 1) at n is 0. */
 #define _DEFAULT_SOURCE /* lgamma_r */
@@ -24,7 +24,7 @@ double rt_lgamma(double x) {
 static double log_beta(double a, double b) { return rt_lgamma(a) + rt_lgamma(b) - rt_lgamma(a + b); }
 static double log_choose(double n, double k) { return rt_lgamma(n + 1.0) - rt_lgamma(k + 1.0) - rt_lgamma(n - k + 1.0); }
 
-/* ------------------------------------------------------------------ validity (SPEC §9) ---------- */
+/* ------------------------------------------------------------------ validity (ARCHITECTURE.md §9) ---------- */
 /* Comparisons are written so that NaN parameters fail them. */
 
 int rt_bad_gaussian(double mu, double var, char *msg) {
@@ -58,7 +58,7 @@ int rt_bad_beta_binomial(double n, double a, double b, char *msg) {
   return 0;
 }
 
-/* SPEC §9 lists only 0 <= p <= 1; n > 0 is added because the mass and the sampler (numpy's too) are
+/* ARCHITECTURE.md §9 lists only 0 <= p <= 1; n > 0 is added because the mass and the sampler (numpy's too) are
  * undefined otherwise. */
 int rt_bad_negative_binomial(double n, double p, char *msg) {
   if (!(n > 0.0 && isfinite(n))) return BAD("negative_binomial: n must be > 0 and finite, got %g", n);
@@ -209,7 +209,7 @@ double sirenrt_logpdf_student_t(double mu, double tau2, double nu, double x) {
          0.5 * (nu + 1.0) * log1p(d * d / (nu * tau2));
 }
 
-/* ------------------------------------------------------------------ means (SPEC §9) ------------ */
+/* ------------------------------------------------------------------ means (ARCHITECTURE.md §9) ------------ */
 
 double sirenrt_mean_gaussian(double mu, double var) { (void)var; return mu; }
 double sirenrt_mean_beta(double a, double b) { return a / (a + b); }

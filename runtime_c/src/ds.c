@@ -1,4 +1,4 @@
-/* ds.c — delayed sampling (SPEC 13) on the engine's nodes, and the assume that BP shares with it (14.1).
+/* ds.c — delayed sampling (ARCHITECTURE.md §13) on the engine's nodes, and the assume that BP shares with it (14.1).
  *
  * DS's node states are read off an RV entry:
  *   Realized      a point mass (rv_state != RT_RV_SYMBOLIC);
@@ -14,12 +14,12 @@
  * marginal child (grafting q prunes the child first).
  *
  * Only parents point at children, never the reverse, so the collector frees what a filter forgets (a
- * random walk's x_{t-1} once only x_t is held), and SPEC's children lists are not needed: realize's
+ * random walk's x_{t-1} once only x_t is held), and the original's children lists are not needed: realize's
  * do_marginalize of the Initialized children is what eval does lazily, and the one marginal child is
  * the POST node's.  Chains of Initialized parents and of marginal children are as long as a run:
  * every walk here is a loop, never C recursion.
  *
- * Divergence (docs/symbolic-values.md): SPEC 13.4's marginalize, for an expectation, of an Initialized
+ * Divergence (docs/symbolic-values.md): ARCHITECTURE.md §13.4's marginalize, for an expectation, of an Initialized
  * variable whose Marginalized parent already has a marginal child gives that parent a second marginal
  * child; here the first is pruned (sampled) first, as graft does, so marginalize is graft. */
 #include "sym_node.h"

@@ -5,7 +5,7 @@
  * the answer equals what run() on the rows so far would give.  The answer is cached until the
  * population moves again.
  *
- * The estimator (SPEC §16.1 with the §0.3 fixes) is the weighted posterior mean of
+ * The estimator (ARCHITECTURE.md §16.1 with the §0.3 fixes) is the weighted posterior mean of
  * the program's result, walked structurally along the result type descriptor and flattened in
  * preorder.  A float or bool is averaged; a pair is its components in order; a list is its length
  * (the longest particle list) followed by per-index means, where index k averages the particles whose
@@ -113,7 +113,7 @@ static char *take_error(sirenrt_ctx *c) {
   return msg;
 }
 
-/* A symbolic word: each particle's expected value (SPEC 10.4), computed in its own state (which may
+/* A symbolic word: each particle's expected value (ARCHITECTURE.md §10.4), computed in its own state (which may
  * hoist, or sample where it must), averaged as a float.  Zero-weight particles are skipped, as their
  * values are.  A mean that fails (a plan violation during the final expectation) fails the estimate
  * with the particle's error. */

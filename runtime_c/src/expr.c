@@ -1,5 +1,5 @@
-/* expr.c — symbolic expressions: the raw operators programs build (SPEC 7.4), the smart
- * constructors and eval of SPEC 6.3, value forcing (6.4) and expected values (10.4).
+/* expr.c — symbolic expressions: the raw operators programs build (ARCHITECTURE.md §7.4), the smart
+ * constructors and eval of ARCHITECTURE.md §6.3, value forcing (6.4) and expected values (10.4).
  *
  * The rules of 6.3 are reproduced one for one and in order: conjugacy detection (conjugacy.c) is
  * structural, so the shapes built here decide which variables stay symbolic. */
@@ -154,7 +154,7 @@ static uint64_t result_of(rt_sym_state *s, uint64_t w) {
 
 /* A post-order walk with an explicit stack: a chain of posteriors is as deep as the run is long.
  * Every node is simplified once per walk (stamp), so shared subgraphs cost nothing extra; an RV's
- * parameters are replaced by their simplified forms (SPEC 6.3's side effect of eval).  Stack
+ * parameters are replaced by their simplified forms (ARCHITECTURE.md §6.3's side effect of eval).  Stack
  * entries are node indices, bit 32 set for the second visit (the children are done). */
 static uint64_t eval_walk(rt_sym_state *s, uint64_t w, uint32_t gen) {
   if (!rt_sym_is_node(w)) return w;

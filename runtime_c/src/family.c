@@ -1,5 +1,5 @@
 /* family.c — a distribution given by its family id and constant parameters, as the symbolic engine
- * and the MH trace hold one: its parameter check (SPEC 9), a draw, its log density and its mean,
+ * and the MH trace hold one: its parameter check (ARCHITECTURE.md §9), a draw, its log density and its mean,
  * each dispatched over SIRENRT_FAMILIES to the per-family functions.  A categorical's probabilities
  * are `probs[0 .. n)`. */
 #include "internal.h"

@@ -1,4 +1,4 @@
-/* filter.c — the particle population and its loop (SPEC §15.1, DESIGN §4).
+/* filter.c — the particle population and its loop (ARCHITECTURE.md §15.1, ARCHITECTURE.md, Execution model).
  *
  * Schedule: resume every particle that can proceed, in slot order, until it stops; if any stopped at
  * resample(), weigh the whole population (finished and row-waiting particles too), resample it (or

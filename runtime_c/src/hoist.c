@@ -1,8 +1,8 @@
-/* hoist.c — SPEC 12.2-12.3: making a random variable a root of the symbolic DAG by swapping it with
+/* hoist.c — ARCHITECTURE.md §12.2-12.3: making a random variable a root of the symbolic DAG by swapping it with
  * its parents (conjugacy.c), ancestors first, so that its distribution becomes its exact marginal and
  * its former ancestors hold posteriors that reference it.
  *
- * SPEC 0.3: a swap that would create a cycle (can_swap fails) reports the parent as NonConjugate, so
+ * ARCHITECTURE.md §0.3: a swap that would create a cycle (can_swap fails) reports the parent as NonConjugate, so
  * SSI samples it instead of raising.  Every walk here is iterative: hoisting the first variable of a
  * chain goes through every later one. */
 #include "sym_node.h"
@@ -151,7 +151,7 @@ static int swap_parents(rt_sym_state *s, uint32_t cur, const rt_vec *order, cons
   return HOIST_OK;
 }
 
-/* H(cur, G) of SPEC 12.3 with its recursion on an explicit stack of frames (hoisting the first
+/* H(cur, G) of ARCHITECTURE.md §12.3 with its recursion on an explicit stack of frames (hoisting the first
  * variable of a chain goes through every later one).  A frame's G is its caller's G1, which does not
  * change while the callee runs.  On NonConjugate, *nc is the parent to sample. */
 typedef struct hoist_frame {

@@ -188,7 +188,7 @@ double rt_poisson(rt_rng *g, double lambda);
 double rt_student_t(rt_rng *g, double nu);       /* standard t */
 
 /* ---------------------------------------------------------------- distributions.c ---------- */
-/* Validity checks of SPEC §9: return 0 when the parameters are valid, else 1 with a message
+/* Validity checks of ARCHITECTURE.md §9: return 0 when the parameters are valid, else 1 with a message
  * ("gaussian: variance must be > 0, got -1") in msg (RT_MSG bytes). */
 #define RT_MSG 200
 /* Spreads a parenthesised list of SIRENRT_FAMILIES' PARAMS or ARGS into a call or a declaration. */
@@ -509,7 +509,7 @@ static inline int64_t *rt_held_of(const sirenrt_filter *f, int64_t i) { return f
 static inline const char *rt_file_path(const sirenrt_filter *f, int32_t id) {
   return f->paths && f->paths[id] ? f->paths[id] : f->model->files[id];
 }
-/* symbolic_abi.c: runtime plans (SPEC 16.4) as one encoding byte per program variable (RT_PLAN_*).
+/* symbolic_abi.c: runtime plans (ARCHITECTURE.md §16.4) as one encoding byte per program variable (RT_PLAN_*).
  * rt_plan_of_population joins the particles' into enc; rt_plan_join joins n encodings of another
  * run into enc (equal ones stay, different ones are dynamic); rt_plan_render: the text,
  * "x: symbolic\ny: sample\n" in model->vars order, variables never created left out (malloc'd;
@@ -520,7 +520,7 @@ void rt_plan_join(uint8_t *enc, const uint8_t *other, int32_t n);
 char *rt_plan_render(const sirenrt_model *m, const uint8_t *enc);
 
 /* family.c: a distribution by family id and constant parameters (categorical: probs[0 .. n)).
- * rt_family_bad: 1 with the message in msg (RT_MSG bytes) when SPEC 9 refuses the parameters.
+ * rt_family_bad: 1 with the message in msg (RT_MSG bytes) when ARCHITECTURE.md §9 refuses the parameters.
  * rt_family_draw: through the family's sampler, which checks them too (NaN with the error on ctx). */
 int rt_family_bad(int family, const double *p, const double *probs, int64_t n, char *msg);
 double rt_family_draw(sirenrt_ctx *ctx, int family, const double *p, const double *probs, int64_t n, int32_t site);
@@ -707,7 +707,7 @@ int rt_build_symsets(sirenrt_filter *f);
 void rt_sym_collect_particle(sirenrt_filter *f, int64_t i, int *failed);
 /* Drops every particle's symbolic state (a run restarts, the filter is freed). */
 void rt_sym_release_all(sirenrt_filter *f);
-/* The expected value (SPEC 10.4) of symbolic word w in particle ctx; 0, or -1 with the error on ctx. */
+/* The expected value (ARCHITECTURE.md §10.4) of symbolic word w in particle ctx; 0, or -1 with the error on ctx. */
 int rt_sym_estimate_word(sirenrt_ctx *ctx, uint64_t w, double *out);
 /* Live symbolic nodes over the distinct states of the population. */
 int64_t rt_sym_population_nodes(const sirenrt_filter *f);

@@ -1,4 +1,4 @@
-/* mh.c — the MH handler (SPEC 15.2 with the 0.3 decision): lightweight single-site
+/* mh.c — the MH handler (ARCHITECTURE.md §15.2 with the 0.3 decision): lightweight single-site
  * Metropolis–Hastings over the sampled sites of a run, for any method.
  *
  * A chain is a one-particle filter (sirenrt_filter_new_mh, f->mh) that holds the trace in
@@ -259,7 +259,7 @@ static int chain(sirenrt_filter *f, rt_mh_trace *t, const double *rows, int64_t 
                  uint8_t *enc) {
   rt_rng g; /* the chain's own choices */
   rt_rng_init(&g, t->seed, 0, 0, RT_DOMAIN_MH);
-  /* SPEC 15.2 step 1: a first run from the prior is the initial state. */
+  /* ARCHITECTURE.md §15.2 step 1: a first run from the prior is the initial state. */
   if (run_proposal(f, t, 0, -1, rows, n_rows, n_cols) || accept_proposal(f, t)) return 1;
   double s_cur = f->logw[0];
   int64_t total = t->warmup + t->samples * t->thinning;

@@ -1,8 +1,8 @@
-/* mh.h — the hooks through which every random choice of a run reaches the MH handler (SPEC 15.2).
+/* mh.h — the hooks through which every random choice of a run reaches the MH handler (ARCHITECTURE.md §15.2).
  *
  * While an MH chain runs its program, the running particle's filter holds the chain's trace
  * (ctx->filter->mh_live; NULL otherwise).  A SITE is the k-th random variable a run creates,
- * k = 0, 1, ... (SPEC's handles rv1, rv2, ...): the trace maps sites to values.  Whoever creates or
+ * k = 0, 1, ... (the original's handles rv1, rv2, ...): the trace maps sites to values.  Whoever creates or
  * values a random variable tells the trace:
  *
  *  - rt_mh_note_rv(ctx, node): the symbolic engine created random variable `node` (an index into its

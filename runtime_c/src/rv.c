@@ -1,4 +1,4 @@
-/* rv.c — the operations of SPEC 10.3 on a particle's random variables, for every symbolic method:
+/* rv.c — the operations of ARCHITECTURE.md §10.3 on a particle's random variables, for every symbolic method:
  * assume creates the entry and lets the method place it (SSI keeps the distribution as given; DS and
  * BP keep one parent and sample the others, ds.c); observe, value and the expectation's marginalize
  * make the variable a root, whose parameters are constants, the method's way (SSI and BP hoist it,
@@ -24,7 +24,7 @@ typedef struct root_dist {
 
 static void root_free(root_dist *d) { free(d->probs); }
 
-/* rv's distribution as numbers, its parameters checked (SPEC 9); 0, or -1 after recording an error. */
+/* rv's distribution as numbers, its parameters checked (ARCHITECTURE.md §9); 0, or -1 after recording an error. */
 static int root_dist_of(sirenrt_ctx *ctx, uint32_t rv, root_dist *d, int32_t site) {
   rt_sym_state *s = ctx->sym;
   const rt_sym_node *node = &s->nodes[rv];
@@ -85,7 +85,7 @@ static const char *var_name(const sirenrt_ctx *ctx, int32_t var) {
   return "a variable";
 }
 
-/* SPEC 10.2: the moment a `symbolic` variable is about to be sampled. */
+/* ARCHITECTURE.md §10.2: the moment a `symbolic` variable is about to be sampled. */
 static int check_may_sample(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
   const rt_sym_node *n = &ctx->sym->nodes[rv];
   if (n->ann != SIRENRT_ANN_SYMBOLIC) return 0;
@@ -177,7 +177,7 @@ static int64_t new_rv(sirenrt_ctx *ctx, int32_t family, const uint64_t *params, 
     p[k] = params[k];
   }
   double count = 0.0;
-  if (family == SIRENRT_FAM_EXPONENTIAL) { /* SPEC 9: exponential(r) is Gamma(1.0, r) */
+  if (family == SIRENRT_FAM_EXPONENTIAL) { /* ARCHITECTURE.md §9: exponential(r) is Gamma(1.0, r) */
     family = SIRENRT_FAM_GAMMA;
     p[1] = p[0];
     p[0] = C(1.0);

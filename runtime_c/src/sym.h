@@ -1,4 +1,4 @@
-/* sym.h — the symbolic engine (-m ssi, ds, bp): a particle's symbolic state, its nodes, SPEC 6.3's
+/* sym.h — the symbolic engine (-m ssi, ds, bp): a particle's symbolic state, its nodes, ARCHITECTURE.md §6.3's
  * simplification, value forcing (6.4), expected values (10.4), the conjugacy rules (11), SSI (12), DS
  * (13) and BP (14).
  * Private to the runtime; the ABI wrappers (sirenrt_sym_*, sirenrt_sym_*) and the filter call these.
@@ -18,8 +18,8 @@
  * are reused, so a filter that keeps no history holds a bounded state.
  *
  * PLAN.  Each state records, per program variable (model->vars), whether one of its variables was
- * created and whether one was sampled (SPEC 16.4: observation never counts as sampling); these bits
- * survive collection, so the runtime plan is recorded incrementally (SPEC 0.3). */
+ * created and whether one was sampled (ARCHITECTURE.md §16.4: observation never counts as sampling); these bits
+ * survive collection, so the runtime plan is recorded incrementally (ARCHITECTURE.md §0.3). */
 #ifndef SIRENRT_SYM_H
 #define SIRENRT_SYM_H
 
@@ -51,7 +51,7 @@ int rt_sym_attach(rt_sym_state *s, sirenrt_filter *f);
  * recorded on ctx) when out of memory. */
 rt_sym_state *rt_sym_own(sirenrt_ctx *ctx);
 
-/* Operators of SPEC 7.4 (raw nodes; two constants are folded at once). */
+/* Operators of ARCHITECTURE.md §7.4 (raw nodes; two constants are folded at once). */
 enum { RT_SYM_ADD, RT_SYM_SUB, RT_SYM_MUL, RT_SYM_DIV, RT_SYM_EQ, RT_SYM_LT };
 uint64_t rt_sym_binop(sirenrt_ctx *ctx, int op, uint64_t a, uint64_t b);
 uint64_t rt_sym_neg(sirenrt_ctx *ctx, uint64_t a);
@@ -64,7 +64,7 @@ uint64_t rt_sym_simplify(sirenrt_ctx *ctx, uint64_t w);
 /* value_expr (6.4): 0 with *out set, or -1 with the error recorded on ctx at site (a plan violation
  * names the variable: "x is annotated as symbolic but will be sampled (forced here)"). */
 int rt_sym_value(sirenrt_ctx *ctx, uint64_t w, double *out, int32_t site);
-/* The operations of SPEC 10.3 under the state's method (SSI 12, DS 13, BP 14).  params: the family's
+/* The operations of ARCHITECTURE.md §10.3 under the state's method (SSI 12, DS 13, BP 14).  params: the family's
  * parameter words (categorical: lo, hi, probs list handle, whose probabilities the state copies).
  * assume returns the entry's reference, or the drawn value's word for ann SIRENRT_ANN_SAMPLE; observe
  * adds nothing to the weight itself: it returns the log-likelihood in *logp.  -1: error recorded on

@@ -1,6 +1,6 @@
 /* sym_node.h — the layout of a symbolic state and the engine's entry points between its files
  * (sym.c: pool and collector; expr.c: simplification, forcing, means; conjugacy.c: the rules of
- * SPEC 11; ssi.c: SSI of SPEC 12).  Private to the engine; the rest of the runtime uses sym.h.
+ * ARCHITECTURE.md §11; ssi.c: SSI of ARCHITECTURE.md §12).  Private to the engine; the rest of the runtime uses sym.h.
  *
  * Node indices are never held across an allocation as pointers: the pool is grown by realloc. */
 #ifndef SIRENRT_SYM_NODE_H
@@ -29,7 +29,7 @@ enum {
 enum { RT_RV_SYMBOLIC = 0, RT_RV_SAMPLED = 1, RT_RV_OBSERVED = 2 };
 /* Why an allocation failed: malloc; the particle's share of the memory limit; the filter's pool. */
 enum { RT_SYM_OOM_MALLOC = 1, RT_SYM_OOM_LIMIT = 2, RT_SYM_OOM_POOL = 3 };
-/* RV flags (DS, SPEC 13.1; unused by SSI and BP, whose node states are read off the distribution).
+/* RV flags (DS, ARCHITECTURE.md §13.1; unused by SSI and BP, whose node states are read off the distribution).
  * RT_DS_INIT: the distribution is the conditional given the one free RV it names, the canonical parent
  * (Initialized); clear, the distribution is the variable's marginal (Marginalized).
  * RT_DS_PENDING: u.memo references a POST node: the variable has a marginal child, and the posterior
@@ -40,7 +40,7 @@ enum { RT_DS_INIT = 1, RT_DS_PENDING = 2 };
 /* 48 bytes.  Unused words are the constant 0.0 so that walks may treat every w[] alike. */
 typedef struct rt_sym_node {
   uint8_t kind;
-  uint8_t family;   /* RV: SIRENRT_FAM_* (exponential is stored as gamma(1, rate), SPEC 9) */
+  uint8_t family;   /* RV: SIRENRT_FAM_* (exponential is stored as gamma(1, rate), ARCHITECTURE.md §9) */
   uint8_t rv_state; /* RV: RT_RV_* */
   uint8_t ann;      /* RV: SIRENRT_ANN_* */
   int32_t var;      /* RV: program variable, -1 anonymous */
@@ -69,7 +69,7 @@ struct rt_sym_state {
   uint32_t max_nodes; /* the particle's share of the filter's memory limit, in nodes (0: none) */
   rt_budget *budget;  /* the filter's pool (memory.c) the pool's capacity is counted against; NULL: none */
   int64_t live, live_after_sweep;
-  int64_t n_rvs;     /* SPEC 6.2's handle counter: every assume and observe */
+  int64_t n_rvs;     /* ARCHITECTURE.md §6.2's handle counter: every assume and observe */
   uint32_t gen;      /* walk generation, see rt_sym_node.stamp */
   int32_t n_vars;
   uint8_t *plan;     /* n_vars plan bytes */
@@ -143,7 +143,7 @@ static inline void rt_vec_free(rt_vec *a) {
   a->owned = 0;
 }
 
-/* expr.c: SPEC 6.3's smart constructors and eval. */
+/* expr.c: ARCHITECTURE.md §6.3's smart constructors and eval. */
 uint64_t rt_sm_add(rt_sym_state *s, uint64_t a, uint64_t b);
 uint64_t rt_sm_mul(rt_sym_state *s, uint64_t a, uint64_t b);
 uint64_t rt_sm_div(rt_sym_state *s, uint64_t a, uint64_t b);
@@ -183,15 +183,15 @@ int rt_rv_root_mean(sirenrt_ctx *ctx, uint32_t rv, double *out, int32_t site);
 /* A root's family and constant parameters (the categorical's probabilities are not copied). */
 int rt_rv_root_params(sirenrt_ctx *ctx, uint32_t rv, int *family, double p[3], int32_t site);
 
-/* ds.c: DS (SPEC 13).  place: assume's choice of the one canonical parent among the free RVs of a new
+/* ds.c: DS (ARCHITECTURE.md §13).  place: assume's choice of the one canonical parent among the free RVs of a new
  * variable's distribution, sampling the others (13.2; BP's 14.1 is the same with the Gaussian rule
  * alone).  graft: makes rv a root (13.3), pruning and marginalising as DS does; it is also 13.4's
  * marginalize for expectations (see ds.c).  0, or -1 with the error recorded on ctx. */
 int rt_ds_place(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
 int rt_ds_graft(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
 
-/* conjugacy.c: swap(q, c) of SPEC 12.3 by the (family of q, family of c) table, among the rules the
- * state's method uses (SPEC 11.8).  1 swapped (c holds its marginal, q its posterior given RV c), 0 no
+/* conjugacy.c: swap(q, c) of ARCHITECTURE.md §12.3 by the (family of q, family of c) table, among the rules the
+ * state's method uses (ARCHITECTURE.md §11.8).  1 swapped (c holds its marginal, q its posterior given RV c), 0 no
  * rule applies, -1 out of memory. */
 int rt_sym_swap(rt_sym_state *s, uint32_t q, uint32_t c);
 /* The same rule's check alone (DS and BP choose a canonical parent with it): 1 applies, 0 not. */

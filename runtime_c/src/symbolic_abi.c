@@ -1,7 +1,7 @@
 /* symbolic_abi.c — symbolic values (-m ssi, ds, bp) on the runtime's side: the exported sirenrt_sym_* and
  * sirenrt_sym_* functions generated code calls (thin wrappers over the engine, sym.h), and what the
  * population needs of the engine: collection of a stopped particle's state from its roots, the
- * runtime inference plan (SPEC 16.4) and the bookkeeping of which filters hold states at all.
+ * runtime inference plan (ARCHITECTURE.md §16.4) and the bookkeeping of which filters hold states at all.
  *
  * Lifecycle of a particle's state (ctx->sym), kept by filter.c: created by the engine on the
  * particle's first symbolic operation (rt_sym_own), released when a run restarts and when the filter
@@ -245,7 +245,7 @@ int64_t rt_sym_population_nodes(const sirenrt_filter *f) {
   return total;
 }
 
-/* SPEC 16.4 over the particles as they are now: per particle a variable is `sample` when one of its
+/* ARCHITECTURE.md §16.4 over the particles as they are now: per particle a variable is `sample` when one of its
  * random variables was sampled, else `symbolic` when one was created; joined across the particles
  * that created one (equal: that encoding, else `dynamic`). */
 void rt_plan_of_population(const sirenrt_filter *f, uint8_t *enc) {

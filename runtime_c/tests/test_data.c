@@ -1,4 +1,4 @@
-/* test_data.c — the CSV reader (SPEC §8 with §0.2): header skipped, Python-float fields, ragged rows,
+/* test_data.c — the CSV reader (ARCHITECTURE.md §8 with §0.2): header skipped, Python-float fields, ragged rows,
  * trailing blank lines ignored, and errors naming path:line:col with a caret for malformed files. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>

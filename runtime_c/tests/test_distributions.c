@@ -105,7 +105,7 @@ static void test_means(void) {
 static void test_logpdf(void) {
   const double p[] = {0.2, 0.5, 0.3};
   const double inf = INFINITY, tol = 1e-12;
-  /* Reference values: scipy.stats 1.17 with SPEC §9's parameterisations. */
+  /* Reference values: scipy.stats 1.17 with ARCHITECTURE.md §9's parameterisations. */
   CHECK_NEAR(sirenrt_logpdf_gaussian(1, 2, 0.3), -1.3880121234846454, tol, "gaussian");
   CHECK_NEAR(sirenrt_logpdf_beta(2.5, 1.5, 0.3), -0.3564378420678893, tol, "beta");
   CHECK_NEAR(sirenrt_logpdf_bernoulli(0.3, 1), -1.2039728043259361, tol, "bernoulli true");

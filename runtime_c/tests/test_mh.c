@@ -245,7 +245,7 @@ static void test_reproducible(void) {
   sirenrt_filter_free(h);
 }
 
-/* A program without random choices: one state, recorded once (SPEC 15.2 step 2b). */
+/* A program without random choices: one state, recorded once (ARCHITECTURE.md §15.2 step 2b). */
 static int32_t const_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
   (void)log_weight, (void)rows;
   sirenrt_observe_gaussian(ctx, 0.0, 1.0, 0.5, -1);

@@ -1,4 +1,4 @@
-/* test_sym.c — the symbolic engine: SPEC 6.3's shapes, every conjugate pair against closed forms
+/* test_sym.c — the symbolic engine: ARCHITECTURE.md §6.3's shapes, every conjugate pair against closed forms
  * (posterior means and marginal log-likelihoods computed here independently), a Kalman chain against
  * a Kalman filter and an RTS smoother, deep chains with collection, a goodness-of-fit test of value()
  * on an exact posterior, plan enforcement, copy-on-write and checkpoints. */
@@ -385,7 +385,7 @@ static void test_long_sum(void) {
   ctx_done(&ctx);
 
   /* Every term's posterior then depends on all the terms before it.  Hoisting each in turn (the mean
-   * of the sum) grows the graph exponentially, as SPEC 12.5 warns of the original: one term only. */
+   * of the sum) grows the graph exponentially, as ARCHITECTURE.md §12.5 warns of the original: one term only. */
   ctx_init(&ctx, &logw, 19);
   enum { K = 60 };
   uint64_t last = C(0.0);
@@ -656,7 +656,7 @@ static void use_method(sirenrt_ctx *ctx, int method) {
 
 static int sampled(sirenrt_ctx *ctx, uint64_t w) { return rt_node(ctx->sym, w)->rv_state == RT_RV_SAMPLED; }
 
-/* x -> y -> observation under DS (SPEC 13): the observation's graft marginalises y and then its
+/* x -> y -> observation under DS (ARCHITECTURE.md §13): the observation's graft marginalises y and then its
  * observation; y's posterior is exact without sampling, and x's mean prunes y (samples it) first. */
 static void test_ds_chain(void) {
   sirenrt_ctx ctx;

@@ -258,7 +258,7 @@ static void test_save_load_and_clone(const sirenrt_model *m) {
   sirenrt_filter_free(c);
 }
 
-/* A plan violation met by the final expectation (SPEC 10.2, 16.1): the run succeeds, the estimate
+/* A plan violation met by the final expectation (ARCHITECTURE.md §10.2, 16.1): the run succeeds, the estimate
  * fails through the usual error path, naming the variable.
  *   1  let symbolic a <- beta(1., 1.) in
  *   2  let b <- gaussian(a, 1.) in b        (mean(b) must sample a: no beta-gaussian rule) */

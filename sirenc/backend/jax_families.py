@@ -1,4 +1,4 @@
-"""The distribution families of SPEC 9 as JAX array functions, for the JAX back end.
+"""The distribution families of ARCHITECTURE.md §9 as JAX array functions, for the JAX back end.
 
 Each family has its validity checks (the same conditions and messages as the C runtime's
 ``rt_bad_*``), a sampler drawing one value per particle from a JAX key, and a log density

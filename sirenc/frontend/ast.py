@@ -17,7 +17,7 @@ from sirenc import distributions
 from sirenc.diagnostics import Span
 
 # Built-in operator names: a call to one of these is a built-in call even if a
-# user function of the same name exists (SPEC 3.2).
+# user function of the same name exists (ARCHITECTURE.md §3.2).
 OPERATORS = ("add", "sub", "mul", "div", "eq", "lt", "cons", "lst", "pair")
 DISTRIBUTIONS = distributions.NAMES
 LIBRARY = {"List": ("hd", "tl", "len", "range", "rev", "map"), "File": ("read",)}

@@ -1,4 +1,4 @@
-"""Warnings where the original Siren implementation reads a program differently (SPEC 0.1, 4).
+"""Warnings where the original Siren implementation reads a program differently (ARCHITECTURE.md §0.1, 4).
 
     >>> from sirenc.frontend.parser import parse
     >>> parse("let x = 1 in x + 1 < 2", "m.si").warnings[0][0][:60]
@@ -6,7 +6,7 @@
 
 sirenc parses with conventional precedence. To know what the original made of the
 same tokens, ``OriginalReader`` parses them again (unless the tokens alone show that both
-read them alike) with the precedence-climbing algorithm of SPEC 4.5, which reproduces the
+read them alike) with the precedence-climbing algorithm of ARCHITECTURE.md §4.5, which reproduces the
 original on everything except the grouping of some same-operator chains. Both trees are
 walked together; where they compute different things (regrouping `+`/`-` or `*`/`/` does
 not count), a warning states both readings. Same-operator chains of `-` and `/` whose later operands are
@@ -23,7 +23,7 @@ from sirenc.frontend import ast
 from sirenc.frontend.lexer import Token
 from sirenc.frontend.parser import Parser, join
 
-# The original's operator levels, loosest first (SPEC 4.5).
+# The original's operator levels, loosest first (ARCHITECTURE.md §4.5).
 _LEVEL = {"+": 1, "-": 2, "*": 3, "/": 4, "::": 5, "=": 6, "<": 7}
 _OPERAND_ONLY = 99
 _OPEN = (ast.Let, ast.If, ast.Assume)
@@ -32,7 +32,7 @@ _KIND_OF = attrgetter("kind")
 
 
 class OriginalReader(Parser):
-    """The parser of SPEC 4.5: `expr(min)` where `min` is the loosest operator allowed on top."""
+    """The parser of ARCHITECTURE.md §4.5: `expr(min)` where `min` is the loosest operator allowed on top."""
 
     def parse_expr(self) -> ast.Expr:
         return self.expr_at(0)

@@ -1,7 +1,7 @@
 """Type inference for a resolved program (the algorithm behind ``types.check``).
 
 Each expression's type is inferred bottom-up, unifying as it goes; builtin
-signatures follow SPEC 7.4, 8 and 9. A call to a user function (directly, by
+signatures follow ARCHITECTURE.md §7.4, 8 and 9. A call to a user function (directly, by
 `fold` or by `List.map`) infers the callee's body again for this call site (see
 ``types``). Every error points at the sub-expression at fault.
 """

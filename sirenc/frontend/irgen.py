@@ -3,7 +3,7 @@
 Each function instance (one per distinct signature, chosen by type inference)
 becomes a ``func.func`` taking its whole parameter pattern as one value; the
 main expression becomes ``func.func @main``. Patterns become ``siren.fst`` /
-``siren.snd`` chains, multi-argument calls pass a right-nested pair (SPEC 3.2).
+``siren.snd`` chains, multi-argument calls pass a right-nested pair (ARCHITECTURE.md §3.2).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Siren tokens: the lexical structure of SPEC Section 2 with sirenc's reserved words (SPEC 0.1).
+"""Siren tokens: the lexical structure of SPEC Section 2 with sirenc's reserved words (ARCHITECTURE.md §0.1).
 
     >>> [t.kind for t in tokenize("let x = -1.5 in x :: nil  # done", "m.si")]
     ['let', 'name', '=', '-', 'number', 'in', 'name', '::', 'nil', 'eof']

@@ -1,4 +1,4 @@
-"""Siren source → ``ast.Program``, by recursive descent with conventional precedence (SPEC 0.1).
+"""Siren source → ``ast.Program``, by recursive descent with conventional precedence (ARCHITECTURE.md §0.1).
 
     >>> prog = parse("val inc = fun x -> x + 1 in inc(2) * 3", "m.si")
     >>> type(prog.main).__name__, prog.main.op

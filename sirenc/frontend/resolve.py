@@ -1,4 +1,4 @@
-"""Name resolution: every variable bound, every callee known, no recursion (SPEC 5).
+"""Name resolution: every variable bound, every callee known, no recursion (ARCHITECTURE.md §5).
 
     >>> from sirenc.frontend.parser import parse
     >>> resolve(parse("let x = 1 in y", "m.si"))

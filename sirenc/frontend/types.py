@@ -235,7 +235,7 @@ def contains(t: Type, kind) -> bool:
 
 
 def pack(types: list[Type]) -> Type:
-    """The type of an argument list: unit, the one argument, or a right-nested pair (SPEC 3.2)."""
+    """The type of an argument list: unit, the one argument, or a right-nested pair (ARCHITECTURE.md §3.2)."""
     if not types:
         return TUnit
     result = types[-1]

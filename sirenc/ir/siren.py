@@ -94,7 +94,7 @@ class ListType(ParametrizedAttribute, TypeAttribute):
 
 @irdl_attr_definition
 class DistType(ParametrizedAttribute, TypeAttribute):
-    """A distribution of a statically known family (SPEC Section 9)."""
+    """A distribution of a statically known family (ARCHITECTURE.md §9)."""
 
     name = "siren.dist"
     family: StringAttr = param_def()
@@ -102,7 +102,7 @@ class DistType(ParametrizedAttribute, TypeAttribute):
 
 @irdl_attr_definition
 class SymType(ParametrizedAttribute, TypeAttribute):
-    """A number or bool that may be a symbolic expression (``-m ssi|ds|bp``; SPEC 6.2): one
+    """A number or bool that may be a symbolic expression (``-m ssi|ds|bp``; ARCHITECTURE.md §6.2): one
     symbolic word at run time. Bools are 0.0 / 1.0. Only the `symbolic-values` pass
     introduces it, for values it cannot prove concrete."""
 
@@ -703,7 +703,7 @@ class MapOp(IRDLOperation):
 
 @irdl_op_definition
 class DistOp(IRDLOperation):
-    """A distribution value: `gaussian(m, v)` etc. (SPEC Section 9 parameterisations).
+    """A distribution value: `gaussian(m, v)` etc. (ARCHITECTURE.md §9 parameterisations).
 
     `%d = "siren.dist"(%m, %v) <{family = "gaussian"}> : (f64, f64) -> !siren.dist<"gaussian">`
     """
@@ -748,7 +748,7 @@ class AssumeOp(IRDLOperation):
     var = prop_def(StringAttr)
     annotation = opt_prop_def(StringAttr)
     result = result_def()
-    # Draws must never be merged or removed (TOOLCHAIN P2).
+    # Draws must never be merged or removed (ARCHITECTURE.md, toolchain note P2).
     traits = traits_def(MemoryReadEffect(), MemoryWriteEffect())
 
     def __init__(self, dist: SSAValue, var: str, annotation: str | None, value_type: Attribute):
@@ -836,7 +836,7 @@ class ToSymOp(IRDLOperation):
 
 @irdl_op_definition
 class ForceOp(IRDLOperation):
-    """`value_expr` (SPEC 6.4): the concrete value of a symbolic word, sampling the random
+    """`value_expr` (ARCHITECTURE.md §6.4): the concrete value of a symbolic word, sampling the random
     variables it depends on; a bool is true unless the value is 0. Its location is the
     construct that needs the value (an observation, a condition, a bound).
 

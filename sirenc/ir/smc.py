@@ -256,7 +256,7 @@ def _check_family(op: IRDLOperation, params: Sequence[SSAValue]) -> None:
 
 @irdl_op_definition
 class SampleOp(IRDLOperation):
-    """A draw from a family with these parameters (SPEC Section 9), as a float.
+    """A draw from a family with these parameters (ARCHITECTURE.md §9), as a float.
 
     `%x = "smc.sample"(%m, %v) <{family = "gaussian"}> : (f64, f64) -> f64`
     Invalid parameters are a run-time error at the op's location.
@@ -339,7 +339,7 @@ class SymConstOp(IRDLOperation):
 
 @irdl_op_definition
 class SymBinOp(IRDLOperation):
-    """The expression `lhs kind rhs` (SPEC 7.4's raw node; two constants are folded).
+    """The expression `lhs kind rhs` (ARCHITECTURE.md §7.4's raw node; two constants are folded).
     `kind` is add, sub, mul, div, eq or lt (eq and lt give a bool word).
 
     `%s = "smc.sym_binop"(%a, %b) <{kind = "add"}> : (!smc.sym, !smc.sym) -> !smc.sym`
@@ -376,7 +376,7 @@ class SymNegOp(IRDLOperation):
 
 @irdl_op_definition
 class SymIteOp(IRDLOperation):
-    """`ite(cond, then, else)` (SPEC 6.3; a constant condition picks its branch).
+    """`ite(cond, then, else)` (ARCHITECTURE.md §6.3; a constant condition picks its branch).
 
     `%s = "smc.sym_ite"(%c, %t, %f) : (!smc.sym, !smc.sym, !smc.sym) -> !smc.sym`
     """
@@ -394,7 +394,7 @@ class SymIteOp(IRDLOperation):
 
 @irdl_op_definition
 class SymValueOp(IRDLOperation):
-    """`value_expr` (SPEC 6.4): the concrete value of a symbolic word, sampling what it
+    """`value_expr` (ARCHITECTURE.md §6.4): the concrete value of a symbolic word, sampling what it
     depends on (bools as 0.0 / 1.0). Errors are reported at the op's location.
 
     `%x = "smc.sym_value"(%s) : (!smc.sym) -> f64`
@@ -449,7 +449,7 @@ class AssumeOp(IRDLOperation):
 @irdl_op_definition
 class SymObserveOp(IRDLOperation):
     """Observes `value` (already concrete) from a family with symbolic parameters; adds the
-    log-likelihood under the observation's marginal (SPEC 12.1) to the particle's weight.
+    log-likelihood under the observation's marginal (ARCHITECTURE.md §12.1) to the particle's weight.
 
     `"smc.sym_observe"(%m, %v, %y) <{family = "gaussian"}> : (!smc.sym, !smc.sym, f64) -> ()`
     """

@@ -27,7 +27,7 @@ concrete parameters keeps ``smc.observe``).
 
 A program whose main expression folds over `File.read` data (possibly through
 `List.map`) at its top level is *streamable*: that fold pulls rows with
-``smc.next_row``, which waits for the caller's next row (DESIGN section 6).
+``smc.next_row``, which waits for the caller's next row (ARCHITECTURE.md, Streaming and the C ABI).
 """
 
 from __future__ import annotations
@@ -672,7 +672,7 @@ class _If(_Lowering):
 
     @staticmethod
     def ite(op: siren.IfOp, cond: SSAValue, b: _Builder) -> list[SSAValue]:
-        """A symbolic condition with pure branches (SPEC 7.5): both branches run, then, else,
+        """A symbolic condition with pure branches (ARCHITECTURE.md §7.5): both branches run, then, else,
         and each scalar of the result is the ite of the two."""
         results = []
         for region in (op.then_region, op.else_region):

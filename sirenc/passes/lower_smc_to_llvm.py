@@ -548,7 +548,7 @@ def _ordered(e: _Emitter, *words: SSAValue) -> tuple[SSAValue, list[SSAValue]]:
     return e.add(llvm.FCmpOp(first, other, "ord")).res, doubles
 
 
-# Constant operands are folded inline, as the runtime would fold them (SPEC 7.4 folds two
+# Constant operands are folded inline, as the runtime would fold them (ARCHITECTURE.md §7.4 folds two
 # constants at once): IEEE arithmetic and comparisons of two non-NaN doubles. Division
 # (a constant division by zero is an error the runtime reports) and NaN operands (which
 # include node references) go to the runtime.

@@ -19,7 +19,7 @@ numbers; with several it also carries the shape's index and the body selects its
 Past `_MAX_SHAPES` shapes, the program stays on tier 1.
 
 Paths: where the structure of a loop body's symbolic values depends on a run-time condition (slds's
-`if s then x1 else x0` with `s` drawn: an `ite` on a run-time constant picks a branch, SPEC 6.3;
+`if s then x1 else x0` with `s` drawn: an `ite` on a run-time constant picks a branch, ARCHITECTURE.md §6.3;
 an `if` on a concrete condition runs one branch, 7.5), the body forks on it (`_explore`): it runs
 once per value of the condition, each run the runtime's computation for the particles where the
 condition has that value, and the code after the condition goes into the branches of a
@@ -39,7 +39,7 @@ prune, a trajectory whose elements are not chained Gaussians (`staged_inference`
 A failure of the pass itself also leaves the program on tier 1, reported as an internal error.
 
 The result: each symbolic part of `@main`'s result is replaced by its per-particle posterior
-mean (SPEC 10.4), so the estimate (the weighted mean over particles) is tier 1's.
+mean (ARCHITECTURE.md §10.4), so the estimate (the weighted mean over particles) is tier 1's.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ class SList:
     a * (the mean of the element before it) + b (as (a, (b, c)) where the result carries posterior
     atoms: c is the element's variance given the element before it, so its own variance is
     a^2 * (that element's variance) + c). An element goes into the records once nothing
-    can change it any more but the final expectation (SPEC 10.4), which is then a backward pass
+    can change it any more but the final expectation (ARCHITECTURE.md §10.4), which is then a backward pass
     (the smoothing that tier 1's final marginalisation performs swap by swap). `records` is None
     for a list literal, whose elements are all in `items`."""
 
@@ -285,7 +285,7 @@ def instantiate(key: tuple, nums: list[Num], concretes: list[SSAValue]):
 @dataclass
 class Specialization:
     """What `specialize` did: `applied`, or `reason` (and `location`, "file:line:col") why not;
-    the static runtime plan (SPEC 16.4) of a specialised program; its loops' shape counts."""
+    the static runtime plan (ARCHITECTURE.md §16.4) of a specialised program; its loops' shape counts."""
 
     applied: bool
     reason: str = ""
@@ -452,7 +452,7 @@ class _Specializer:
         return None
 
     def result(self, value) -> SSAValue:
-        """@main's result: every symbolic part replaced by its mean (SPEC 10.4); where the result
+        """@main's result: every symbolic part replaced by its mean (ARCHITECTURE.md §10.4); where the result
         may be symbolic, paired with its posterior atoms, which summaries read: an `ATOM` for each
         number, a list of variances for a trajectory (`trajectory`)."""
         if not self.posterior:
@@ -545,7 +545,7 @@ class _Specializer:
         if isinstance(op, siren.MulOp):
             for k, other in ((lhs, rhs), (rhs, lhs)):
                 if isinstance(k, K) and not k.static and not isinstance(other, K):
-                    # The runtime drops a product with a constant 0 (SPEC 6.3): with a factor known
+                    # The runtime drops a product with a constant 0 (ARCHITECTURE.md §6.3): with a factor known
                     # only at run time, which variables depend on which would depend on it.
                     raise NotSpecialisable("a symbolic value is multiplied by a number known only at run "
                                            "time (a 0 there would change the dependencies)", op)
@@ -626,7 +626,7 @@ class _Specializer:
         neither branch changes a variable that exists before it (it may score, or draw, fresh
         ones: an observation whose parameters are numbers) and both yield numbers. Otherwise, in
         a loop body, the body forks on the condition (`_explore`) and each path runs only the
-        branch it selects, as the runtime does (SPEC 7.5, 3)."""
+        branch it selects, as the runtime does (ARCHITECTURE.md §7.5, 3)."""
         cond = self.vmap[op.cond]
         if self.emit.is_decided(cond):
             region = op.then_region if self.emit.decide(cond, "") else op.else_region
@@ -759,7 +759,7 @@ class _Specializer:
         return ab[0].v, ab[1].v, rv.params[1].v
 
     def trajectory(self, value: SList, atoms: bool) -> tuple[SSAValue, SSAValue | None]:
-        """The per-particle means of a trajectory's elements, as a list of numbers (SPEC 10.4), and
+        """The per-particle means of a trajectory's elements, as a list of numbers (ARCHITECTURE.md §10.4), and
         with `atoms` their posterior atoms: the elements' variances alone, a list of numbers beside
         the means (sirenrt_model.frame_result_type's compact atom), which the backward pass over the
         records gives as it gives the means (the smoother's); NaN for an element that is not
@@ -912,7 +912,7 @@ class _Specializer:
         at an undecided condition, and `once` runs again for each of its values, replaying the
         code before it and continuing in that branch of a `siren.if` on the condition. Each path
         is the runtime's computation for the particles whose conditions take its values (an `ite`
-        on a constant picks its branch, SPEC 6.3; an `if` on a concrete condition runs the branch
+        on a constant picks its branch, ARCHITECTURE.md §6.3; an `if` on a concrete condition runs the branch
         it selects, 7.5), and ends in its own accumulator (its shape one of the loop's); the
         `siren.if`s select per particle."""
         emit = self.emit

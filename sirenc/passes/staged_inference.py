@@ -1,4 +1,4 @@
-"""SSI, DS and BP's operations (SPEC 10.3) on compile-time structure, for `specialize-conjugacy`.
+"""SSI, DS and BP's operations (ARCHITECTURE.md §10.3) on compile-time structure, for `specialize-conjugacy`.
 
 The same algorithm as the runtime's `rv.c`, `hoist.c`, `conjugacy.c` and `ds.c`, over the
 expressions of `staged_symbolic`: a variable is made a root by swapping it with its parents
@@ -19,7 +19,7 @@ from sirenc.ir import siren
 from sirenc.passes.staged_symbolic import RV, Builder, Emitter, Expr, IdMemo, K, Node, NotSpecialisable, Num, R, \
     is_static, occurs, rvs_of
 
-# SPEC 11.8: which conjugate pairs each method uses.
+# ARCHITECTURE.md §11.8: which conjugate pairs each method uses.
 _RULES = {
     ("gaussian", "gaussian"): ("ssi", "ds", "bp"),
     ("bernoulli", "bernoulli"): ("ssi", "ds"),
@@ -53,7 +53,7 @@ class Engine:
         if any(rv.serial < self.epoch for rv in rvs):
             self.touched += 1
 
-    # -- conjugacy (SPEC 11): a swap of parent q with child c ------------------------------------
+    # -- conjugacy (ARCHITECTURE.md §11): a swap of parent q with child c ------------------------------------
 
     def affine(self, e: Expr, r: RV) -> tuple[Expr, Expr] | None:
         """e = a*r + b with other variables as constants (11.1), or None."""
@@ -191,7 +191,7 @@ class Engine:
             q.params = [pa, pb]
         return True
 
-    # -- hoisting (SPEC 12.2-12.3) ---------------------------------------------------------------
+    # -- hoisting (ARCHITECTURE.md §12.2-12.3) ---------------------------------------------------------------
 
     @staticmethod
     def parents(rv: RV) -> list[RV]:
@@ -283,7 +283,7 @@ class Engine:
         return (f"{_name(c)} ({c.family}) is not conjugate to its parent {_name(q)} ({q.family}) under "
                 f"{self.method}: the runtime samples {_name(q)} there")
 
-    # -- delayed sampling's node states (SPEC 13), structure only ----------------------------------
+    # -- delayed sampling's node states (ARCHITECTURE.md §13), structure only ----------------------------------
 
     def ds_place(self, rv: RV) -> None:
         """DS and BP's assume (13.2, 14.1): the first parent the rule accepts is kept, the others
@@ -338,7 +338,7 @@ class Engine:
                 self.ds_marginalize(c)
         v.children = []
 
-    # -- the operations (SPEC 10.3) ---------------------------------------------------------------
+    # -- the operations (ARCHITECTURE.md §10.3) ---------------------------------------------------------------
 
     def _not_finished(self) -> None:
         if self.finished:
@@ -349,7 +349,7 @@ class Engine:
         self._not_finished()
         if family not in SUPPORTED and family != "exponential":
             raise NotSpecialisable(f"tier 2 keeps no symbolic {family} variable")
-        if family == "exponential":   # SPEC 9: exponential(r) is Gamma(1, r)
+        if family == "exponential":   # ARCHITECTURE.md §9: exponential(r) is Gamma(1, r)
             family, params = "gamma", [K(1.0), params[0]]
         rv = self.new_rv(family, list(params), var, ann)
         if var:

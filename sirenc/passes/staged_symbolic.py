@@ -1,4 +1,4 @@
-"""The symbolic engine of the runtime (SPEC 6.3, 10-14) run at compile time on structure alone.
+"""The symbolic engine of the runtime (ARCHITECTURE.md §6.3, 10-14) run at compile time on structure alone.
 
 `specialize-conjugacy` runs a program's symbolic operations here instead of in the runtime. The
 structure of every expression and random variable (which variables, families, parents) is known
@@ -193,7 +193,7 @@ _FOLD = {siren.AddOp: lambda a, b: a + b, siren.SubOp: lambda a, b: a - b,
          siren.MulOp: lambda a, b: a * b, siren.DivOp: _div}
 
 
-# -- expressions (SPEC 6.2) and their smart constructors (6.3) -------------------------------------
+# -- expressions (ARCHITECTURE.md §6.2) and their smart constructors (6.3) -------------------------------------
 
 
 class Expr:
@@ -258,7 +258,7 @@ def occurs(e: Expr, rv: RV) -> bool:
 @dataclass
 class RV:
     """A random variable: its distribution (family, parameter expressions) while symbolic, its
-    value once realized. `ds_*`: delayed sampling's node state (SPEC 13.1), structure only."""
+    value once realized. `ds_*`: delayed sampling's node state (ARCHITECTURE.md §13.1), structure only."""
 
     family: str
     params: list[Expr]
@@ -353,7 +353,7 @@ class Builder:
         return Node("ite", c, t, f)
 
     def eval(self, e: Expr, memo: IdMemo | None = None) -> Expr:
-        """SPEC 6.3's eval: realized variables replaced by their values, constants folded; and, as
+        """ARCHITECTURE.md §6.3's eval: realized variables replaced by their values, constants folded; and, as
         its side effect, the parameters of every symbolic variable it reaches evaluated in place
         (as the runtime's eval does: a later rule check sees them simplified). Walks that share
         `memo` evaluate each node and variable once."""

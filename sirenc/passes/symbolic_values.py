@@ -1,7 +1,7 @@
 """`symbolic-values`: which values of an inlined `siren` program may be symbolic (``-m ssi``).
 
 Under semi-symbolic inference a value is a symbolic expression over random variables
-(SPEC 6.2), but most values of a program are plain numbers, and those should stay
+(ARCHITECTURE.md §6.2), but most values of a program are plain numbers, and those should stay
 machine scalars. This pass decides, per SSA value, whether it *may* be symbolic, and
 retypes the program accordingly: a number or bool that may be symbolic becomes
 ``!siren.sym`` (one symbolic word at run time), a distribution with such a parameter
@@ -18,25 +18,25 @@ What may be symbolic (a forward analysis, with a fixpoint for loop-carried value
 * fold and map body arguments and results: a fold's accumulator is the join of its
   initial value and of what its body yields, iterated until it no longer changes;
 * the result of an ``if`` whose branches may yield symbolic values; and the result of an
-  ``if`` with a symbolic condition and pure branches (SPEC 7.5), which becomes an ite.
+  ``if`` with a symbolic condition and pure branches (ARCHITECTURE.md §7.5), which becomes an ite.
 
 Where a concrete value meets a symbolic position the pass inserts ``siren.to_sym``;
 where a symbolic value meets a position that needs a concrete one it inserts
-``siren.force`` (``value_expr``, SPEC 6.4), located at the consumer:
+``siren.force`` (``value_expr``, ARCHITECTURE.md §6.4), located at the consumer:
 
-* the observed value of ``observe`` (SPEC 7.8 forces it too);
+* the observed value of ``observe`` (ARCHITECTURE.md §7.8 forces it too);
 * the condition of an ``if`` whose branches are not pure (an ``observe`` or a
-  ``resample()`` inside, SPEC 7.5), which then runs one branch;
+  ``resample()`` inside, ARCHITECTURE.md §7.5), which then runs one branch;
 * the condition of an ``if`` with pure branches whose result is not made of numbers,
   bools, unit and pairs of them (a list, a distribution or a string cannot be an ite):
-  **a divergence** from SPEC 7.5, which would build ``Ite`` over such values;
+  **a divergence** from ARCHITECTURE.md §7.5, which would build ``Ite`` over such values;
 * the bounds of ``List.range`` and categorical's list of probabilities;
-* the components of pairs and lists compared with ``=``: **a divergence** from SPEC 7.4,
+* the components of pairs and lists compared with ``=``: **a divergence** from ARCHITECTURE.md §7.4,
   which builds ``Eq`` over whole pairs and lists; here each symbolic component is forced
   and the values are compared concretely.
 
 A symbolic condition with pure branches always runs both branches and combines them
-with ite, also when the condition turns out at run time to be a constant word (SPEC 7.5
+with ite, also when the condition turns out at run time to be a constant word (ARCHITECTURE.md §7.5
 runs only the selected branch when the condition mentions no random variable). The ite
 of a constant condition picks the same branch, so results agree; what differs is that
 random variables the other branch assumes are still created (a divergence visible only
@@ -104,7 +104,7 @@ def element(t: Attribute) -> Attribute:
 
 
 def _pure(op: siren.IfOp) -> bool:
-    """SPEC 7.5: no observe and no resample() anywhere in the branches (functions are inlined)."""
+    """ARCHITECTURE.md §7.5: no observe and no resample() anywhere in the branches (functions are inlined)."""
     return not any(isinstance(inner, siren.ObserveOp | siren.ResampleOp) for inner in op.walk()
                    if inner is not op)
 

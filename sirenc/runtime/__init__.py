@@ -9,7 +9,7 @@
 ``pip install`` builds the runtime with CMake (scikit-build-core) into the package
 directory ``sirenc/_rt/``.  The package is found with ``importlib.resources`` and not
 ``__file__``: in an editable install ``__file__`` is in the source tree while the built
-files are in site-packages (TOOLCHAIN P19).  A developer's CMake build under ``build/``
+files are in site-packages (ARCHITECTURE.md, toolchain note P19).  A developer's CMake build under ``build/``
 is the fallback, and ``SIRENRT_DIR`` (a folder holding ``libsirenrt.so``) overrides both.
 """
 

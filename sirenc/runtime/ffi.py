@@ -7,7 +7,7 @@
     >>> lib.sirenrt_sample_many(lib.SIRENRT_FAM_GAUSSIAN, params, 3, 42, out)
     0
 
-There is exactly one ``FFI`` per process (TOOLCHAIN P15: parsing the declarations costs
+There is exactly one ``FFI`` per process (ARCHITECTURE.md, toolchain note P15: parsing the declarations costs
 about 20 ms, and cdata from different FFIs do not mix).  Its declarations are read off
 ``sirenrt.h`` (``sirenc.runtime.abi``), so they cannot drift from the header.  A compiled
 ``model.so`` is opened with the same ``ffi`` (``ffi.dlopen(path)``) and exposes the

@@ -1,8 +1,8 @@
-"""Transcribe SPEC Appendix B (the original's analysis oracle) into appendix_b.json.
+"""Transcribe the original's analysis oracle (the specification's appendix B) into appendix_b.json.
 
-    python tests/data/make_appendix_b.py /path/to/SPEC.md > tests/data/appendix_b.json
+    python tests/data/make_appendix_b.py /path/to/specification.md > tests/data/appendix_b.json
 
-Each benchmark maps to its plan variables (in plan-numbering order, SPEC 20.1)
+Each benchmark maps to its plan variables (in plan-numbering order, ARCHITECTURE.md §20.1)
 and, per plan number, the annotations and the verdict per method:
 ``{"verdict": "ok"|"Ra"|"Rb", "vars": [...], "plan": {name: enc}, "truth": "T"|"F"|"-"}``.
 The last table (unannotated default programs) goes to ``"defaults"``.

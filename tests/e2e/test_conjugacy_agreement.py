@@ -1,4 +1,4 @@
-"""The plan analysis and the runtime agree on every conjugate pair (SPEC 11), pair by pair.
+"""The plan analysis and the runtime agree on every conjugate pair (ARCHITECTURE.md §11), pair by pair.
 
 The analysis' rules (sirenc/passes/plan_analysis/conjugacy.py) and the runtime's
 (runtime_c/src/conjugacy.c) are two implementations of one table; this test is what keeps them
@@ -33,7 +33,7 @@ CASES = {
         "let symbolic p <- gaussian(0., 1.) in let () = observe(gaussian(p * p, 1.), 0.5) in p", False),
     "gaussian, parent in the variance": (
         "let symbolic p <- gaussian(1., 1.) in let () = observe(gaussian(0., 2. + p), 0.5) in p", False),
-    # SSI hoists lam into p first (SPEC 12.3), where gamma-normal's check fails on the scaled
+    # SSI hoists lam into p first (ARCHITECTURE.md §12.3), where gamma-normal's check fails on the scaled
     # variance, so lam is sampled before the normal-inverse-gamma rule could apply.
     "normal-inverse-gamma shape": (
         "let symbolic lam <- gamma(2., 1.) in let symbolic p <- gaussian(0., 3. * (1. / lam)) in "
@@ -65,8 +65,8 @@ CASES = {
 }
 
 
-# SPEC 11.8: BP keeps the Gaussian pair alone; DS keeps every pair SSI does, but the expectation of a
-# parent with a marginal child samples that child (SPEC 13.4), so it cannot keep a chain's head.
+# ARCHITECTURE.md §11.8: BP keeps the Gaussian pair alone; DS keeps every pair SSI does, but the expectation of a
+# parent with a marginal child samples that child (ARCHITECTURE.md §13.4), so it cannot keep a chain's head.
 GAUSSIAN = {"gaussian, affine mean", "gaussian, mean divided by a constant", "gaussian, chain of two"}
 
 

@@ -1,4 +1,4 @@
-"""`siren`, the original's command line on top of sirenc (SPEC 18), read as the original's
+"""`siren`, the original's command line on top of sirenc (ARCHITECTURE.md §18), read as the original's
 benchmark harness reads it (tests/original_harness.py)."""
 
 from __future__ import annotations

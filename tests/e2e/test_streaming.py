@@ -1,4 +1,4 @@
-"""Streaming (DESIGN section 6): feeding rows one at a time gives exactly what a
+"""Streaming (ARCHITECTURE.md, Streaming and the C ABI): feeding rows one at a time gives exactly what a
 batch run over the same rows gives, with the same seed; programs that cannot be
 streamed still run in batch, and `step` says why it refuses."""
 

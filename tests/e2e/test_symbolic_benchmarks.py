@@ -1,5 +1,5 @@
 """The plan analysis is sound at run time, and the runtime enforces plans the analysis did not check
-(SPEC 10.2, 17): under each symbolic method (SSI, DS, BP), every plan of the eleven benchmark models
+(ARCHITECTURE.md §10.2, 17): under each symbolic method (SSI, DS, BP), every plan of the eleven benchmark models
 that the analysis accepts runs on the model's data without a plan violation, and the variables it
 infers `symbolic` stay symbolic in the runtime plan; a rejected plan compiled with --no-check either
 runs with its `symbolic` variables symbolic, or fails with an error that names one of them.  (No

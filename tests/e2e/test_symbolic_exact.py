@@ -1,6 +1,6 @@
-"""The symbolic methods are exact where the plan is (SPEC 11-14): with every variable symbolic, one
+"""The symbolic methods are exact where the plan is (ARCHITECTURE.md §11-14): with every variable symbolic, one
 particle's answer is the closed-form posterior mean and its log evidence the closed-form marginal
-likelihood, whatever the seed, for each conjugate pair the method covers (SPEC 11.8: SSI and DS all
+likelihood, whatever the seed, for each conjugate pair the method covers (ARCHITECTURE.md §11.8: SSI and DS all
 of them, BP the Gaussian one).  The closed forms are computed here, independently of the runtime's
 conjugacy rules."""
 
@@ -111,7 +111,7 @@ CASES = {
 }
 
 
-# SPEC 11.8: the pairs each method keeps symbolic.
+# ARCHITECTURE.md §11.8: the pairs each method keeps symbolic.
 COVERED = {"ssi": tuple(CASES), "ds": tuple(CASES), "bp": ("gaussian-gaussian",)}
 
 
@@ -127,7 +127,7 @@ def test_a_conjugate_pair_is_exact_with_one_particle(method, pair):
 
 # Programs with several variables, every one annotated symbolic.  The results are the variables DS
 # can marginalise without pruning: the mean of a parent with a marginal child samples the child under
-# DS (SPEC 13.4), which would violate these plans.
+# DS (ARCHITECTURE.md §13.4), which would violate these plans.
 EXACT_PROGRAMS = {
     "hierarchy": """
     let symbolic mu <- gaussian(0., 10.) in
@@ -200,7 +200,7 @@ List.rev(xs)
 @pytest.mark.parametrize("method", ["bp", "ssi"])
 def test_a_symbolic_random_walk_gives_the_smoother_means(method):
     """Edge reversal keeps every step's variable conditioned on the next: the means the estimate
-    marginalises at the end are the Kalman smoother's (SPEC 12.3, 14)."""
+    marginalises at the end are the Kalman smoother's (ARCHITECTURE.md §12.3, 14)."""
     ys = np.random.default_rng(3).normal(np.cumsum(np.random.default_rng(4).normal(size=40)), math.sqrt(0.5))
     _, _, log_evidence, steps = kalman(ys, q=1.0, r=0.5)
     smoothed, _ = _smooth(steps)
@@ -214,7 +214,7 @@ def test_a_symbolic_random_walk_gives_the_smoother_means(method):
 
 
 def test_delayed_sampling_refuses_a_symbolic_trajectory():
-    """DS keeps no reversed edges: the analysis cannot keep every step's variable symbolic (SPEC 13,
+    """DS keeps no reversed edges: the analysis cannot keep every step's variable symbolic (ARCHITECTURE.md §13,
     17), and without the annotation the final expectation samples the chain it prunes."""
     with pytest.raises(sirenc.SirenPlanError, match="plan cannot be satisfied under ds: 'x1'"):
         sirenc.compile(WALK.replace("let x1 <-", "let symbolic x1 <-"), method="ds")

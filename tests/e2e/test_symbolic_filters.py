@@ -179,7 +179,7 @@ def test_a_filter_that_keeps_no_history_holds_a_bounded_symbolic_state(method):
     memory a particle holds does not grow with the number of steps, over 10^5 of them."""
     from sirenc.runtime.ffi import runtime_lib
 
-    # DS's analysis cannot prove x1 symbolic through the loop (SPEC 17): the plan is left to infer.
+    # DS's analysis cannot prove x1 symbolic through the loop (ARCHITECTURE.md §17): the plan is left to infer.
     source = WALK if method == "ds" else WALK.replace("let x1 <-", "let symbolic x1 <-")
     model = sirenc.compile(source, method=method)
     held = {}
@@ -218,7 +218,7 @@ a
 
 def test_delayed_sampling_keeps_one_parent_and_still_beats_pf():
     """y ~ N(a + b, 1): SSI keeps both parents (exact: E[a | y] = y / 3), DS keeps a and samples b
-    (SPEC 13.2), pf samples both.  Over 40 seeds at 100 particles, DS's mean is the exact one within
+    (ARCHITECTURE.md §13.2), pf samples both.  Over 40 seeds at 100 particles, DS's mean is the exact one within
     five standard errors, and its error is below pf's."""
     exact = 2.0 / 3.0
     estimates = {}

@@ -115,9 +115,9 @@ let () = observe(gaussian(z, 1.), 3.) in (x, z)""",
 }
 
 # (program, method) -> a phrase of the reason tier 2 gives for not applying (absent: it applies).
-# BP draws the Beta and Gamma parents (SPEC 14.1): tier 2 draws them the same way.
+# BP draws the Beta and Gamma parents (ARCHITECTURE.md §14.1): tier 2 draws them the same way.
 EXPECTED = {
-    ("tree", "ds"): "prune",                         # DS samples the earlier child (SPEC 13.3)
+    ("tree", "ds"): "prune",                         # DS samples the earlier child (ARCHITECTURE.md §13.3)
     ("after", "ds"): "prune",
     ("trajectory", "ds"): "under ds",                # DS draws the trajectory at the end
     ("switch_reused", "ds"): "prune",                # observing x1 after x0 samples x0 (s false)

@@ -1,5 +1,5 @@
 """Every distribution family through the whole compiler: the parameters reach
-the runtime in the order SPEC Section 9 gives them.
+the runtime in the order ARCHITECTURE.md §9 gives them.
 
 Observations are checked exactly: a program that only observes has a log
 evidence equal to the log density, which scipy computes independently. The

@@ -1,4 +1,4 @@
-"""The parser: SPEC Appendix A with sirenc's conventional precedence (SPEC 0.1), spans,
+"""The parser: SPEC Appendix A with sirenc's conventional precedence (ARCHITECTURE.md §0.1), spans,
 syntax errors, compatibility warnings, and agreement with grammar.lark."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from sirenc.frontend.parser import parse
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-# ---- prefix notation, as in SPEC Appendix A ----------------------------------------
+# ---- prefix notation, as in the original's parser test vectors ----------------------------------------
 
 
 def _num(v: float) -> str:
@@ -174,7 +174,7 @@ VECTORS = [
     ("let symbolic x <- beta(1, 1) in x", "(letrv symbolic x (beta 1 1) x)"),
     ("let x <- if c then gaussian(0,1) else gaussian(1,1) in x",
      "(letrv x (if c (gaussian 0 1) (gaussian 1 1)) x)"),
-    # patterns (SPEC 3.2)
+    # patterns (ARCHITECTURE.md §3.2)
     ("let a, b = (1, 2) in a", "(let [a b] (tuple 1 2) a)"),
     ("let (a, b) = p in a", "(let [a b] p a)"),
     ("let ((a, b), c) = p in a", "(let [[a b] c] p a)"),
@@ -373,7 +373,7 @@ def test_error_notes_point_at_the_opening_construct():
     assert info.value.notes[0].span == sp(2, 10, 2, 11)
 
 
-# ---- compatibility warnings (SPEC 0.1) ------------------------------------------------
+# ---- compatibility warnings (ARCHITECTURE.md §0.1) ------------------------------------------------
 
 WARNINGS = [
     ("x + 1 < y", "binds '=' and '<' tighter than arithmetic", "`x + (1 < y)`"),

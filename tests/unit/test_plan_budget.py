@@ -3,7 +3,7 @@
 A verdict is a function of the program and the budget only: an analysis that
 needs W steps is the same with a budget of W on any machine, under any load and
 in any process (string hashing differs between processes), and gives up at W - 1.
-Giving up keeps its meaning (SPEC 17.2): every name dynamic, and a ``symbolic``
+Giving up keeps its meaning (ARCHITECTURE.md §17.2): every name dynamic, and a ``symbolic``
 annotation an error at the annotation that names the option to raise.
 """
 

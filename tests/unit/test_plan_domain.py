@@ -1,4 +1,4 @@
-"""Abstract expressions, simplification (SPEC 6.3) and joins/widening (SPEC 17.4)."""
+"""Abstract expressions, simplification (ARCHITECTURE.md §6.3) and joins/widening (ARCHITECTURE.md §17.4)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""The plan analysis against SPEC Appendix B, the original's oracle (SPEC 0.4, 17.9).
+"""The plan analysis against SPEC Appendix B, the original's oracle (ARCHITECTURE.md §0.4, 17.9).
 
-For every plan of the eleven SPEC 20 benchmarks and each of ssi/ds/bp:
+For every plan of the eleven ARCHITECTURE.md §20 benchmarks and each of ssi/ds/bp:
 
 * the verdict (accept / reject) agrees with Appendix B, except that accepting a
   plan Appendix B rejects is allowed when the plan is satisfiable (truth=T);
@@ -10,7 +10,7 @@ For every plan of the eleven SPEC 20 benchmarks and each of ssi/ds/bp:
 * each analysis takes well under a second.
 
 Plans are applied to the lowered template by setting the ``annotation``
-property of its ``siren.assume`` ops (SPEC 20.1 numbering), so each model is
+property of its ``siren.assume`` ops (ARCHITECTURE.md §20.1 numbering), so each model is
 parsed once; ``test_source_annotations_agree`` checks that writing the
 annotations in the source gives the same verdicts.
 
@@ -135,7 +135,7 @@ def test_original_form_slam_default_matches_final_table():
             assert plan == {"cell": "dynamic", "wheel_slip": "dynamic"}, (method, plan)
 
 
-# The paper's example (SPEC 20.3 examplegood / examplebad): one program, plans written by hand.
+# The paper's example (ARCHITECTURE.md §20.3 examplegood / examplebad): one program, plans written by hand.
 # Per plan: the annotations of x, alt, other, invq, invr (absent: unannotated), and whether the
 # condition `alt < 5` is replaced by `false`.
 EXAMPLE_PLANS = {
@@ -149,7 +149,7 @@ EXAMPLE_PLANS = {
 # Plan 3 leaves `invr` unannotated: the original printed `invr: symbolic`, sirenc infers `dynamic`.
 # `dynamic` is right: with x, alt, other and invq sampled, `invr` can be sampled (aircraft plan 30,
 # the same program with `invr` annotated symbolic, is unsatisfiable: Appendix B, truth=F). The
-# original's plan lost that update through plan-map aliasing (SPEC 21 item 29), as in
+# original's plan lost that update through plan-map aliasing (ARCHITECTURE.md §21 item 29), as in
 # DEFAULT_DEVIATIONS below.
 EXAMPLE_DEVIATIONS = {"3": frozenset({"invr"})}
 
@@ -207,7 +207,7 @@ def test_source_annotations_agree(name):
 
 # The final table of Appendix B (unannotated default programs).  Where we
 # differ, the original's printed plan lost updates through plan-map aliasing
-# (SPEC 21 item 29): a `dynamic` written inside a loop body after an unknown
+# (ARCHITECTURE.md §21 item 29): a `dynamic` written inside a loop body after an unknown
 # `if` never reached the plan it printed.  Every deviation is towards
 # `dynamic`, i.e. less precise, never less safe.
 DEFAULT_DEVIATIONS = {

@@ -3,7 +3,7 @@
 Samplers: goodness of fit (Kolmogorov-Smirnov for continuous families, chi-square for
 discrete ones) with fixed seeds, so a correct sampler passes deterministically and a
 wrong one fails with p far below the 1e-3 threshold.  Densities and means: agreement
-with scipy under SPEC §9's parameterisations (gaussian takes the variance, gamma and
+with scipy under ARCHITECTURE.md §9's parameterisations (gaussian takes the variance, gamma and
 exponential a rate, student_t a squared scale).  Invalid parameters: an error message,
 never a crash.
 """
@@ -196,7 +196,7 @@ def test_logpdf_matches_scipy(name, ours, ref, points):
 def test_logpdf_delta_and_boundaries():
     assert LIB.sirenrt_logpdf_delta(2.5, 2.5) == 0.0
     assert LIB.sirenrt_logpdf_delta(2.5, 2.0) == -math.inf
-    # 0 * log 0 = 0 at boundary parameters; never NaN, never an exception (SPEC 0.2).
+    # 0 * log 0 = 0 at boundary parameters; never NaN, never an exception (ARCHITECTURE.md §0.2).
     assert LIB.sirenrt_logpdf_bernoulli(0.0, 0.0) == 0.0
     assert LIB.sirenrt_logpdf_bernoulli(0.0, 1.0) == -math.inf
     assert LIB.sirenrt_logpdf_binomial(5, 1.0, 5) == 0.0

@@ -1,4 +1,4 @@
-"""`plan-analysis`: is the program's inference plan satisfiable? (SPEC 17, 0.4)
+"""`plan-analysis`: is the program's inference plan satisfiable? (ARCHITECTURE.md §17, 0.4)
 
 Runs the program once on abstract values under the abstract version of the
 chosen hybrid algorithm (``ssi``, ``ds`` or ``bp``; ``pf`` samples
@@ -257,7 +257,7 @@ def annotate(module: ModuleOp, result: PlanResult) -> None:
 
 @dataclass(frozen=True)
 class PlanAnalysis(ModulePass):
-    """Check and record the inference plan (SPEC 17); see the module docstring."""
+    """Check and record the inference plan (ARCHITECTURE.md §17); see the module docstring."""
 
     name = "plan-analysis"
 

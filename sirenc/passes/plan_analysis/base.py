@@ -9,12 +9,12 @@ from typing import Any
 from sirenc.passes.plan_analysis.domain import Distr, built
 
 SYMBOLIC, SAMPLE, DYNAMIC = "symbolic", "sample", "dynamic"
-MAX_SIZE = 200     # more abstract variables than this: give up (SPEC 17.2)
+MAX_SIZE = 200     # more abstract variables than this: give up (ARCHITECTURE.md §17.2)
 from sirenc.passes.analysis_budget import BUDGET_OPTION, DEFAULT_BUDGET  # noqa: F401 (re-exported)
 
 
 class Violation(Exception):
-    """A ``symbolic`` annotation may be violated (SPEC 17.7 (a) and (b))."""
+    """A ``symbolic`` annotation may be violated (ARCHITECTURE.md §17.7 (a) and (b))."""
 
     def __init__(self, kind: str, names: Iterable[str], cause: Any = None):
         super().__init__(kind)
@@ -24,7 +24,7 @@ class Violation(Exception):
 
 
 class GiveUp(Exception):
-    """The abstract state (SPEC 17.2 ``max_size``) or the work grew too large."""
+    """The abstract state (ARCHITECTURE.md §17.2 ``max_size``) or the work grew too large."""
 
     def __init__(self, reason: str, too_large: bool = False, hint: str | None = None):
         super().__init__(reason)

@@ -1,9 +1,9 @@
-"""Abstract SMC with belief propagation (SPEC 14 on abstract values, 17.6).
+"""Abstract SMC with belief propagation (ARCHITECTURE.md §14 on abstract values, 17.6).
 
 Nodes are ``("R",)``, ``("M",)``, ``("I", parent)`` and the abstract
 ``("U",)``.  Only Gaussian chains stay symbolic: any other parent is sampled
 when its child is created.  Unlike the original analysis, conditioning a node
-on a realised parent substitutes the parent's value into the child (SPEC 21
+on a realised parent substitutes the parent's value into the child (ARCHITECTURE.md §21
 item 27: the original swapped the two).
 """
 

@@ -1,17 +1,17 @@
-"""Conjugate pairs (SPEC 11) over abstract expressions.
+"""Conjugate pairs (ARCHITECTURE.md §11) over abstract expressions.
 
 Each rule is a structural *check* on (prior of the parent, likelihood of the
 child) plus the *marginal* of the child and the *posterior* of the parent
 given the child's value ``x`` (the child's handle itself for edge reversal).
-The shapes are those of the runtime's rules (SPEC 11.1-11.6, and the correct
-normal-inverse-gamma update of SPEC 0.3), so that what the analysis keeps
+The shapes are those of the runtime's rules (ARCHITECTURE.md §11.1-11.6, and the correct
+normal-inverse-gamma update of ARCHITECTURE.md §0.3), so that what the analysis keeps
 symbolic is exactly what the runtime can keep symbolic::
 
     rule = find_rule("gaussian", "gaussian", "ssi")
     if rule.check(state, prior, likelihood, parent, child):
         child_marginal = rule.marginal(state, prior, likelihood, parent, child)
 
-Dependence tests are transitive through the state's distributions (SPEC 0.3,
+Dependence tests are transitive through the state's distributions (ARCHITECTURE.md §0.3,
 item 19), which is at least as strict as the runtime.
 """
 
@@ -32,7 +32,7 @@ def _dep(state: AbsState, e: Expr, rv: RV) -> bool:
     return transitive_depends(state, e, rv)
 
 
-# ---- affine decomposition (SPEC 11.1) -------------------------------------------
+# ---- affine decomposition (ARCHITECTURE.md §11.1) -------------------------------------------
 
 
 def affine(state: AbsState, e: Expr, rv: RV) -> tuple[Expr, Expr] | None:
@@ -75,7 +75,7 @@ def affine(state: AbsState, e: Expr, rv: RV) -> tuple[Expr, Expr] | None:
 
 
 def scaled(e: Expr, t: Expr) -> Expr | None:
-    """``k`` with ``e = k*t`` structurally (SPEC 11.7), ``None`` if not found."""
+    """``k`` with ``e = k*t`` structurally (ARCHITECTURE.md §11.7), ``None`` if not found."""
     if e == t:
         return ONE
     ty = type(e)

@@ -1,4 +1,4 @@
-"""Abstract symbolic expressions and distributions (SPEC 6.2, 9, 17.2).
+"""Abstract symbolic expressions and distributions (ARCHITECTURE.md §6.2, 9, 17.2).
 
 The analysis runs the program once on *abstract* values: the symbolic
 expressions of the runtime, plus
@@ -20,7 +20,7 @@ and the distributions ``Dist(family, params)``, ``Delta(v, sampled)``,
     >>> Normal(mul(Const(2.0), x), Const(1.0)).rvs()
     (RV(rv1),)
 
-Simplification (`add`, `mul`, ...) follows SPEC 6.3 rule for rule, with
+Simplification (`add`, `mul`, ...) follows ARCHITECTURE.md §6.3 rule for rule, with
 ``UNK`` absorbing every arithmetic operation.
 """
 
@@ -92,7 +92,7 @@ class Expr:
         return self
 
     def rvs(self) -> tuple[RV, ...]:
-        """Random-variable leaves in order of first occurrence, left to right (SPEC 6.2)."""
+        """Random-variable leaves in order of first occurrence, left to right (ARCHITECTURE.md §6.2)."""
         return self._rvs
 
     def rvset(self) -> frozenset:
@@ -165,7 +165,7 @@ class Const(Expr):
         return self
 
     def _key(self) -> tuple:
-        # True == 1 == 1.0 as in Python (SPEC 6.3 "Const(1) matches True").
+        # True == 1 == 1.0 as in Python (ARCHITECTURE.md §6.3 "Const(1) matches True").
         return (self.v,)
 
 
@@ -342,7 +342,7 @@ UNKC = Const(UNK)
 
 # ---- distributions -----------------------------------------------------------
 
-# The families a `Dist` has (SPEC 9): the interpreter turns `exponential` into Gamma(1, r) and
+# The families a `Dist` has (ARCHITECTURE.md §9): the interpreter turns `exponential` into Gamma(1, r) and
 # `uniform_int` into a categorical, and a delta is a `Delta`.
 FAMILIES = tuple(n for n in distributions.NAMES if n not in ("exponential", "uniform_int", "delta"))
 
@@ -576,7 +576,7 @@ def contains_top(e: Expr) -> bool:
     return e._top
 
 
-# ---- constant arithmetic and smart constructors (SPEC 6.3) -------------------
+# ---- constant arithmetic and smart constructors (ARCHITECTURE.md §6.3) -------------------
 
 
 def _arith(op: Callable, a, b):
@@ -677,12 +677,12 @@ def lt(e1: Expr, e2: Expr) -> Expr:
 
 
 def neg(e: Expr) -> Expr:
-    """``-e`` as the original builds it: ``Mul(Const(-1), e)`` (SPEC 6.2)."""
+    """``-e`` as the original builds it: ``Mul(Const(-1), e)`` (ARCHITECTURE.md §6.2)."""
     return Mul(Const(-1.0), e)
 
 
 def sub(e1: Expr, e2: Expr) -> Expr:
-    """``e1 - e2`` as ``Add(e1, Mul(Const(-1), e2))`` (SPEC 7.4)."""
+    """``e1 - e2`` as ``Add(e1, Mul(Const(-1), e2))`` (ARCHITECTURE.md §7.4)."""
     return Add(e1, neg(e2))
 
 

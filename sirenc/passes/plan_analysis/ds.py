@@ -1,4 +1,4 @@
-"""Abstract delayed sampling (SPEC 13 on abstract values, 17.6).
+"""Abstract delayed sampling (ARCHITECTURE.md §13 on abstract values, 17.6).
 
 Nodes are ``("R",)`` realised, ``("M", edge)`` marginalised, ``("I", edge)``
 initialised and the abstract ``("U",)`` unknown (distribution ``TopD``); an
@@ -139,7 +139,7 @@ class DSState(AbsState):
 
     def value_impl(self, rv: RV) -> Expr:
         if self.node(rv) == R:
-            # SPEC 0.3: the value of a realised variable is its value.
+            # ARCHITECTURE.md §0.3: the value of a realised variable is its value.
             d = self.distr(rv)
             self.set_distr(rv, Delta(d.v if type(d) is Delta else UNKC, sampled=True))
             return UNKC

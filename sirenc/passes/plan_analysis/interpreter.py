@@ -1,4 +1,4 @@
-"""Abstract evaluation of the inlined ``siren`` IR (SPEC 17.3-17.5, 17.8).
+"""Abstract evaluation of the inlined ``siren`` IR (ARCHITECTURE.md §17.3-17.5, 17.8).
 
 After ``inline-functions`` the program is one ``func.func @main`` whose ops
 are in evaluation order, with ``siren.if``/``siren.fold``/``siren.map``
@@ -8,11 +8,11 @@ to the abstract algorithm::
 
     result, state = Interpreter(SSIState(Shared())).run(main_func)
 
-Differences from the concrete evaluator are those of SPEC 17.3: ``resample``
+Differences from the concrete evaluator are those of ARCHITECTURE.md §17.3: ``resample``
 is a no-op, files are lists of unknown length, an unknown ``if`` condition
 evaluates both branches and joins them, and a ``fold`` over an unknown list
 is a fixpoint (17.5).  ``List.map`` over an unknown list analyses the mapped
-body with the same fixpoint (SPEC 21 item 28).
+body with the same fixpoint (ARCHITECTURE.md §21 item 28).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class Interpreter:
         return value, state
 
     def final_expectation(self, value: Expr, state: AbsState, op: Operation | None) -> None:
-        """Simulate computing the posterior mean of the result (SPEC 17.8)."""
+        """Simulate computing the posterior mean of the result (ARCHITECTURE.md §17.8)."""
         self.shared.cause = Cause(op, "result")
         self._mean(value, state)
 
@@ -254,7 +254,7 @@ class Interpreter:
     def _op_snd(self, op, state):
         return self._set(state, op, project(self._arg(state, op.pair), 1))
 
-    # -- lists (SPEC 17.3) --
+    # -- lists (ARCHITECTURE.md §17.3) --
 
     def _op_nil(self, op, state):
         return self._set(state, op, Lst())
@@ -449,7 +449,7 @@ class Interpreter:
                 state.env.pop(v, None)
 
     def _fixpoint(self, op, state: AbsState, acc: Expr, step) -> tuple[Expr, AbsState]:
-        """Iterate one abstract step and join until nothing changes (SPEC 17.5)."""
+        """Iterate one abstract step and join until nothing changes (ARCHITECTURE.md §17.5)."""
         for _ in range(MAX_ITERATIONS):
             old = state.copy()
             body_state = state.copy()

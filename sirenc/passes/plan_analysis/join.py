@@ -1,4 +1,4 @@
-"""Unification, joins and widening of abstract states (SPEC 17.4).
+"""Unification, joins and widening of abstract states (ARCHITECTURE.md §17.4).
 
 Two executions that started from one state (the branches of an unknown
 ``if``, two iterations of a loop) are merged by first *unifying* them --
@@ -21,7 +21,7 @@ from sirenc.passes.plan_analysis.domain import RV, TOP, TOPD, UNK, UNKC, Const, 
 if TYPE_CHECKING:
     from sirenc.passes.plan_analysis.state import AbsState
 
-MAX_DEPTH = 5      # joins deeper than this summarise to UnkE (SPEC 17.2)
+MAX_DEPTH = 5      # joins deeper than this summarise to UnkE (ARCHITECTURE.md §17.2)
 
 
 class JoinMixin:
@@ -222,7 +222,7 @@ class JoinMixin:
 
 
 def _match_rvs(mapping: dict[RV, set[RV]], e1: Expr, e2: Expr, seen: set | None = None) -> None:
-    """Pair up handles at the same positions of ``e1`` and ``e2`` (SPEC 17.4 step 1)."""
+    """Pair up handles at the same positions of ``e1`` and ``e2`` (ARCHITECTURE.md §17.4 step 1)."""
     t1, t2 = type(e1), type(e2)
     if t1 is RV and t2 is RV:
         mapping.setdefault(e2, set()).add(e1)

@@ -1,4 +1,4 @@
-"""Abstract semi-symbolic inference (SPEC 12 on abstract values, 17.6).
+"""Abstract semi-symbolic inference (ARCHITECTURE.md §12 on abstract values, 17.6).
 
 SSI keeps a DAG of symbolic distributions and marginalises lazily by
 *hoisting*: swapping a variable with its parents through conjugacy rules.  A
@@ -191,7 +191,7 @@ class SSIState(AbsState):
             todo.extend(reversed(self.parents(cur)))
 
     def clean(self, roots) -> None:
-        """Reachability that also substitutes point masses away (SPEC 17.5 step 3)."""
+        """Reachability that also substitutes point masses away (ARCHITECTURE.md §17.5 step 3)."""
         used: set[RV] = set()
         for e in list(roots) + list(self.env.values()):
             used.update(e.rvs())

@@ -1,4 +1,4 @@
-"""The abstract symbolic state shared by the three abstract algorithms (SPEC 17.2-17.4).
+"""The abstract symbolic state shared by the three abstract algorithms (ARCHITECTURE.md §17.2-17.4).
 
 A state maps abstract handles ``rvN`` to entries (distribution, the set of
 program names bound to the handle, annotation, algorithm fields), holds the
@@ -28,8 +28,8 @@ from sirenc.passes.plan_analysis.domain import (
 from sirenc.passes.plan_analysis.join import JoinMixin
 
 
-UNKNOWN_NODE = ("U",)  # DS and BP's abstract node state "Unknown" (SPEC 17.6)
-# The smart constructors of SPEC 6.3, by node type.
+UNKNOWN_NODE = ("U",)  # DS and BP's abstract node state "Unknown" (ARCHITECTURE.md §17.6)
+# The smart constructors of ARCHITECTURE.md §6.3, by node type.
 _SMART = {D.Add: D.add, D.Mul: D.mul, D.Div: D.div, D.Eq: D.eq, D.Lt: D.lt}
 
 
@@ -134,7 +134,7 @@ class AbsState(JoinMixin):
             mine = self.plan.get(name)
             self.plan[name] = enc if mine is None else join_enc(mine, enc)
 
-    # ---- simplification (SPEC 6.3, 17.2) --------------------------------------
+    # ---- simplification (ARCHITECTURE.md §6.3, 17.2) --------------------------------------
 
     def eval(self, e: Expr) -> Expr:
         return self._eval(e, {}, set())
@@ -199,7 +199,7 @@ class AbsState(JoinMixin):
         return True
 
     def ite(self, c: Expr, t: Expr, f: Expr) -> Expr:
-        """Abstract ``ite`` (SPEC 17.3): known condition, symbolic, or a join."""
+        """Abstract ``ite`` (ARCHITECTURE.md §17.3): known condition, symbolic, or a join."""
         if type(c) is Const and c.v is not UNK:
             return t if c.v else f
         if not self.is_const(c):
@@ -209,7 +209,7 @@ class AbsState(JoinMixin):
     # ---- value forcing and expectations ----------------------------------------
 
     def value_expr(self, e: Expr) -> Expr:
-        """Force ``e`` to a constant, sampling what it mentions (SPEC 6.4)."""
+        """Force ``e`` to a constant, sampling what it mentions (ARCHITECTURE.md §6.4)."""
         return self._value_expr(e, {})
 
     def _value_expr(self, e: Expr, memo: dict) -> Expr:
@@ -231,7 +231,7 @@ class AbsState(JoinMixin):
             c = self._value_expr(e.args[0], memo)
             if c.v is UNK:
                 # Unknown condition: either branch may be forced (the original
-                # crashed here, SPEC 21 item 30).
+                # crashed here, ARCHITECTURE.md §21 item 30).
                 self._value_expr(e.args[1], memo)
                 self._value_expr(e.args[2], memo)
                 out = UNKC
@@ -262,7 +262,7 @@ class AbsState(JoinMixin):
             cause.detail = saved
 
     def mean(self, e: Expr) -> None:
-        """Simulate the expectation of ``e`` (SPEC 10.4, 17.8)."""
+        """Simulate the expectation of ``e`` (ARCHITECTURE.md §10.4, 17.8)."""
         self._mean(e, set())
 
     def _mean(self, e: Expr, seen: set) -> None:
@@ -296,7 +296,7 @@ class AbsState(JoinMixin):
     def set_dynamic(self, rv: RV) -> None:
         self.mark_dynamic(rv)
 
-    # ---- reachability (SPEC 17.5 step 3) ----------------------------------------
+    # ---- reachability (ARCHITECTURE.md §17.5 step 3) ----------------------------------------
 
     def clean(self, roots: Iterable[Expr]) -> None:
         """Drop variables unreachable from ``roots`` and the context."""
