@@ -280,8 +280,9 @@ SIRENRT_API void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t sit
  *    the population's heap.  Whenever a particle stops (resample(), its end, a missing row) the young
  *    cells its frame still reaches are promoted there and the arena starts empty; heap cells are
  *    immutable and shared, so the offspring of one particle share its lists, and resampling copies
- *    frames, never list memory.  Heap cells are reference counted (frames' references when particles
- *    stop and at resampling) and freed when no particle reaches them.
+ *    frames, never list memory.  A collector that moves cells (at some barriers, when enough was
+ *    promoted since its last run) frees those no particle reaches and rewrites the frames' handles:
+ *    a heap handle is valid until the filter runs again.
  *  - Shared handles (bit 62 set) denote data owned by the filter (sirenrt_file / sirenrt_stream_row),
  *    read-only and never copied into particles.  All list operations accept every kind, also mixed
  *    (a cons cell whose tail is a shared list).  Layout: bit 61 = "elements of one row" (else "list of
@@ -292,7 +293,7 @@ SIRENRT_API void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t sit
  *   word 0   header: bits 0..7 kind (1 = list cell; 2.. reserved for expression/RV nodes),
  *            bits 8..31 payload words p, bits 32..63 the length of the list the cell starts
  *   word 1   aux: 0 in a young cell (a forwarding address while it is promoted); a heap cell's
- *            reference count
+ *            element type, for the collector
  *   word 2.. payload; a list cell's payload is [tail handle, element word 0, ..., word n-1]
  * The compiler lists, per resume point, the frame slots that hold list handles and their types
  * (sirenrt_model.roots), and a list type says which element words are handles: promotion starts

@@ -354,10 +354,10 @@ int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **out, int64_t *out_len) 
 typedef struct loader {
   reader r;
   sirenrt_filter *f;
-  int64_t *cells; /* heap handle of each cell id (holding one reference of the loader's own) */
-  const char **cell_types; /* its element type */
+  int64_t *cells; /* heap handle of each cell id */
   int64_t n_cells;
   char **types;
+  const char **heap_types; /* the same, as the heap keeps them for its cells */
   int32_t n_types;
   rt_sym_state **states; /* symbolic state of each id (holding one reference of the loader's own) */
   int64_t n_states;
@@ -371,7 +371,6 @@ static int64_t decode_list(loader *l, int64_t h) {
       if (!l->r.bad) l->r.bad = "the checkpoint is damaged (a list refers to a cell not before it)";
       return SIRENRT_NIL;
     }
-    rt_heap_retain(l->cells[id], 1);
     return l->cells[id];
   }
   if (h & RT_SHARED_BIT) {
@@ -398,20 +397,22 @@ static int read_cells(loader *l) {
   if (l->n_types < 0 || l->n_types > 4096) r->bad = r->bad ? r->bad : "the checkpoint is damaged (type table)";
   if (r->bad) return -1;
   l->types = calloc((size_t)l->n_types + 1, sizeof(char *));
-  for (int32_t t = 0; l->types && t < l->n_types && !r->bad; t++) {
+  l->heap_types = calloc((size_t)l->n_types + 1, sizeof(char *));
+  for (int32_t t = 0; l->types && l->heap_types && t < l->n_types && !r->bad; t++) {
     int32_t len = get_i32(r);
     if (len < 1 || len > 4096) r->bad = r->bad ? r->bad : "the checkpoint is damaged (type table)";
     if (r->bad || !(l->types[t] = calloc((size_t)len + 1, 1))) break;
     const char *end;
     if (!get(r, l->types[t], (size_t)len) && (!valid_type(l->types[t], &end) || *end))
       r->bad = "the checkpoint is damaged (an element type)";
+    else if (!r->bad && !(l->heap_types[t] = rt_heap_intern_type(l->f->heap, l->types[t])))
+      r->bad = "out of memory";
   }
-  if (!l->types) r->bad = "out of memory";
+  if (!l->types || !l->heap_types) r->bad = "out of memory";
   l->n_cells = get_count(r, (int64_t)(r->len / 20));
   if (r->bad) return -1;
   l->cells = malloc((size_t)(l->n_cells ? l->n_cells : 1) * sizeof(int64_t));
-  l->cell_types = malloc((size_t)(l->n_cells ? l->n_cells : 1) * sizeof(char *));
-  if (!l->cells || !l->cell_types) return r->bad = "out of memory", -1;
+  if (!l->cells) return r->bad = "out of memory", -1;
   for (int64_t i = 0; i < l->n_cells; i++) l->cells[i] = SIRENRT_NIL;
   for (int64_t i = 0; i < l->n_cells && !r->bad; i++) {
     int32_t type = get_i32(r);
@@ -424,14 +425,12 @@ static int read_cells(loader *l) {
       r->bad = "the checkpoint is damaged (a list cell)";
       break;
     }
-    int64_t h = rt_heap_new_cell(l->f->heap, 0, payload, len);
+    int64_t h = rt_heap_new_cell(l->f->heap, 0, payload, len, l->heap_types[type]);
     if (h == SIRENRT_NIL) return r->bad = "out of memory", -1;
     uint64_t *cell = rt_heap_cell(h);
     cell[2] = (uint64_t)SIRENRT_NIL;
     memset(cell + 3, 0xFF, (size_t)(payload - 1) * sizeof(uint64_t)); /* nil handles until read */
-    rt_heap_retain(h, 1); /* the loader's reference, until every frame has taken its own */
     l->cells[i] = h;
-    l->cell_types[i] = l->types[type];
     /* get() writes nothing when the bytes run short, so a truncated cell keeps its nil handles */
     if (get(r, cell + 3, (size_t)(payload - 1) * sizeof(uint64_t))) break;
     cell[2] = (uint64_t)decode_list(l, tail);
@@ -441,18 +440,6 @@ static int read_cells(loader *l) {
     if (tail_len >= 0 && tail_len + 1 != len) r->bad = "the checkpoint is damaged (a list length)";
   }
   return r->bad ? -1 : 0;
-}
-
-/* Drops the loader's reference to every cell, last first: a cell refers only to cells before it,
- * which still hold the loader's reference, so no cell is freed twice; cells no frame took (only in a
- * damaged file) are freed with what they alone kept. */
-static void release_cells(loader *l) {
-  for (int64_t i = l->n_cells - 1; l->cells && i >= 0; i--) {
-    if (l->cells[i] == SIRENRT_NIL) continue;
-    rt_root_slot slot = {0, l->cell_types[i]};
-    rt_rootset one = {1, &slot};
-    rt_heap_release_held(l->f->heap, 0, &l->cells[i], &one);
-  }
 }
 
 /* The symbolic states: a count, then each as its length and the engine's bytes. */
@@ -574,25 +561,20 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
       break;
     }
     const rt_rootset *rs = rt_roots_now(f, i);
-    int64_t *held = rt_held_of(f, i);
-    for (int32_t j = 0; j < rs->n; j++) held[j] = SIRENRT_NIL;
-    f->held_set[i] = rs->n ? rs : NULL;
     for (int32_t j = 0; j < rs->n; j++) {
       int64_t h;
       memcpy(&h, frame + rs->slots[j].offset, sizeof h);
       h = decode_list(&l, h);
       memcpy(frame + rs->slots[j].offset, &h, sizeof h);
-      held[j] = h;
     }
   }
   if (!r->bad && r->pos != r->len) r->bad = "the checkpoint is damaged (bytes left over)";
-  release_cells(&l);
   for (int64_t i = 0; l.states && i < l.n_states; i++) rt_sym_release(l.states[i]);
   free(l.states);
   free(l.cells);
-  free(l.cell_types);
   for (int32_t t = 0; l.types && t < l.n_types; t++) free(l.types[t]);
   free(l.types);
+  free(l.heap_types);
   if (r->bad) {
     sirenrt_filter_free(f);
     return rt_set_last_error("cannot load the filter: %s", r->bad), NULL;

@@ -522,7 +522,8 @@ int rt_estimate_flat(const char *type, const double *values, const int64_t *offs
 /* ------------------------------------------------------------------ estimate() ----------------- */
 
 /* A copy of the population for estimate() while streaming: it shares the data tables and the heap's
- * cells (holding references of its own), and copies the young arenas. */
+ * cells (adding its own, which the live filter's next collection finds no frame reaching), and
+ * copies the young arenas. */
 static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   sirenrt_filter *c = calloc(1, sizeof *c);
   if (!c) return NULL;
@@ -547,10 +548,6 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   memcpy(c->frames, f->frames, (size_t)f->n * f->model->frame_size);
   memcpy(c->state, f->state, (size_t)f->n);
   memcpy(c->logw, f->logw, (size_t)f->n * sizeof(double));
-  memcpy(c->held_set, f->held_set, (size_t)f->n * sizeof *f->held_set);
-  memcpy(c->held, f->held, (size_t)f->n * (size_t)f->max_held * sizeof(int64_t));
-  for (int64_t i = 0; i < f->n; i++)
-    if (c->held_set[i]) rt_heap_retain_held(c->held + (size_t)i * (size_t)c->max_held, c->held_set[i]->n, 1);
   for (int64_t i = 0; i < f->n; i++) {
     c->ctx[i] = f->ctx[i];
     c->ctx[i].filter = c;

@@ -62,17 +62,6 @@ static void rekey_ahead(sirenrt_filter *f, int64_t i, int64_t end) {
   }
 }
 
-/* Drops every slot's held roots, which frees every heap cell this filter alone keeps (all of them,
- * unless it is estimate()'s clone: no cell is reachable but from some slot's held roots). */
-static void release_held(sirenrt_filter *f) {
-  if (!f->held_set) return;
-  for (int64_t i = 0; i < f->n; i++)
-    if (f->held_set[i]) {
-      rt_heap_release_held(f->heap, 0, rt_held_of(f, i), f->held_set[i]);
-      f->held_set[i] = NULL;
-    }
-}
-
 /* Every particle back at the start of the program, weights 1, streams of epoch 0; the data files are
  * dropped unless keep_tables (an MH chain runs the program again over the same data). */
 static void reset_population(sirenrt_filter *f, int keep_tables) {
@@ -96,8 +85,7 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
     }
   f->ctx_clean = 1;
   if (f->sym_used) rt_sym_release_all(f); /* states of the last run (none under pf) */
-  release_held(f);
-  if (f->heap) rt_heap_clear(f->heap);
+  if (f->heap && f->owns_heap) rt_heap_clear(f->heap);
   f->budget.over = 0; /* a run that failed at the limit leaves it behind */
   f->log_evidence_done = 0.0;
   f->n_history = 0;
@@ -134,10 +122,7 @@ int rt_alloc_population(sirenrt_filter *f) {
   f->bits.free = malloc(2 * (size_t)rt_bit_words(f->n) * sizeof(uint64_t));
   f->bits.extra = f->bits.free ? f->bits.free + rt_bit_words(f->n) : NULL;
   f->blocks = malloc((size_t)rt_n_blocks(f->n) * sizeof(rt_block));
-  f->held = malloc(n * (size_t)(f->max_held > 0 ? f->max_held : 1) * sizeof(int64_t));
-  f->held_set = calloc(n, sizeof *f->held_set);
-  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->bits.free ||
-      !f->blocks || !f->held || !f->held_set)
+  if (!f->frames || !f->ctx || !f->w || !f->logw || !f->state || !f->counts || !f->bits.free || !f->blocks)
     return -1;
   for (int64_t i = 0; i < f->n; i++) {
     f->ctx[i].filter = f;
@@ -163,7 +148,8 @@ static void run_team(sirenrt_filter *f, int threads, void (*fn)(void *, int, int
 
 /* SIRENRT_PROFILE: seconds spent in each phase.  profile_add charges the time since *t to a phase and
  * restarts *t; both are free when profiling is off. */
-enum { RT_PHASE_RESUME, RT_PHASE_WEIGH, RT_PHASE_OFFSPRING, RT_PHASE_COUNT, RT_PHASE_COPY, RT_PHASE_SERIAL };
+enum { RT_PHASE_RESUME, RT_PHASE_WEIGH, RT_PHASE_OFFSPRING, RT_PHASE_COUNT, RT_PHASE_COPY, RT_PHASE_COLLECT,
+       RT_PHASE_SERIAL };
 
 static double profile_clock(const sirenrt_filter *f) {
   if (!f->profile) return 0.0;
@@ -196,7 +182,7 @@ typedef struct barrier_args {
   rt_offspring offspring; /* systematic and stratified offspring pass */
   int64_t n_copies;      /* copy pass */
   int mixed_states;      /* copy pass: not every particle stopped at resample() */
-  int lists;             /* count pass: count the offspring's lists (max_held > 0) */
+  int lists;             /* count pass: hold the finished particles' lists (f->lists) */
   int sym;               /* count and copy passes: share the offspring's symbolic states */
   int failed[RT_MAX_THREADS];
 } barrier_args;
@@ -278,9 +264,8 @@ static inline void next_copy(copy_walk *w, int64_t *dst, int64_t *src) {
 }
 
 /* Slot dst becomes a copy of particle src.  Frames are a few words: a word loop beats a memcpy call.
- * Lists are not copied: the source's heap cells are counted once for each of its offspring
- * (count_block), so the copy only takes over the source's held roots, which
- * a model without list slots (max_held 0: every rootset empty) has none of.  The population's
+ * Lists are not copied: the frame's handles name heap cells that offspring share (every particle
+ * was held, count_block), and the collector finds what no frame reaches any more.  The population's
  * arrays are read once per pass (copy_range), not once per copy: the stores through the frames
  * could alias the filter's fields, so the compiler would load them again at every copy. */
 typedef struct copy_view {
@@ -288,11 +273,10 @@ typedef struct copy_view {
   size_t words; /* per frame */
   int8_t *state;
   sirenrt_ctx *ctx;
-  int lists;    /* max_held > 0 */
   int sym;      /* some particle holds a symbolic state (f->sym_used) */
 } copy_view;
 
-static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, int64_t src) {
+static void copy_particle(const copy_view *v, int64_t dst, int64_t src) {
   uint64_t *d_words = v->frames + (size_t)dst * v->words;
   const uint64_t *s_words = v->frames + (size_t)src * v->words;
   for (size_t k = 0; k < v->words; k++) d_words[k] = s_words[k];
@@ -304,10 +288,6 @@ static void copy_particle(sirenrt_filter *f, const copy_view *v, int64_t dst, in
   /* The symbolic state is shared like the lists: count_sym_block counted it for this copy and
    * dropped the reference of the particle that died here. */
   if (v->sym) v->ctx[dst].sym = v->ctx[src].sym;
-  if (!v->lists) return;
-  const rt_rootset *rs = f->held_set[src];
-  f->held_set[dst] = rs;
-  if (rs) memcpy(rt_held_of(f, dst), rt_held_of(f, src), (size_t)rs->n * sizeof(int64_t));
 }
 
 /* copy_particle for a model without list slots or symbolic states, the frame `words` long (a constant
@@ -394,44 +374,27 @@ const rt_rootset *rt_roots_now(const sirenrt_filter *f, int64_t i) {
   return pc >= 0 && pc < f->n_rootsets ? &f->rootsets[pc] : &none;
 }
 
-/* Holds slot i's lists (heap.c): the young cells its frame reaches move to the heap, its roots
- * are counted once, and the roots it held before are dropped.  The population loop does this as
- * each particle stops, while its cells are still in the cache; at a resampling barrier only the
- * counts of particles with no offspring or with several change (count_block). */
+/* Holds slot i's lists (heap.c): the young cells its frame reaches move to the heap.  The population
+ * loop does this as each particle stops, while its cells are still in the cache. */
 static void hold_slot(sirenrt_filter *f, int k, int64_t i, int *failed) {
-  const rt_rootset *now = rt_roots_now(f, i);
-  rt_heap_hold(f->heap, k, &f->ctx[i], frame_of(f, i), now, rt_held_of(f, i), f->held_set[i], failed);
-  f->held_set[i] = now;
+  rt_heap_hold(f->heap, k, &f->ctx[i], frame_of(f, i), rt_roots_now(f, i), failed);
 }
 
 int rt_hold_all(sirenrt_filter *f) {
   int failed = 0;
+  rt_heap_next_epoch(f->heap);
   for (int64_t i = 0; i < f->n; i++) hold_slot(f, 0, i, &failed);
   return failed ? -1 : 0;
 }
 
-/* Each held root counted once more for every extra offspring, or dropped by a particle with none.
- * A dead particle's release cannot free what a survivor holds: the survivor's own count keeps it. */
+/* A finished particle keeps its result's cells young (resume_range): before the copies, whose frames
+ * name the cells they share, they move to the heap. */
 static void count_block(sirenrt_filter *f, int k, int64_t first, int64_t end, int *failed) {
-  enum { AHEAD = 8 }; /* the cells are cold: fetch those a few slots on while counting these */
-  for (int64_t i = first; i < end; i++) {
-    if (f->state[i] == SIRENRT_FINISHED && f->held_set[i] != &f->result_roots) hold_slot(f, k, i, failed);
-    if (i + AHEAD < end && f->counts[i + AHEAD] != 1 && f->held_set[i + AHEAD]) {
-      int64_t h = rt_held_of(f, i + AHEAD)[0];
-      if (rt_is_heap(h)) __builtin_prefetch(rt_heap_cell(h), 1);
-    }
-    const rt_rootset *rs = f->held_set[i];
-    if (!rs || f->counts[i] == 1) continue;
-    if (f->counts[i] == 0) {
-      rt_heap_release_held(f->heap, k, rt_held_of(f, i), rs);
-      f->held_set[i] = NULL;
-    } else {
-      rt_heap_retain_held(rt_held_of(f, i), rs->n, f->counts[i] - 1);
-    }
-  }
+  for (int64_t i = first; i < end; i++)
+    if (f->state[i] == SIRENRT_FINISHED) hold_slot(f, k, i, failed);
 }
 
-/* The symbolic states, as count_block does the held lists: one reference more for every extra
+/* The symbolic states: one reference more for every extra
  * offspring, and a particle left without offspring drops its own (a state its parent shares with a
  * survivor lives on in the survivor's).  Its slot then takes a copy's state (copy_particle). */
 static void count_sym_block(sirenrt_filter *f, int64_t first, int64_t end) {
@@ -505,9 +468,9 @@ static void copy_range(void *arg, int k, int threads) {
   sirenrt_filter *f = a->f;
   int64_t lo = a->n_copies * k / threads, hi = a->n_copies * (k + 1) / threads;
   if (lo == hi) return;
-  const copy_view v = {(uint64_t *)f->frames, f->model->frame_size / 8, f->state, f->ctx, f->max_held > 0, a->sym};
+  const copy_view v = {(uint64_t *)f->frames, f->model->frame_size / 8, f->state, f->ctx, a->sym};
   copy_walk walk = copies_from(f, a->n_blocks, lo);
-  if (!v.lists && !v.sym) { /* a frame and a state byte: the word count a constant for small frames */
+  if (!a->lists && !v.sym) { /* a frame and a state byte: the word count a constant for small frames */
     switch (v.words) {
 #define RT_COPY_CASE(W) \
   case W:               \
@@ -523,7 +486,7 @@ static void copy_range(void *arg, int k, int threads) {
   for (int64_t j = lo; j < hi; j++) {
     int64_t dst, src;
     next_copy(&walk, &dst, &src);
-    copy_particle(f, &v, dst, src);
+    copy_particle(&v, dst, src);
   }
 }
 
@@ -545,6 +508,31 @@ static int record_history(sirenrt_filter *f, rt_weights s, int resampled) {
   int64_t rows = f->stream_open && f->model->n_files > 0 ? f->tables[0].n_rows : -1;
   f->history[f->n_history++] =
       (rt_history_row){s.ess, f->log_evidence_done + s.log_sum - log((double)f->n), rows, resampled};
+  return 0;
+}
+
+/* Calls fn on every frame word that holds a list (rt_root_walk). */
+static void walk_roots(void *arg, rt_root_fn *fn, void *fn_arg) {
+  sirenrt_filter *f = arg;
+  for (int64_t i = 0; i < f->n; i++) {
+    const rt_rootset *rs = rt_roots_now(f, i);
+    uint8_t *frame = frame_of(f, i);
+    for (int32_t j = 0; j < rs->n; j++) fn(fn_arg, (uint64_t *)(frame + rs->slots[j].offset));
+  }
+}
+
+/* Collects the heap (heap.c) when enough was allocated since it last did, once every particle's cells
+ * are in it.  A filter that borrows the heap (estimate()'s clone) never does: the owner's frames name
+ * the cells too.  0, or 1 with the filter failed. */
+static int collect_if_due(sirenrt_filter *f) {
+  if (!f->lists || !f->owns_heap || !rt_heap_collection_due(f->heap)) return 0;
+  return rt_filter_collect(f, 0);
+}
+
+int rt_filter_collect(sirenrt_filter *f, int major) {
+  if (rt_hold_all(f)) return rt_filter_fail(f, rt_budget_message(&f->budget));
+  rt_heap_next_epoch(f->heap);
+  if (rt_heap_collect(f->heap, walk_roots, f, major) == -2) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   return 0;
 }
 
@@ -572,12 +560,12 @@ static int barrier(sirenrt_filter *f) {
   if (s.log_sum == -INFINITY && !f->mh) return rt_zero_weight_error(f);
   int resample = resamples_always(f) || (!f->mh && !(s.ess >= f->opts.ess_threshold * (double)n));
   if (record_history(f, s, resample)) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
-  a.lists = f->max_held > 0;
+  a.lists = f->lists;
   a.sym = __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED);
   __atomic_store_n(&f->arenas_used, 0, __ATOMIC_RELAXED); /* every particle that built cells was held */
   if (!resample) { /* the particles' lists were held as they stopped: nothing to count */
     profile_add(f, RT_PHASE_SERIAL, &t);
-    return 0;
+    return collect_if_due(f);
   }
   f->log_evidence_done += s.log_sum - log((double)n);
   rt_rng g;
@@ -623,12 +611,15 @@ static int barrier(sirenrt_filter *f) {
   }
   profile_add(f, RT_PHASE_SERIAL, &t);
   if (a.lists || a.sym) {
+    if (a.lists) rt_heap_next_epoch(f->heap);
     run_team(f, threads, count_range, &a);
     profile_add(f, RT_PHASE_COUNT, &t);
     if (any_failed(&a, threads)) return rt_filter_fail(f, rt_budget_message(&f->budget));
   }
   run_team(f, threads, copy_range, &a);
   profile_add(f, RT_PHASE_COPY, &t);
+  if (collect_if_due(f)) return 1;
+  profile_add(f, RT_PHASE_COLLECT, &t);
   f->epoch++;
   /* Every stream is now of an older epoch.  When the last pass drew, the next will draw too: it keys
    * every slot's stream, a run of slots at a time just before it resumes them (resume_range).
@@ -687,10 +678,11 @@ static void rekey_stale(sirenrt_filter *f, int64_t i, int64_t hi, int lazy, int6
 }
 
 /* The span of the population a thread's compiled loop (model->resume_span) may run, or NULL when it
- * may not: lists and symbolic states need the bookkeeping after every resume that only this file does,
- * and an MH chain's trace every draw, which the loop makes inline (sirenrt.h). */
+ * may not: symbolic states need the bookkeeping after every resume that only this file does, and an
+ * MH chain's trace every draw, which the loop makes inline (sirenrt.h).  The particles of a model
+ * with list slots that it runs are held after it returns, a run of them at a time (resume_range). */
 static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sirenrt_rows *rows, sirenrt_span *v) {
-  if (!f->model->resume_span || f->max_held > 0 || sym || f->mh) return NULL;
+  if (!f->model->resume_span || sym || f->mh) return NULL;
   *v = (sirenrt_span){.ctx = (uint8_t *)f->ctx, .ctx_size = sizeof(sirenrt_ctx),
                       .flagged_offset = offsetof(sirenrt_ctx, flagged),
                       .epoch_offset = offsetof(sirenrt_ctx, rng.ctr[2]), .epoch = f->epoch,
@@ -708,7 +700,9 @@ static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sir
  * context and reading it back cost the walk about 4 ns a particle-step at N = 10^5 (a hand-written
  * filter given one context a particle against one keying 16 streams on the stack). */
 static int lanes_apply(const sirenrt_filter *f, const sirenrt_span *span) {
-  return span && f->keys_due && resamples_always(f) && f->model->n_vars == 0;
+  /* (the young cells of a particle that ran on a lane stay in the lane's arena unless it is handed
+   * back: a model with list slots runs on its own contexts) */
+  return span && f->keys_due && resamples_always(f) && f->model->n_vars == 0 && !f->lists;
 }
 
 /* A lane as a particle's context is before it resumes; its arena stays the lane's. */
@@ -809,7 +803,7 @@ static void resume_range(void *arg, int k, int threads) {
   size_t frame_size = f->model->frame_size;
   uint32_t epoch = f->epoch;
   int8_t *state = f->state;
-  int lists = f->max_held > 0, sym = a->sym, lazy = f->rekey_lazy, stream_open = f->stream_open;
+  int lists = f->lists, sym = a->sym, lazy = f->rekey_lazy, stream_open = f->stream_open;
   int keyed = !f->model->never_draws; /* a stream nobody draws from may keep its first key */
   const sirenrt_rows *rows = a->rows;
   sirenrt_span view;
@@ -846,6 +840,9 @@ static void resume_range(void *arg, int k, int threads) {
     if (span) {
       int64_t got = f->model->resume_span(span, i, keyed_to);
       int64_t next = got & ~(int64_t)SIRENRT_SPAN_RESUMED;
+      /* Slots [i, next) stopped at resample(), their young cells still in the cache. */
+      if (lists)
+        for (int64_t j = i; j < next; j++) hold_slot(f, k, j, &out->out_of_memory);
       /* The compiled loop does not look at the streams: a model that draws may have drawn. */
       drew |= keyed && next > i;
       any_at_resample |= next > i;
@@ -934,6 +931,7 @@ static void resume_range(void *arg, int k, int threads) {
 static int resume_all(sirenrt_filter *f) {
   pass_args a = {f, __atomic_load_n(&f->sym_used, __ATOMIC_RELAXED), rt_stream_rows(f), {{0}}};
   forget_maxima(f); /* the pass may change any weight */
+  if (f->lists) rt_heap_next_epoch(f->heap); /* what this pass promotes refers back only (heap.c) */
   int threads = team_size(f);
   run_team(f, threads, resume_range, &a);
   int any = 0, out_of_memory = 0, drew = 0;
@@ -1036,11 +1034,11 @@ static int build_rootsets(sirenrt_filter *f) {
                                       &f->root_slots);
   if (!next) return -1;
   for (int32_t pc = 0; pc < f->n_rootsets; pc++)
-    if (f->rootsets[pc].n > f->max_held) f->max_held = f->rootsets[pc].n;
+    if (f->rootsets[pc].n > 0) f->lists = 1;
   offset = m->result_offset;
   f->result_roots = (rt_rootset){n_result, next};
   result_lists(rt_frame_result(m), &offset, next, &end);
-  if (n_result > f->max_held) f->max_held = n_result;
+  if (n_result > 0) f->lists = 1;
   return rt_build_symsets(f);
 }
 
@@ -1158,10 +1156,7 @@ void sirenrt_filter_free(sirenrt_filter *f) {
     }
   }
   rt_sym_release_all(f);
-  release_held(f);
   if (f->owns_heap) rt_heap_free(f->heap);
-  free(f->held);
-  free(f->held_set);
   if (f->owns_heap) {
     free(f->rootsets);
     free(f->root_slots);
@@ -1184,9 +1179,10 @@ void sirenrt_filter_free(sirenrt_filter *f) {
   free(f->bits.free);
   free(f->blocks);
   if (f->profile)
-    fprintf(stderr, "sirenrt profile: resume=%.6fs weigh=%.6fs offspring=%.6fs count=%.6fs copy=%.6fs serial=%.6fs\n",
-            f->profile_s[RT_PHASE_RESUME], f->profile_s[RT_PHASE_WEIGH], f->profile_s[RT_PHASE_OFFSPRING],
-            f->profile_s[RT_PHASE_COUNT], f->profile_s[RT_PHASE_COPY], f->profile_s[RT_PHASE_SERIAL]);
+    fprintf(stderr, "sirenrt profile: resume=%.6fs weigh=%.6fs offspring=%.6fs count=%.6fs copy=%.6fs collect=%.6fs "
+            "serial=%.6fs\n", f->profile_s[RT_PHASE_RESUME], f->profile_s[RT_PHASE_WEIGH],
+            f->profile_s[RT_PHASE_OFFSPRING], f->profile_s[RT_PHASE_COUNT], f->profile_s[RT_PHASE_COPY],
+            f->profile_s[RT_PHASE_COLLECT], f->profile_s[RT_PHASE_SERIAL]);
   free(f->error);
   free(f->est);
   free(f->history);

@@ -3,84 +3,116 @@
  * Lists are immutable, so whatever several particles have in common after resampling can be one
  * copy: a particle builds cells in its own young arena (values.c: a bump allocator, addressed by
  * index, private to the particle), and whenever it stops (at resample(), at its end, or waiting for
- * a row) the cells its frame still reaches are PROMOTED into this heap, where they stay put and are
- * named by their address.  Offspring of one parent then share the parent's cells: a resampling
- * copies the frame (a few words) and adds references, never list memory, so the barrier's cost does
- * not grow with the steps run, and a trajectory-keeping model holds the ancestral tree of its
- * particles, not N separate histories.  Promoting as a particle stops, rather than at the barrier,
- * finds its young cells still in the cache.
+ * a row) the cells its frame still reaches are PROMOTED into this heap, where they are named by their
+ * address.  Offspring of one parent then share the parent's cells: a resampling copies the frame (a
+ * few words), never list memory, and a trajectory-keeping model holds the ancestral tree of its
+ * particles, not N separate histories.  Promoting as a particle stops finds its young cells still in
+ * the cache.
  *
- * Heap cells are reference counted, lazily: references from one heap cell to another are counted
- * when the referring cell is promoted; references from frames are counted only when a particle
- * stops, as its HELD roots (the list slots of its frame then, filter.c).  While it runs a particle
- * can reach only cells reachable from its held roots or from its young arena, so nothing it can
- * read is freed; when it stops it first counts its new roots and then drops its old held ones, in
- * that order, which keeps every count at least the number of references that survive, whatever
- * order the particles (and threads) take.  At a resampling barrier a particle's held roots are
- * counted once more for each extra offspring, or dropped when it has none.  A cell whose count
- * reaches zero is freed with whatever it alone kept alive.
+ * Nothing counts references.  The heap is collected, now and then at a barrier, by a compacting
+ * collector that needs no pass over any particle's list, only passes over the heap's memory in
+ * address order.  What makes that possible is the order cells are allocated in: a cell is promoted
+ * after every cell it refers to (its tail and the lists among its elements are promoted first), a
+ * thread's cells lie in its chunks in allocation order, and a cell made by one thread in one EPOCH
+ * (a pass of the population, or a phase of a barrier: rt_heap_next_epoch) refers only to that
+ * thread's earlier cells of the epoch or to cells of earlier epochs.  So the RUNS (a thread's cells
+ * of one epoch in one chunk), ordered by epoch, list the cells so that every reference points back.
+ * The collector then
+ *   1. marks the cells the frames reach (a bit in the cell), and sweeps the runs from the newest
+ *      cell to the oldest: a marked cell marks what it refers to, which lies further on in the
+ *      sweep, so one pass finds every live cell;
+ *   2. copies the marked cells, oldest first, into fresh chunks, rewriting each reference through
+ *      the forwarding address the referred cell (copied before it) left behind, then the frames;
+ *   3. frees the old chunks.
+ * The copies keep the order (they are one run, older than anything allocated after), so the next
+ * collection sweeps them the same way, and the cells of one generation of a trajectory stay next to
+ * each other in slot order, which the next pass reads them in.  A collection costs the heap's size,
+ * and runs once the words allocated since the last one pass what it left live (and a floor), so the
+ * heap stays within about twice its live cells and the work per promoted cell is a small constant.
+ * Resampling touches no list: dead particles' cells are garbage the next collection leaves behind.
  *
- * Young cells that are not reachable when the particle stops are never touched: the arena is reset.
- * Counts are updated with atomics (slots sharing a cell may be on different threads); cells come from
- * per-thread free lists by size, refilled from big chunks, so the barrier's passes never take a lock.
- * Under AddressSanitizer every cell is its own malloc, so that a cell used after it was freed is
- * reported, not silently recycled.
+ * A cell's aux word (word 1) tells the collector which of its element words are lists: it holds the
+ * element type's descriptor (a string that lives as long as the model, or one the heap interned for a
+ * checkpoint), RT_CELL_HAS_LISTS when that type contains a list, and the mark bit RT_CELL_MARK.  In
+ * a young cell it is 0 until promotion makes it the forwarding address.
  *
- * The heap counts against the filter's memory limit (memory.c's budget) what it takes from malloc:
- * its chunks, which it keeps until it is cleared, and its big cells (and under ASan every cell),
- * which it gives back as they are freed.  A cell shared by many particles is one cell, counted once.
- * Each thread reserves from the budget a chunk's worth at a time and keeps what it has not used as
- * its credit (a thread that frees more than it allocates gives the surplus back), so the budget's
- * atomic counter is touched once per 64 KiB, not once per cell.  A reservation refused fails the
- * allocation: promotion then fails, and the filter reports the limit (filter.c, rt_budget_message).
+ * The heap counts against the filter's memory limit (memory.c's budget) the chunks it takes from
+ * malloc.  Each thread reserves from the budget a chunk's worth at a time and keeps what it has not
+ * used as its credit, so the budget's atomic counter is touched once per chunk, not once per cell.  A
+ * reservation refused fails the allocation: promotion then fails, and the filter reports the limit
+ * (filter.c, rt_budget_message).  A collection reserves its copies' chunks before it moves anything,
+ * and is skipped when the budget cannot give them.
  *
  * Symbolic values (-m ssi) do not live here: a particle's symbolic state is the engine's (sym.h), one
- * reference-counted object that offspring share the way they share list cells (filter.c counts it at
- * the barrier) and that the first offspring to write copies; list cells hold its node references as
- * plain 'S' words. */
+ * reference-counted object that offspring share (filter.c counts it at the barrier) and that the
+ * first offspring to write copies; list cells hold its node references as plain 'S' words. */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define RT_HEAP_MALLOC 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RT_HEAP_MALLOC 1
-#endif
-#endif
-#ifndef RT_HEAP_MALLOC
-#define RT_HEAP_MALLOC 0
-#endif
+enum { FIRST_CHUNK_WORDS = 512,  /* a thread's first chunk: small filters take little */
+       CHUNK_WORDS = 8192,       /* chunks double up to this size (64 KiB) */
+       FLOOR_WORDS = 1 << 17 };  /* no collection before this many words were allocated (1 MiB) */
 
-enum { SMALL_CELL_WORDS = 16,            /* cells up to this size come from free lists */
-       CHUNK_WORDS = 8192 };             /* 64 KiB per refill */
+#define RT_CELL_MARK (UINT64_C(1) << 63)
+#define RT_CELL_HAS_LISTS (UINT64_C(1) << 62)
+#define RT_CELL_MATURE (UINT64_C(1) << 61)
+#define RT_CELL_TYPE_BITS (RT_CELL_MATURE - 1)
+
+/* A chunk of cells: cells from the front; each cell's word offset, a uint32, from the back (so the
+ * sweep can walk the cells backwards). */
+typedef struct chunk {
+  struct chunk *prev; /* the chunk allocated before this one in the same chain */
+  uint32_t cap;       /* words after the header */
+  uint32_t used;      /* words taken by cells */
+  uint32_t n_cells;
+  uint32_t pad;
+  uint64_t words[];
+} chunk;
+
+static uint32_t *chunk_offsets(chunk *c) { return (uint32_t *)(c->words + c->cap); } /* offsets[-1 - i] */
+static uint64_t *chunk_cell(chunk *c, uint32_t i) { return c->words + chunk_offsets(c)[-1 - (int64_t)i]; }
+static uint64_t chunk_free_words(const chunk *c) {
+  return (uint64_t)c->cap - c->used - ((uint64_t)c->n_cells * 4 + 7) / 8;
+}
+
+/* Cells [first, next run's first or n_cells) of chunk c, allocated in epoch `epoch`. */
+typedef struct run {
+  chunk *c;
+  uint32_t first;
+  uint32_t local;
+  uint64_t epoch;
+} run;
 
 typedef struct heap_local {
-  uint64_t *free[SMALL_CELL_WORDS + 1]; /* by total words; linked through word 1 */
-  uint32_t n_free[SMALL_CELL_WORDS + 1]; /* about how many: past two chunks' worth, they are spared */
   struct rt_heap *heap;
-  uint64_t *chunk;                      /* current chunk: its word 0 links to the previous one */
-  uint32_t chunk_used;
-  int64_t live_words;                   /* allocated minus freed by this thread (may go negative) */
-  int64_t credit;                       /* words reserved from the budget and not yet allocated */
-  int64_t taken;                        /* words this thread holds of the budget (may go negative) */
-  rt_budget *budget;                    /* the filter's memory limit; NULL: not counted */
-  int atomic;                           /* counts are shared with other threads: update them atomically */
-  char pad[64];                         /* no false sharing between threads' counters */
+  chunk *chunk;          /* the current chunk, the newest of the chain (prev links) */
+  uint32_t next_cap;     /* the size of the next chunk */
+  run *runs;             /* this thread's runs, in allocation order */
+  int64_t n_runs, cap_runs;
+  int64_t words;         /* cell words this thread's chunks hold */
+  int64_t chunk_words;   /* words of its chunks */
+  int64_t credit;        /* words reserved from the budget and not yet taken by a chunk */
+  int64_t taken;         /* words this thread holds of the budget */
+  rt_budget *budget;     /* the filter's memory limit; NULL: not counted */
+  int64_t *stack;        /* promotion's young spines */
+  int64_t n_stack, cap_stack;
+  int failed;            /* an allocation was refused */
+  const char *last_elem; /* the element type promoted last, and its cells' aux word */
+  uint64_t last_aux;
+  char pad[64];          /* no false sharing between threads' counters */
 } heap_local;
 
-/* A thread frees the cells of the particles it holds, wherever they were allocated: with threads, one
- * may free far more than it allocates while the others take new chunks (seen: 4 threads held 12 times
- * the live cells of 1).  So a free list longer than two chunks' worth goes, whole, onto the heap's
- * SPARE lists (a stack of such batches by size, linked through the first cell's word 2, under a
- * lock taken once per batch), and a thread whose own list is empty takes a batch before a chunk. */
 struct rt_heap {
   int n_locals;
-  heap_local *locals;
-  pthread_mutex_t lock;                  /* the spare lists' */
-  uint64_t *spare[SMALL_CELL_WORDS + 1];
+  heap_local *locals;    /* each thread's young generation */
+  heap_local mature;     /* what collections kept: older than every young cell */
+  uint64_t epoch;
+  int64_t mature_after_major; /* mature words the last major collection left */
+  int64_t kept_by_minor; /* words the last minor collection moved to the mature generation */
+  char **types;          /* descriptors interned for checkpoints */
+  int32_t n_types;
 };
 
 rt_heap *rt_heap_new(int threads) {
@@ -92,203 +124,197 @@ rt_heap *rt_heap_new(int threads) {
     free(h);
     return NULL;
   }
-  /* A lock-prefixed add costs about 20 cycles even uncontended: a heap of one thread does without. */
   for (int k = 0; k < h->n_locals; k++) {
-    h->locals[k].atomic = h->n_locals > 1;
     h->locals[k].heap = h;
+    h->locals[k].next_cap = FIRST_CHUNK_WORDS;
   }
-  pthread_mutex_init(&h->lock, NULL);
+  h->mature.heap = h;
+  h->mature.next_cap = CHUNK_WORDS;
+  h->epoch = 1;
   return h;
 }
 
 void rt_heap_set_budget(rt_heap *h, rt_budget *b) {
+  h->mature.budget = b;
   for (int k = 0; k < h->n_locals; k++) h->locals[k].budget = b;
 }
 
-/* Frees every chunk (and, under ASan, nothing else is left: see rt_heap_clear's callers); returns the
- * words it held of the budget. */
-static int64_t free_chunks(heap_local *L) {
-  uint64_t *c = L->chunk;
+void rt_heap_next_epoch(rt_heap *h) { h->epoch++; }
+
+/* Takes `words` of the budget for this thread: from its credit, else what is needed from the budget.
+ * 0 when refused. */
+static int reserve(heap_local *L, uint64_t words) {
+  if (!L->budget) return 1;
+  if (L->credit >= (int64_t)words) {
+    L->credit -= (int64_t)words;
+    return 1;
+  }
+  uint64_t need = words - (uint64_t)L->credit;
+  if (!rt_budget_take(L->budget, need)) {
+    __atomic_store_n(&L->budget->over, 1, __ATOMIC_RELAXED); /* the filter's error names the limit */
+    return 0;
+  }
+  L->taken += (int64_t)need;
+  L->credit = 0;
+  return 1;
+}
+
+/* Frees a chain of chunks; returns their words. */
+static int64_t free_chain(chunk *c) {
+  int64_t words = 0;
   while (c) {
-    uint64_t *prev = (uint64_t *)(uintptr_t)c[0];
+    chunk *prev = c->prev;
+    words += c->cap;
     free(c);
     c = prev;
   }
+  return words;
+}
+
+/* Forgets every chunk of L (they are freed or handed on by the caller). */
+static void local_forget(heap_local *L) {
+  L->chunk = NULL;
+  L->n_runs = 0;
+  L->words = 0;
+  L->chunk_words = 0;
+  L->next_cap = FIRST_CHUNK_WORDS;
+}
+
+/* Frees L's chunks; returns the words it held of the budget. */
+static int64_t local_clear(heap_local *L) {
+  free_chain(L->chunk);
+  local_forget(L);
   int64_t taken = L->taken;
-  heap_local keep = *L;
-  memset(L, 0, sizeof *L);
-  L->atomic = keep.atomic;
-  L->budget = keep.budget;
-  L->heap = keep.heap;
+  L->taken = L->credit = 0;
   return taken;
 }
 
+/* Gives the budget back what clearing took from the locals (a thread's share may be negative: only
+ * the sum is what the heap held). */
+static void give_back(rt_heap *h, int64_t taken) {
+  if (taken > 0 && h->mature.budget) rt_budget_give(h->mature.budget, (uint64_t)taken);
+}
+
 void rt_heap_clear(rt_heap *h) {
-  /* A thread's share may be negative (it freed cells another took the budget for): only the sum is
-   * what the heap holds. */
-  int64_t taken = 0;
-  for (int k = 0; k < h->n_locals; k++) taken += free_chunks(&h->locals[k]);
-  memset(h->spare, 0, sizeof h->spare); /* their cells lay in the chunks */
-  if (h->n_locals > 0 && taken > 0) rt_budget_give(h->locals[0].budget, (uint64_t)taken);
+  int64_t taken = local_clear(&h->mature);
+  for (int k = 0; k < h->n_locals; k++) taken += local_clear(&h->locals[k]);
+  h->mature_after_major = h->kept_by_minor = 0;
+  give_back(h, taken);
 }
 
 void rt_heap_free(rt_heap *h) {
   if (!h) return;
   rt_heap_clear(h);
-  pthread_mutex_destroy(&h->lock);
+  for (int k = 0; k < h->n_locals; k++) {
+    free(h->locals[k].runs);
+    free(h->locals[k].stack);
+  }
+  free(h->mature.runs);
+  for (int32_t t = 0; t < h->n_types; t++) free(h->types[t]);
+  free(h->types);
   free(h->locals);
   free(h);
 }
 
-int64_t rt_heap_live_words(const rt_heap *h) {
+static int64_t young_words(const rt_heap *h) {
   int64_t total = 0;
-  for (int k = 0; k < h->n_locals; k++) total += h->locals[k].live_words;
+  for (int k = 0; k < h->n_locals; k++) total += h->locals[k].words;
   return total;
 }
 
-/* Takes `words` of the budget for this thread: from its credit, else a chunk's worth (or what is
- * needed, when that is all the budget has left) from the budget.  0 when refused. */
-static int reserve(heap_local *L, uint32_t words) {
-  if (!L->budget) return 1;
-  if (L->credit >= (int64_t)words) {
-    L->credit -= words;
-    return 1;
-  }
-  uint64_t need = (uint64_t)((int64_t)words - L->credit);
-  uint64_t take = need > CHUNK_WORDS ? need : CHUNK_WORDS;
-  if (!rt_budget_take(L->budget, take)) {
-    if (take == need || !rt_budget_take(L->budget, need)) {
-      __atomic_store_n(&L->budget->over, 1, __ATOMIC_RELAXED); /* the filter's error names the limit */
-      return 0;
-    }
-    take = need;
-  }
-  L->taken += (int64_t)take;
-  L->credit += (int64_t)take - words;
-  return 1;
+int64_t rt_heap_live_words(const rt_heap *h) {
+  int64_t total = h->mature.words;
+  for (int k = 0; k < h->n_locals; k++) total += h->locals[k].words;
+  return total;
 }
 
-/* Returns `words` to this thread's credit, and a surplus above two chunks to the budget. */
-static void unreserve(heap_local *L, uint32_t words) {
-  if (!L->budget) return;
-  L->credit += words;
-  if (L->credit > 2 * CHUNK_WORDS) {
-    int64_t give = L->credit - CHUNK_WORDS;
-    rt_budget_give(L->budget, (uint64_t)give);
-    L->taken -= give;
-    L->credit -= give;
+/* A new current chunk for L with room for a cell of `words` words; 0, or -1 when refused. */
+static int new_chunk(heap_local *L, uint32_t words) {
+  uint64_t cap = L->next_cap;
+  uint64_t need = (uint64_t)words + 1; /* the cell and its offset */
+  if (cap < need) cap = need;
+  if (cap > UINT32_MAX) return -1;
+  if (!reserve(L, cap)) return -1;
+  chunk *c = malloc(sizeof(chunk) + cap * sizeof(uint64_t));
+  if (!c) {
+    L->credit += (int64_t)cap; /* not taken after all */
+    return -1;
   }
+  c->prev = L->chunk;
+  c->cap = (uint32_t)cap;
+  c->used = c->n_cells = 0;
+  L->chunk = c;
+  L->chunk_words += (int64_t)cap;
+  if (L->next_cap < CHUNK_WORDS) L->next_cap *= 2;
+  return 0;
 }
 
-/* A batch of free cells of `words` words from the spare lists, as this thread's free list; NULL if none. */
-static uint64_t *take_spare(heap_local *L, uint32_t words) {
-  rt_heap *h = L->heap;
-  pthread_mutex_lock(&h->lock);
-  uint64_t *batch = h->spare[words];
-  if (batch) __atomic_store_n(&h->spare[words], (uint64_t *)(uintptr_t)batch[2], __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&h->lock);
-  L->free[words] = batch;
-  L->n_free[words] = 0; /* not known: it only decides when to spare again */
-  return batch;
+static int push_run(heap_local *L, uint64_t epoch) {
+  if (L->n_runs == L->cap_runs) {
+    int64_t cap = L->cap_runs ? 2 * L->cap_runs : 64;
+    run *r = realloc(L->runs, (size_t)cap * sizeof *r);
+    if (!r) return -1;
+    L->runs = r;
+    L->cap_runs = cap;
+  }
+  uint32_t local = L == &L->heap->mature ? 0 : 1 + (uint32_t)(L - L->heap->locals);
+  L->runs[L->n_runs++] = (run){L->chunk, L->chunk->n_cells, local, epoch};
+  return 0;
 }
 
-/* This thread's free list of `words`-word cells onto the spare lists. */
-static void give_spare(heap_local *L, uint32_t words) {
-  rt_heap *h = L->heap;
-  uint64_t *batch = L->free[words];
-  pthread_mutex_lock(&h->lock);
-  batch[2] = (uint64_t)(uintptr_t)h->spare[words];
-  __atomic_store_n(&h->spare[words], batch, __ATOMIC_RELAXED);
-  pthread_mutex_unlock(&h->lock);
-  L->free[words] = NULL;
-  L->n_free[words] = 0;
-}
-
-/* A cell of `words` words, NULL when malloc or the budget refuses. */
-static uint64_t *heap_alloc(heap_local *L, uint32_t words) {
-  if (RT_HEAP_MALLOC || words > SMALL_CELL_WORDS) {
-    if (!reserve(L, words)) return NULL;
-    uint64_t *cell = malloc((size_t)words * sizeof(uint64_t));
-    if (!cell) {
-      unreserve(L, words);
-      return NULL;
-    }
-    L->live_words += words;
-    return cell;
+/* A cell of `words` words at the end of L's newest run of `epoch`, NULL when malloc or the budget
+ * refuses. */
+static uint64_t *cell_alloc(heap_local *L, uint32_t words, uint64_t epoch) {
+  int fresh = 0;
+  if (!L->chunk || chunk_free_words(L->chunk) < (uint64_t)words + 1) {
+    if (new_chunk(L, words)) return NULL;
+    fresh = 1;
   }
-  L->live_words += words;
-  uint64_t *cell = L->free[words];
-  if (!cell && L->heap->n_locals > 1 && __atomic_load_n(&L->heap->spare[words], __ATOMIC_RELAXED))
-    cell = take_spare(L, words);
-  if (cell) {
-    /* Freed cells lie anywhere and are cold: fetch the next one now, so that the next particle's
-     * allocation (about a particle's work from now) finds it in the cache. */
-    L->free[words] = (uint64_t *)(uintptr_t)cell[1];
-    if (L->n_free[words]) L->n_free[words]--;
-    if (L->free[words]) __builtin_prefetch(L->free[words], 1);
-    return cell;
-  }
-  if (!L->chunk || L->chunk_used + words > CHUNK_WORDS) {
-    if (!reserve(L, CHUNK_WORDS)) {
-      L->live_words -= words;
-      return NULL;
-    }
-    uint64_t *c = malloc(CHUNK_WORDS * sizeof(uint64_t));
-    if (!c) {
-      unreserve(L, CHUNK_WORDS);
-      L->live_words -= words;
-      return NULL;
-    }
-    c[0] = (uint64_t)(uintptr_t)L->chunk;
-    L->chunk = c;
-    L->chunk_used = 1;
-  }
-  cell = L->chunk + L->chunk_used;
-  L->chunk_used += words;
+  if (fresh || !L->n_runs || L->runs[L->n_runs - 1].epoch != epoch)
+    if (push_run(L, epoch)) return NULL;
+  chunk *c = L->chunk;
+  uint64_t *cell = c->words + c->used;
+  chunk_offsets(c)[-1 - (int64_t)c->n_cells] = c->used;
+  c->used += words;
+  c->n_cells++;
+  L->words += words;
   return cell;
 }
 
-static void heap_release_cell(heap_local *L, uint64_t *cell) {
-  uint32_t words = RT_CELL_WORDS(cell[0]);
-  L->live_words -= words;
-  if (RT_HEAP_MALLOC || words > SMALL_CELL_WORDS) {
-    free(cell);
-    unreserve(L, words);
-    return;
-  }
-  cell[0] = 0; /* no longer a list cell: a stale handle to it is refused, not read */
-  cell[1] = (uint64_t)(uintptr_t)L->free[words];
-  L->free[words] = cell;
-  if (++L->n_free[words] * words >= 2 * CHUNK_WORDS && L->heap->n_locals > 1) give_spare(L, words);
+/* Whether a value of type t contains a list. */
+static int type_has_lists(const char *t) {
+  const char *end = rt_skip_type(t);
+  return memchr(t, 'L', (size_t)(end - t)) != NULL;
 }
 
-static void retain(const heap_local *L, int64_t h, int64_t refs) {
-  if (!rt_is_heap(h)) return;
-  if (L->atomic)
-    __atomic_add_fetch(&rt_heap_cell(h)[1], (uint64_t)refs, __ATOMIC_RELAXED);
-  else
-    rt_heap_cell(h)[1] += (uint64_t)refs;
+static uint64_t aux_of(const char *elem) {
+  return ((uint64_t)(uintptr_t)elem & RT_CELL_TYPE_BITS) | (type_has_lists(elem) ? RT_CELL_HAS_LISTS : 0);
 }
 
-void rt_heap_retain(int64_t h, int64_t refs) {
-  if (rt_is_heap(h)) __atomic_add_fetch(&rt_heap_cell(h)[1], (uint64_t)refs, __ATOMIC_RELAXED);
-}
+static const char *elem_of(uint64_t aux) { return (const char *)(uintptr_t)(aux & RT_CELL_TYPE_BITS); }
 
-int64_t rt_heap_new_cell(rt_heap *heap, int k, uint32_t payload, uint32_t len) {
-  uint64_t *cell = heap_alloc(&heap->locals[k], 2 + payload);
+int64_t rt_heap_new_cell(rt_heap *heap, int k, uint32_t payload, uint32_t len, const char *elem) {
+  uint64_t *cell = cell_alloc(&heap->locals[k], 2 + payload, heap->epoch);
   if (!cell) return SIRENRT_NIL;
   cell[0] = RT_HEADER(RT_KIND_LIST, payload, len);
-  cell[1] = 0;
+  cell[1] = aux_of(elem);
   return (int64_t)(uintptr_t)cell;
 }
 
-/* ------------------------------------------------------------------ promotion ------------------ */
+const char *rt_heap_intern_type(rt_heap *h, const char *desc) {
+  for (int32_t t = 0; t < h->n_types; t++)
+    if (!strcmp(h->types[t], desc)) return h->types[t];
+  char **more = realloc(h->types, (size_t)(h->n_types + 1) * sizeof *more);
+  if (!more) return NULL;
+  h->types = more;
+  size_t len = strlen(desc);
+  char *copy = malloc(len + 1);
+  if (!copy) return NULL;
+  memcpy(copy, desc, len + 1);
+  return h->types[h->n_types++] = copy;
+}
 
-typedef struct promoter {
-  heap_local *L;
-  sirenrt_ctx *ctx; /* whose young arena */
-  int failed;
-} promoter;
+/* ------------------------------------------------------------------ promotion ------------------ */
 
 static const char *each_list(uint64_t *words, const char *t, rt_list_word_fn *fn, void *arg, uint32_t *n) {
   switch (*t) {
@@ -307,93 +333,274 @@ uint32_t rt_each_list(uint64_t *words, const char *t, rt_list_word_fn *fn, void 
   return n;
 }
 
+typedef struct promoter {
+  heap_local *L;
+  sirenrt_ctx *ctx; /* whose young arena */
+  uint64_t epoch;
+} promoter;
+
 static int64_t promote_list(promoter *p, int64_t h, const char *elem);
 
 static void promote_word(void *p, uint64_t *word, const char *elem) {
   *word = (uint64_t)promote_list(p, (int64_t)*word, elem);
 }
 
-/* The heap handle of list h, holding one more counted reference for the caller.  Young cells are
- * moved (once: a moved cell's aux word forwards to its heap copy), spines iteratively, nested lists
- * recursively by type depth; heap, shared and nil lists are returned as they are. */
+static int push_young(heap_local *L, int64_t index) {
+  if (L->n_stack == L->cap_stack) {
+    int64_t cap = L->cap_stack ? 2 * L->cap_stack : 256;
+    int64_t *s = realloc(L->stack, (size_t)cap * sizeof *s);
+    if (!s) return -1;
+    L->stack = s;
+    L->cap_stack = cap;
+  }
+  L->stack[L->n_stack++] = index;
+  return 0;
+}
+
+/* The heap handle of list h.  A young spine is moved from its far end (the first cell that is not
+ * young, or was moved already: its aux word forwards to its heap copy) back to its head, each cell
+ * after the lists among its elements, so that every cell is allocated after what it refers to. */
 static int64_t promote_list(promoter *p, int64_t h, const char *elem) {
-  int64_t head = h;
-  uint64_t *link = NULL; /* tail word of the last cell moved, still naming a young cell */
-  while (rt_is_young(h)) {
-    uint64_t *young = p->ctx->arena + rt_young_index(h);
-    int64_t moved = (int64_t)young[1];
-    int forwarded = moved != 0;
-    if (forwarded) {
-      retain(p->L, moved, 1);
-    } else {
-      uint32_t words = RT_CELL_WORDS(young[0]);
-      uint64_t *cell = heap_alloc(p->L, words);
-      if (!cell) {
-        p->failed = 1;
-        moved = SIRENRT_NIL; /* the frame is abandoned: the filter fails */
-        forwarded = 1;
-      } else {
-        memcpy(cell, young, (size_t)words * sizeof(uint64_t));
-        cell[1] = 1;
-        moved = (int64_t)(uintptr_t)cell;
-        young[1] = (uint64_t)moved;
-      }
+  heap_local *L = p->L;
+  if (!rt_is_young(h) || L->failed) return rt_is_young(h) ? SIRENRT_NIL : h;
+  uint64_t *arena = p->ctx->arena;
+  int64_t base = L->n_stack, c = h;
+  while (rt_is_young(c) && !arena[rt_young_index(c) + 1]) {
+    if (push_young(L, rt_young_index(c))) {
+      L->failed = 1;
+      break;
     }
-    if (link) *link = (uint64_t)moved;
-    else head = moved;
-    if (forwarded) return head; /* the rest of this spine is promoted and counted already */
-    uint64_t *cell = rt_heap_cell(moved);
-    rt_each_list(cell + 3, elem, promote_word, p);
-    link = cell + 2;
-    h = (int64_t)*link;
+    c = (int64_t)arena[rt_young_index(c) + 2];
   }
-  retain(p->L, h, 1); /* the last moved cell's reference to its tail, or else the caller's */
-  return head;
+  int64_t tail = rt_is_young(c) ? (int64_t)arena[rt_young_index(c) + 1] : c;
+  if (elem != L->last_elem) { /* a type's walk costs more than the usual promotion of one cell */
+    L->last_elem = elem;
+    L->last_aux = aux_of(elem);
+  }
+  uint64_t aux = L->last_aux;
+  int lists = (aux & RT_CELL_HAS_LISTS) != 0;
+  while (L->n_stack > base && !L->failed) {
+    uint64_t *young = arena + L->stack[--L->n_stack];
+    if (lists) {
+      rt_each_list(young + 3, elem, promote_word, p);
+      arena = p->ctx->arena; /* (the arena does not move while it is promoted; read again all the same) */
+    }
+    uint32_t words = RT_CELL_WORDS(young[0]);
+    uint64_t *cell = cell_alloc(L, words, p->epoch);
+    if (!cell) {
+      L->failed = 1;
+      break;
+    }
+    memcpy(cell, young, (size_t)words * sizeof(uint64_t));
+    cell[1] = aux;
+    cell[2] = (uint64_t)tail;
+    tail = (int64_t)(uintptr_t)cell;
+    young[1] = (uint64_t)tail;
+  }
+  L->n_stack = base;
+  return L->failed ? SIRENRT_NIL : tail; /* a failed promotion abandons the frame: the filter fails */
 }
 
-/* ------------------------------------------------------------------ release -------------------- */
-
-static void release_list(heap_local *L, int64_t h, const char *elem);
-
-static void release_word(void *L, uint64_t *word, const char *elem) { release_list(L, (int64_t)*word, elem); }
-
-/* Drops one reference to heap list h; frees the cells it alone kept, spines iteratively. */
-static void release_list(heap_local *L, int64_t h, const char *elem) {
-  while (rt_is_heap(h)) {
-    uint64_t *cell = rt_heap_cell(h);
-    if ((L->atomic ? __atomic_sub_fetch(&cell[1], 1, __ATOMIC_ACQ_REL) : --cell[1]) != 0) return;
-    if (*elem == 'L' || *elem == 'P') rt_each_list(cell + 3, elem, release_word, L);
-    h = (int64_t)cell[2];
-    heap_release_cell(L, cell);
+void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int *failed) {
+  if (ctx->arena_used) {
+    heap_local *L = &heap->locals[k];
+    promoter p = {L, ctx, heap->epoch};
+    for (int32_t j = 0; j < now->n; j++) {
+      uint64_t *slot = (uint64_t *)(frame + now->slots[j].offset);
+      if (rt_is_young((int64_t)*slot)) *slot = (uint64_t)promote_list(&p, (int64_t)*slot, now->slots[j].elem);
+    }
+    if (L->failed) {
+      *failed = 1;
+      L->failed = 0;
+    }
   }
-}
-
-/* ------------------------------------------------------------------ a particle that stops -------- */
-
-void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t *held,
-                  const rt_rootset *before, int *failed) {
-  heap_local *L = &heap->locals[k];
-  promoter p = {L, ctx, 0};
-  /* A root that still holds what it held when the particle last stopped would get +1 and -1: the
-   * common case, so it is skipped both ways. */
-  int same = before == now;
-  for (int32_t j = 0; j < now->n; j++) {
-    uint64_t *slot = (uint64_t *)(frame + now->slots[j].offset);
-    if (same && (int64_t)*slot == held[j]) continue;
-    *slot = (uint64_t)promote_list(&p, (int64_t)*slot, now->slots[j].elem);
-  }
-  for (int32_t j = 0; before && j < before->n; j++)
-    if (!(same && (int64_t)*(uint64_t *)(frame + now->slots[j].offset) == held[j]))
-      release_list(L, held[j], before->slots[j].elem);
-  for (int32_t j = 0; j < now->n; j++) held[j] = (int64_t)*(uint64_t *)(frame + now->slots[j].offset);
   ctx->arena_used = 0;
-  if (p.failed) *failed = 1;
 }
 
-void rt_heap_retain_held(const int64_t *held, int32_t n, int64_t refs) {
-  for (int32_t j = 0; j < n; j++) rt_heap_retain(held[j], refs);
+/* ------------------------------------------------------------------ collection ----------------- */
+
+/* Under a memory limit, a collection must find room for its copies (at most what the heap holds,
+ * and a quarter more for offsets and chunk ends) beside the heap: when what the budget has left
+ * comes near that, the next collection is a major one, which leaves the least. */
+static int pressed(const rt_heap *h) {
+  const rt_budget *b = h->mature.budget;
+  if (!b) return 0;
+  uint64_t used = __atomic_load_n(&b->used, __ATOMIC_RELAXED);
+  uint64_t heap = (uint64_t)(h->mature.words + young_words(h));
+  return used + heap + heap / 4 + 4 * CHUNK_WORDS + FLOOR_WORDS / 8 > b->words;
 }
 
-void rt_heap_release_held(rt_heap *heap, int k, const int64_t *held, const rt_rootset *rs) {
-  for (int32_t j = 0; j < rs->n; j++) release_list(&heap->locals[k], held[j], rs->slots[j].elem);
+/* A minor collection once the young cells are 4 times what the last one kept (and at least the floor):
+ * it then copies at most a quarter of what was allocated.  A major one once the mature generation has
+ * doubled since the last (its cells die too, as lineages die out), or under pressure. */
+int rt_heap_collection_due(const rt_heap *h) {
+  int64_t young = young_words(h);
+  if (young >= FLOOR_WORDS && young >= 4 * h->kept_by_minor) return 1;
+  return young >= FLOOR_WORDS / 8 && pressed(h);
+}
+
+static int major_due(const rt_heap *h) {
+  return h->mature.words >= 2 * h->mature_after_major + FLOOR_WORDS || pressed(h);
+}
+
+/* What a collection marks and moves: every cell (major), or the young ones only (minor), whose
+ * references into the mature generation need no marking and no rewriting: it does not move. */
+typedef struct gc {
+  int major;
+} gc;
+
+static void mark(const gc *g, uint64_t *word) {
+  int64_t h = (int64_t)*word;
+  if (!rt_is_heap(h)) return;
+  uint64_t *cell = rt_heap_cell(h);
+  if (g->major || !(cell[1] & RT_CELL_MATURE)) cell[1] |= RT_CELL_MARK;
+}
+
+static void mark_word(void *g, uint64_t *word, const char *elem) {
+  (void)elem;
+  mark(g, word);
+}
+
+/* A moved cell's aux word is its copy's address (no flag bits); a mature cell's, in a minor
+ * collection, its own. */
+static void forward(uint64_t *word) {
+  int64_t h = (int64_t)*word;
+  if (!rt_is_heap(h)) return;
+  uint64_t aux = rt_heap_cell(h)[1];
+  if (!(aux & (RT_CELL_MATURE | RT_CELL_MARK))) *word = aux;
+}
+
+static void forward_word(void *arg, uint64_t *word, const char *elem) {
+  (void)arg;
+  (void)elem;
+  forward(word);
+}
+
+static void root_mark(void *g, uint64_t *word) { mark(g, word); }
+
+static void root_forward(void *arg, uint64_t *word) {
+  (void)arg;
+  forward(word);
+}
+
+static void root_unmark(void *arg, uint64_t *word) {
+  (void)arg;
+  int64_t h = (int64_t)*word;
+  if (rt_is_heap(h)) rt_heap_cell(h)[1] &= ~RT_CELL_MARK;
+}
+
+/* A run with where its cells end, and its place in its thread's list (qsort is not stable). */
+typedef struct span_of_cells {
+  run r;
+  uint32_t end;
+  int64_t seq;
+} span_of_cells;
+
+/* Oldest first: by epoch, then as each thread allocated them. */
+static int span_order(const void *a, const void *b) {
+  const span_of_cells *x = a, *y = b;
+  if (x->r.epoch != y->r.epoch) return x->r.epoch < y->r.epoch ? -1 : 1;
+  if (x->r.local != y->r.local) return x->r.local < y->r.local ? -1 : 1;
+  return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+/* Appends L's runs to out (a run ends where the next of its thread begins in the same chunk). */
+static void add_runs(const heap_local *L, span_of_cells *out, int64_t *n) {
+  for (int64_t r = 0; r < L->n_runs; r++) {
+    uint32_t end = r + 1 < L->n_runs && L->runs[r + 1].c == L->runs[r].c ? L->runs[r + 1].first
+                                                                         : L->runs[r].c->n_cells;
+    out[(*n)++] = (span_of_cells){L->runs[r], end, r};
+  }
+}
+
+int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major) {
+  gc g = {major || major_due(h)};
+  int64_t n = g.major ? h->mature.n_runs : 0;
+  for (int k = 0; k < h->n_locals; k++) n += h->locals[k].n_runs;
+  span_of_cells *runs = malloc((size_t)(n ? n : 1) * sizeof *runs);
+  if (!runs) return -1;
+  n = 0;
+  if (g.major) add_runs(&h->mature, runs, &n);
+  for (int k = 0; k < h->n_locals; k++) add_runs(&h->locals[k], runs, &n);
+  qsort(runs, (size_t)n, sizeof *runs, span_order);
+
+  /* 1. Mark: the roots, then every marked cell's references, newest cell first. */
+  walk(arg, root_mark, &g);
+  int64_t live = 0;
+  for (int64_t r = n - 1; r >= 0; r--) {
+    for (uint32_t i = runs[r].end; i-- > runs[r].r.first;) {
+      uint64_t *cell = chunk_cell(runs[r].r.c, i);
+      uint64_t aux = cell[1];
+      if (!(aux & RT_CELL_MARK)) continue;
+      live += RT_CELL_WORDS(cell[0]);
+      mark(&g, &cell[2]);
+      if (aux & RT_CELL_HAS_LISTS) rt_each_list(cell + 3, elem_of(aux), mark_word, &g);
+    }
+  }
+
+  /* 2. Copy, oldest first, after the mature cells (minor) or into a new mature generation (major),
+   * the chunks reserved before anything moves. */
+  heap_local fresh = {.heap = h, .budget = h->mature.budget, .next_cap = CHUNK_WORDS};
+  heap_local *to = g.major ? &fresh : &h->mature;
+  int64_t room = live + live / 4 + 2 * CHUNK_WORDS; /* with the offsets and the chunks' ends */
+  if (to->budget && !rt_budget_take(to->budget, (uint64_t)room)) {
+    for (int64_t r = 0; r < n; r++)
+      for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) chunk_cell(runs[r].r.c, i)[1] &= ~RT_CELL_MARK;
+    walk(arg, root_unmark, NULL);
+    free(runs);
+    return -1;
+  }
+  if (to->budget) {
+    to->credit += room;
+    to->taken += room;
+  }
+  int failed = 0;
+  for (int64_t r = 0; r < n && !failed; r++) {
+    for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) {
+      uint64_t *cell = chunk_cell(runs[r].r.c, i);
+      uint64_t aux = cell[1];
+      if (!(aux & RT_CELL_MARK)) continue;
+      uint32_t words = RT_CELL_WORDS(cell[0]);
+      uint64_t *copy = cell_alloc(to, words, h->epoch);
+      if (!copy) {
+        failed = 1; /* only malloc: the budget was reserved (the heap is then lost, and the filter) */
+        break;
+      }
+      memcpy(copy, cell, (size_t)words * sizeof(uint64_t));
+      copy[1] = (aux & ~RT_CELL_MARK) | RT_CELL_MATURE;
+      forward(&copy[2]);
+      if (aux & RT_CELL_HAS_LISTS) rt_each_list(copy + 3, elem_of(aux), forward_word, NULL);
+      cell[1] = (uint64_t)(uintptr_t)copy;
+    }
+  }
+  free(runs);
+  if (to->budget && to->credit > 0) { /* the reservation's rest */
+    rt_budget_give(to->budget, (uint64_t)to->credit);
+    to->taken -= to->credit;
+    to->credit = 0;
+  }
+  if (failed) {
+    if (g.major) {
+      give_back(h, local_clear(&fresh));
+      free(fresh.runs);
+    }
+    return -2;
+  }
+  walk(arg, root_forward, NULL);
+
+  /* 3. The old chunks go. */
+  int64_t taken = 0;
+  for (int k = 0; k < h->n_locals; k++) taken += local_clear(&h->locals[k]);
+  if (g.major) {
+    taken += local_clear(&h->mature);
+    free(h->mature.runs);
+    h->mature = fresh;
+    h->mature_after_major = fresh.words;
+    h->kept_by_minor = 0;
+  } else {
+    h->kept_by_minor = live;
+  }
+  give_back(h, taken);
+  h->epoch++;
+  return 0;
 }

@@ -310,7 +310,7 @@ void rt_free_message(char *msg); /* frees an err_msg (one may be a static out-of
  * A cell, young or heap, is [header, aux, tail, element words...]: the header holds the kind (bits
  * 0..7), the payload words (tail and elements, bits 8..31) and the length of the list it starts (bits
  * 32..63); aux is 0 in a young cell until promotion makes it the forwarding address, and a heap cell's
- * reference count. */
+ * element type and collector bits (heap.c). */
 #define RT_YOUNG_BIT ((int64_t)1 << 60)
 #define RT_TAG_BITS ((int64_t)(UINT64_C(0xF) << 60))
 enum { RT_KIND_LIST = 1 };
@@ -344,27 +344,36 @@ typedef struct rt_rootset {
 } rt_rootset;
 
 typedef struct rt_heap rt_heap;
-rt_heap *rt_heap_new(int threads); /* per-thread free lists for threads 0..threads-1; NULL: OOM */
-void rt_heap_set_budget(rt_heap *h, rt_budget *b); /* its chunks and big cells count against b */
-void rt_heap_clear(rt_heap *h);    /* returns the free lists' memory: call once no cell is live */
+rt_heap *rt_heap_new(int threads); /* one allocator for each of threads 0..threads-1; NULL: OOM */
+void rt_heap_set_budget(rt_heap *h, rt_budget *b); /* its chunks count against b */
+void rt_heap_clear(rt_heap *h);    /* frees every cell */
 void rt_heap_free(rt_heap *h);
-int64_t rt_heap_live_words(const rt_heap *h);
-/* A particle that stops, on thread k: promotes the young cells its roots `now` reach (rewriting the
- * frame), counts each root once, then drops the references `held` (its roots `before`, when it last
- * stopped; NULL: none) and stores the new roots in held.  Resets the young arena.  Sets *failed when
- * out of memory. */
-void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int64_t *held,
-                  const rt_rootset *before, int *failed);
-void rt_heap_retain_held(const int64_t *held, int32_t n, int64_t refs);
+int64_t rt_heap_live_words(const rt_heap *h); /* the words of the cells allocated and not yet collected */
+/* A new epoch (heap.c): called between phases that promote cells, on one thread, so that no cell a
+ * thread promotes refers to one another thread promoted in the same epoch. */
+void rt_heap_next_epoch(rt_heap *h);
+/* A particle that stops, on thread k: promotes the young cells its roots `now` reach, rewriting the
+ * frame, and resets the young arena.  Sets *failed when out of memory (the frame is then not valid). */
+void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int *failed);
 /* Calls fn(arg, word, elem) for every list handle word of a value of type t stored at `words` (elem: that
  * list's element type), in order; returns the number of words of t. */
 typedef void rt_list_word_fn(void *arg, uint64_t *word, const char *elem);
 uint32_t rt_each_list(uint64_t *words, const char *t, rt_list_word_fn *fn, void *arg);
-void rt_heap_retain(int64_t h, int64_t refs); /* no-op unless h is a heap handle */
-/* A new heap list cell of `payload` words (tail, elements: uninitialised) and length `len`, with no
- * reference counted yet; SIRENRT_NIL when out of memory.  For checkpoint.c. */
-int64_t rt_heap_new_cell(rt_heap *heap, int k, uint32_t payload, uint32_t len);
-void rt_heap_release_held(rt_heap *heap, int k, const int64_t *held, const rt_rootset *rs);
+/* A new heap list cell of `payload` words (tail, elements: uninitialised), length `len` and element
+ * type `elem` (a descriptor that outlives the heap: the model's, or rt_heap_intern_type's), after
+ * every cell it will refer to; SIRENRT_NIL when out of memory.  For checkpoint.c. */
+int64_t rt_heap_new_cell(rt_heap *heap, int k, uint32_t payload, uint32_t len, const char *elem);
+const char *rt_heap_intern_type(rt_heap *h, const char *desc); /* a copy the heap keeps; NULL: OOM */
+/* The collector (heap.c): a minor collection (of the cells promoted since the last), or a major one
+ * (of every cell) when `major` is set or it is due.  A root walk calls fn(fn_arg, word) for every
+ * frame word that may hold a heap handle; no young arena may refer to a heap cell when it runs (every
+ * particle is held).  Returns 0;
+ * -1 when it did nothing (out of memory, or the budget cannot hold the copies); -2 when malloc failed
+ * while it moved cells: the heap is lost (the filter must fail). */
+typedef void rt_root_fn(void *fn_arg, uint64_t *word);
+typedef void rt_root_walk(void *arg, rt_root_fn *fn, void *fn_arg);
+int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major);
+int rt_heap_collection_due(const rt_heap *h); /* enough was allocated since the last one */
 
 /* ---------------------------------------------------------------- filter --------------------- */
 enum { RT_MODE_IDLE = 0, RT_MODE_RAN = 1, RT_MODE_STREAMING = 2 };
@@ -418,20 +427,18 @@ struct sirenrt_filter {
   rt_count *counts;    /* scratch: offspring counts */
   struct rt_block *blocks; /* scratch: the barrier's blocks (rt_n_blocks(n) of them) */
   int profile;         /* SIRENRT_PROFILE set: time the loop's phases, print them when freed */
-  double profile_s[6]; /* seconds resuming; in the barrier's passes (weigh, offspring, count lists and symbolic states,
-                        * copy), and in its serial parts */
+  double profile_s[7]; /* seconds resuming; in the barrier's passes (weigh, offspring, count lists and symbolic states,
+                        * copy, collect the heap), and in its serial parts */
   rt_bits bits;        /* scratch: the offspring counts' tally (rt_tally_block) */
   int32_t arenas_used; /* some particle built list cells since the last barrier (values.c) */
   rt_heap *heap;       /* the population's list cells; estimate()'s clone borrows them and the
-                        * rootsets, with references of its own to what it holds */
+                        * rootsets, and never collects them */
   int32_t owns_heap;
   rt_rootset *rootsets; /* by resume point: the frame's list slots there (empty past n_rootsets) */
   int32_t n_rootsets;
   rt_rootset result_roots; /* the list slots among a finished particle's result words */
   rt_root_slot *root_slots; /* storage of all the rootsets' slots */
-  int32_t max_held;    /* largest rootset */
-  int64_t *held;       /* n * max_held: the roots each slot held at the last barrier (heap.c) */
-  const rt_rootset **held_set; /* n: the rootset of held[slot], NULL when it holds nothing */
+  int32_t lists;       /* some rootset, or the result, has list slots */
   int threads;         /* particles are resumed by this many threads (pool when > 1) */
   struct rt_pool *pool;
   pthread_mutex_t table_lock; /* data files are read lazily, by whichever particle needs one first */
@@ -500,11 +507,13 @@ int rt_alloc_population(sirenrt_filter *f);
 int rt_advance(sirenrt_filter *f);                /* the population loop: 0, or 1 with f failed */
 int rt_zero_weight_error(sirenrt_filter *f);      /* fails f with "all particles have zero weight" */
 /* What the population loop does to each particle's lists as it stops, for every particle: the young
- * cells its frame reaches move to the heap and its roots become its held roots (a no-op for a
- * particle already held).  0, or -1 out of memory. */
+ * cells its frame reaches move to the heap (a no-op for a particle already held).  0, or -1 out of
+ * memory. */
 int rt_hold_all(sirenrt_filter *f);
+/* Holds every particle and collects the heap now (a filter that owns its heap; major: every cell, not
+ * only those promoted since the last collection); 0, or 1 with the filter failed.  The barrier does this when rt_heap_collection_due says so. */
+int rt_filter_collect(sirenrt_filter *f, int major);
 const rt_rootset *rt_roots_now(const sirenrt_filter *f, int64_t i);
-static inline int64_t *rt_held_of(const sirenrt_filter *f, int64_t i) { return f->held + (size_t)i * (size_t)f->max_held; }
 /* The path data file `id` is read from: the one set by sirenrt_filter_set_file, else the model's. */
 static inline const char *rt_file_path(const sirenrt_filter *f, int32_t id) {
   return f->paths && f->paths[id] ? f->paths[id] : f->model->files[id];

@@ -44,9 +44,10 @@ static int64_t arena_alloc(sirenrt_ctx *ctx, uint32_t words, int32_t site) {
   int64_t at = ctx->arena_used;
   ctx->arena_used = (uint32_t)need;
   /* The population loop holds particles of a model without list slots only once one built cells;
-   * the flag hands this one back from the compiled span loop (sirenrt_span_fn). */
+   * the flag hands this one back from the compiled span loop (sirenrt_span_fn).  One with list slots
+   * holds every particle that stops, also those the span loop ran (filter.c). */
   if (ctx->filter) {
-    ctx->flagged = 1;
+    if (!ctx->filter->lists) ctx->flagged = 1;
     if (!__atomic_load_n(&ctx->filter->arenas_used, __ATOMIC_RELAXED))
       __atomic_store_n(&ctx->filter->arenas_used, 1, __ATOMIC_RELAXED);
   }

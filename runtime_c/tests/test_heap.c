@@ -1,11 +1,11 @@
-/* test_heap.c — the population's shared list heap (heap.c): after every barrier the heap holds exactly
- * the cells some particle can reach (the surviving ancestry: far fewer than N copies of the history),
- * answers do not depend on the thread count, estimate() mid-stream gives back what it took, and a long
- * run with nested lists, dropped suffixes and garbage resamples cleanly.  Checkpoints (checkpoint.c),
+/* test_heap.c — the population's shared list heap (heap.c): a collection keeps exactly the cells some
+ * particle can reach (the surviving ancestry: far fewer than N copies of the history) with their
+ * contents, the heap between collections stays within the policy's bound, answers do not depend on the
+ * thread count, what estimate() mid-stream adds is garbage the next collection drops, and a long run
+ * with nested lists, dropped suffixes and garbage resamples cleanly.  Checkpoints (checkpoint.c),
  * which rebuild that heap: a filter saved mid-stream and restored continues bit for bit, and damaged
- * or foreign bytes are refused.  Under ASan (how CI builds
- * these tests) every heap cell is its own malloc, so a cell used after it was freed, or never freed,
- * is reported. */
+ * or foreign bytes are refused.  Under ASan (how CI builds these tests) a cell read after its chunk
+ * was freed by a collection is reported. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 
@@ -82,7 +82,7 @@ static const sirenrt_model trail_model = {
     .n_roots = 2, .roots = trail_roots,
 };
 
-/* ---- the cells reachable from every slot's held roots, each counted once -------------------- */
+/* ---- the cells reachable from every slot's frame, each counted once -------------------------- */
 typedef struct cell_set {
   uint64_t **slots;
   size_t cap, n;
@@ -117,14 +117,15 @@ static void reach_list(cell_set *s, int64_t h, const char *elem) {
   }
 }
 
-/* Heap cells reachable from the population's held roots; also checks that no young cell is held. */
+/* Heap cells reachable from the population's frames; also checks that no young cell is left there. */
 static int64_t reachable_words(const sirenrt_filter *f, int64_t *cells) {
   cell_set s = {0};
   for (int64_t i = 0; i < f->n; i++) {
-    const rt_rootset *rs = f->held_set[i];
-    for (int32_t j = 0; rs && j < rs->n; j++) {
-      int64_t h = f->held[(size_t)i * (size_t)f->max_held + (size_t)j];
-      CHECK(!rt_is_young(h), "slot %lld holds a young cell after a barrier", (long long)i);
+    const rt_rootset *rs = rt_roots_now(f, i);
+    for (int32_t j = 0; j < rs->n; j++) {
+      int64_t h;
+      memcpy(&h, f->frames + (size_t)i * f->model->frame_size + rs->slots[j].offset, sizeof h);
+      CHECK(!rt_is_young(h), "slot %lld holds a young cell after a collection", (long long)i);
       reach_list(&s, h, rs->slots[j].elem);
     }
   }
@@ -138,8 +139,9 @@ static void force_pool(sirenrt_filter *f, int threads) {
   if (threads > 1 && !f->pool) f->pool = rt_pool_new(threads);
 }
 
-/* After each barrier the heap holds what the particles reach and nothing else, and that is the
- * ancestral tree, not N trajectories.  Jacob, Murray & Rubenthaler (2015) bound the expected tree
+/* Between collections the heap holds at most about twice what the particles reach (and the floor
+ * before the first); a collection keeps what they reach and nothing else, and that is the ancestral
+ * tree, not N trajectories.  Jacob, Murray & Rubenthaler (2015) bound the expected tree
  * by T + c N log N; here c = 10 is generous (measured: about 4). */
 static void test_memory_follows_ancestry(int32_t threads) {
   enum { N = 1000, STEPS = 1000 };
@@ -158,9 +160,13 @@ static void test_memory_follows_ancestry(int32_t threads) {
       break;
     }
     if (t % 250 != 0) continue;
+    int64_t before = rt_heap_live_words(f->heap);
+    CHECK(rt_filter_collect(f, 1) == 0, "collect: %s", sirenrt_filter_error(f));
     int64_t cells, words = reachable_words(f, &cells);
     CHECK(rt_heap_live_words(f->heap) == words, "step %d, %d threads: heap holds %lld words, particles reach %lld",
           t, (int)threads, (long long)rt_heap_live_words(f->heap), (long long)words);
+    CHECK(before <= 2 * words + (1 << 17) + 2 * 16 * N, "step %d: %lld words before the collection, %lld live", t,
+          (long long)before, (long long)words);
     /* Each step adds an outer cell and a two-cell inner list per surviving lineage. */
     double bound = 3.0 * (t + 10.0 * N * log((double)N));
     printf("# step %d, %d threads: %lld cells reachable (N*t = %lld)\n", t, (int)threads, (long long)cells,
@@ -171,8 +177,9 @@ static void test_memory_follows_ancestry(int32_t threads) {
   sirenrt_filter_free(f);
 }
 
-/* estimate() mid-stream runs a clone that shares the heap: afterwards the live filter's heap is what
- * its particles reach, exactly as before, and the stream goes on as if it had not been asked. */
+/* estimate() mid-stream runs a clone that shares the heap: what it adds no particle of the live
+ * filter reaches, so a collection afterwards leaves what it left before, and the stream goes on as if
+ * it had not been asked. */
 static void test_estimate_clone_gives_back(void) {
   enum { N = 300, STEPS = 200 };
   sirenrt_filter *a = sirenrt_filter_new(&trail_model, N, 3, NULL), *b = sirenrt_filter_new(&trail_model, N, 3, NULL);
@@ -185,8 +192,10 @@ static void test_estimate_clone_gives_back(void) {
     double y = sin(0.1 * t);
     CHECK(!sirenrt_filter_step(a, &y, 1) && !sirenrt_filter_step(b, &y, 1), "step %d", t);
     if (t % 50 == 49) {
+      CHECK(rt_filter_collect(a, 1) == 0, "collect");
       int64_t before = rt_heap_live_words(a->heap);
       CHECK(sirenrt_filter_estimate(a, ea, CAP, &na) == 0, "estimate: %s", sirenrt_filter_error(a));
+      CHECK(rt_filter_collect(a, 1) == 0, "collect");
       CHECK(rt_heap_live_words(a->heap) == before, "step %d: estimate() left %lld words behind", t,
             (long long)(rt_heap_live_words(a->heap) - before));
     }
@@ -310,58 +319,127 @@ static void test_checkpoint_refusals(void) {
 }
 
 /* The heap counts what it takes from malloc against a budget (memory.c): it refuses a cell the budget
- * has no room for (and marks the budget over, so the filter names the limit), gives a big cell back
- * as it is freed, and everything back when cleared. */
+ * has no room for (and marks the budget over, so the filter names the limit), and gives everything
+ * back when cleared. */
 static void test_heap_budget(void) {
   rt_budget b = {.words = 3 * 8192, .limit = 3 * 8192 * 8, .fixed = 0};
   rt_heap *h = rt_heap_new(1);
   CHECK(h != NULL, "heap");
   rt_heap_set_budget(h, &b);
-  enum { BIG = 4000 }; /* payload words: a cell over the free lists' sizes, malloc'd and given back */
+  enum { BIG = 4000 }; /* payload words: a cell of a chunk of its own */
   int64_t cells[8];
   int made = 0;
-  while (made < 8 && (cells[made] = rt_heap_new_cell(h, 0, BIG, 1)) != SIRENRT_NIL) made++;
+  while (made < 8 && (cells[made] = rt_heap_new_cell(h, 0, BIG, 1, "f")) != SIRENRT_NIL) made++;
   CHECK(made == 6, "%d cells of %d words fit in a budget of %llu words", made, BIG + 2, (unsigned long long)b.words);
   CHECK(b.used <= b.words && b.over, "used %llu of %llu, over %d", (unsigned long long)b.used,
         (unsigned long long)b.words, (int)b.over);
   char *msg = rt_budget_message(&b);
   CHECK_CONTAINS(msg, "outgrow the filter's memory limit (192 KiB: ");
   free(msg);
-  /* Freed (its count dropped to zero), a cell's words are room again. */
-  for (int i = 0; i < made; i++) {
-    int64_t held[1] = {cells[i]};
-    rt_rootset rs = {1, &(rt_root_slot){0, "d"}};
-    rt_heap_cell(cells[i])[1] = 1;
-    rt_heap_cell(cells[i])[2] = (uint64_t)SIRENRT_NIL;
-    rt_heap_release_held(h, 0, held, &rs);
-  }
-  CHECK(rt_heap_live_words(h) == 0, "live %lld", (long long)rt_heap_live_words(h));
-  int64_t again = rt_heap_new_cell(h, 0, BIG, 1);
-  CHECK(again != SIRENRT_NIL, "a cell after the others were freed");
-  if (again != SIRENRT_NIL) {
-    int64_t held[1] = {again};
-    rt_rootset rs = {1, &(rt_root_slot){0, "d"}};
-    rt_heap_cell(again)[1] = 1;
-    rt_heap_cell(again)[2] = (uint64_t)SIRENRT_NIL;
-    rt_heap_release_held(h, 0, held, &rs);
-  }
-  /* Small cells come from chunks, which the heap keeps until it is cleared. */
-  int64_t small = rt_heap_new_cell(h, 0, 2, 1);
-  CHECK(small != SIRENRT_NIL && b.used > 0, "a small cell, used %llu", (unsigned long long)b.used);
-  if (small != SIRENRT_NIL) {
-    int64_t held[1] = {small};
-    rt_rootset rs = {1, &(rt_root_slot){0, "d"}};
-    rt_heap_cell(small)[1] = 1;
-    rt_heap_cell(small)[2] = (uint64_t)SIRENRT_NIL;
-    rt_heap_release_held(h, 0, held, &rs);
-  }
   rt_heap_clear(h);
   CHECK(b.used == 0, "a cleared heap still holds %llu words of its budget", (unsigned long long)b.used);
+  CHECK(rt_heap_new_cell(h, 0, BIG, 1, "f") != SIRENRT_NIL, "a cell after the heap was cleared");
+  rt_heap_clear(h);
+  rt_heap_free(h);
+}
+
+/* The collector by itself: lists of floats sharing a tail, a list of lists, and garbage among them,
+ * made by two threads in turn.  It keeps exactly the cells the roots reach, rewrites the roots, and
+ * every kept cell still holds its words, its length and a tail that is kept too. */
+typedef struct root_array {
+  uint64_t *words;
+  int n;
+} root_array;
+
+static void walk_array(void *arg, rt_root_fn *fn, void *fn_arg) {
+  root_array *r = arg;
+  for (int i = 0; i < r->n; i++) fn(fn_arg, &r->words[i]);
+}
+
+static int64_t cons_float(rt_heap *h, int k, int64_t tail, double x) {
+  uint32_t len = tail == SIRENRT_NIL ? 1 : RT_HEADER_LEN(rt_heap_cell(tail)[0]) + 1;
+  int64_t c = rt_heap_new_cell(h, k, 2, len, "f");
+  rt_heap_cell(c)[2] = (uint64_t)tail;
+  memcpy(&rt_heap_cell(c)[3], &x, sizeof x);
+  return c;
+}
+
+static double list_sum(int64_t l, int64_t *n) {
+  double s = 0.0;
+  for (*n = 0; l != SIRENRT_NIL; l = (int64_t)rt_heap_cell(l)[2], ++*n) {
+    double x;
+    memcpy(&x, &rt_heap_cell(l)[3], sizeof x);
+    s += x;
+  }
+  return s;
+}
+
+static void test_collector(void) {
+  rt_heap *h = rt_heap_new(2);
+  CHECK(h != NULL, "heap");
+  /* shared: 0..99 on thread 0; a = 1000 :: shared and b = 2000 :: shared on thread 1 in a later
+   * epoch; garbage beside each; then [a, b, shared] as a list of lists on thread 0. */
+  int64_t shared = SIRENRT_NIL, junk = SIRENRT_NIL;
+  for (int i = 0; i < 100; i++) {
+    shared = cons_float(h, 0, shared, i);
+    junk = cons_float(h, 0, junk, -i);
+  }
+  rt_heap_next_epoch(h);
+  int64_t a = cons_float(h, 1, shared, 1000.0), b = cons_float(h, 1, shared, 2000.0);
+  for (int i = 0; i < 50; i++) junk = cons_float(h, 1, junk, i);
+  rt_heap_next_epoch(h);
+  int64_t outer = SIRENRT_NIL, parts[3] = {shared, b, a};
+  for (int i = 0; i < 3; i++) {
+    int64_t c = rt_heap_new_cell(h, 0, 2, (uint32_t)i + 1, "Lf");
+    rt_heap_cell(c)[2] = (uint64_t)outer;
+    rt_heap_cell(c)[3] = (uint64_t)parts[i];
+    outer = c;
+  }
+  uint64_t roots[2] = {(uint64_t)outer, (uint64_t)a};
+  root_array ra = {roots, 2};
+  int64_t cells_live = 100 + 2 + 3;
+  CHECK(rt_heap_live_words(h) == (100 + 100 + 2 + 50) * 4 + 3 * 4, "words before: %lld",
+        (long long)rt_heap_live_words(h));
+  CHECK(rt_heap_collect(h, walk_array, &ra, 0) == 0, "collect");
+  CHECK(rt_heap_live_words(h) == cells_live * 4, "kept %lld words, %lld live", (long long)rt_heap_live_words(h),
+        (long long)cells_live * 4);
+  CHECK(roots[0] != (uint64_t)outer && roots[1] != (uint64_t)a, "the roots were rewritten");
+  int64_t n;
+  CHECK(list_sum((int64_t)roots[1], &n) == 1000.0 + 4950.0 && n == 101, "a: %lld cells", (long long)n);
+  int64_t l = (int64_t)roots[0];
+  double want[3] = {1000.0 + 4950.0, 2000.0 + 4950.0, 4950.0};
+  for (int i = 0; i < 3; i++, l = (int64_t)rt_heap_cell(l)[2]) {
+    CHECK(RT_HEADER_LEN(rt_heap_cell(l)[0]) == (uint32_t)(3 - i), "outer length");
+    double got = list_sum((int64_t)rt_heap_cell(l)[3], &n);
+    CHECK(got == want[i] && n == (i < 2 ? 101 : 100), "part %d: sum %g of %lld", i, got, (long long)n);
+  }
+  /* a's tail and the third part are one list still */
+  int64_t third = (int64_t)rt_heap_cell((int64_t)rt_heap_cell((int64_t)rt_heap_cell((int64_t)roots[0])[2])[2])[3];
+  CHECK((int64_t)rt_heap_cell((int64_t)roots[1])[2] == third, "a shared tail stays shared");
+  /* New cells on top of the kept ones, beside garbage, and one root gone: a minor collection moves
+   * the new cells it reaches and leaves every kept one where it is; a major one keeps what the roots
+   * reach now. */
+  rt_heap_next_epoch(h);
+  int64_t top = (int64_t)roots[1];
+  for (int i = 0; i < 3; i++) {
+    top = cons_float(h, 1, top, 0.5);
+    junk = cons_float(h, 0, top, 7.0);
+  }
+  ra.n = 1;
+  roots[0] = (uint64_t)top;
+  CHECK(rt_heap_collect(h, walk_array, &ra, 0) == 0, "a minor collection");
+  CHECK(rt_heap_live_words(h) == (cells_live + 3) * 4, "a minor collection keeps the mature cells: %lld words",
+        (long long)rt_heap_live_words(h));
+  CHECK(list_sum((int64_t)roots[0], &n) == 1.5 + 1000.0 + 4950.0 && n == 104, "a with three more");
+  CHECK(rt_heap_collect(h, walk_array, &ra, 1) == 0, "a major collection");
+  CHECK(rt_heap_live_words(h) == 104 * 4, "kept %lld words", (long long)rt_heap_live_words(h));
+  CHECK(list_sum((int64_t)roots[0], &n) == 1.5 + 1000.0 + 4950.0 && n == 104, "a again");
   rt_heap_free(h);
 }
 
 int main(void) {
   test_heap_budget();
+  test_collector();
   test_memory_follows_ancestry(1);
   test_memory_follows_ancestry(2);
   test_estimate_clone_gives_back();

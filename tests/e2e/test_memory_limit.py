@@ -133,9 +133,9 @@ List.len(fold(step, File.read("d.csv"), []))
 def test_the_lists_kept_across_resampling_count_against_the_limit(threads):
     """Each particle's young cells are few (one a step), but the heap they are promoted into holds
     the population's ancestral trees: about 15 MiB here, which 16M (less the particles' 4 MiB of
-    state) does not leave.  Before the heap was counted this grew past any limit.  With 4 threads the
-    same 64M suffices: threads hand free cells on (heap.c's spare lists) instead of one thread
-    keeping what it freed while the others take new chunks (4 threads held 180 MiB)."""
+    state) does not leave.  Before the heap was counted this grew past any limit.  64M holds it with
+    the collector's copies (heap.c collects sooner, and wholly, as the limit comes near), with 4
+    threads too."""
     import numpy as np
     from sirenc.runtime.ffi import runtime_lib
 
