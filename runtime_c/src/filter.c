@@ -511,6 +511,8 @@ static int record_history(sirenrt_filter *f, rt_weights s, int resampled) {
   return 0;
 }
 
+static int collect(sirenrt_filter *f, int major, int held);
+
 /* Calls fn on every frame word that holds a list (rt_root_walk). */
 static void walk_roots(void *arg, rt_root_fn *fn, void *fn_arg) {
   sirenrt_filter *f = arg;
@@ -524,17 +526,21 @@ static void walk_roots(void *arg, rt_root_fn *fn, void *fn_arg) {
 /* Collects the heap (heap.c) when enough was allocated since it last did, once every particle's cells
  * are in it.  A filter that borrows the heap (estimate()'s clone) never does: the owner's frames name
  * the cells too.  0, or 1 with the filter failed. */
-static int collect_if_due(sirenrt_filter *f) {
+static int collect_if_due(sirenrt_filter *f, int held) {
   if (!f->lists || !f->owns_heap || !rt_heap_collection_due(f->heap)) return 0;
-  return rt_filter_collect(f, 0);
+  return collect(f, 0, held);
 }
 
-int rt_filter_collect(sirenrt_filter *f, int major) {
-  if (rt_hold_all(f)) return rt_filter_fail(f, rt_budget_message(&f->budget));
+/* held: every particle is held already (after a resampling's copies), so the contexts need not be
+ * visited. */
+static int collect(sirenrt_filter *f, int major, int held) {
+  if (!held && rt_hold_all(f)) return rt_filter_fail(f, rt_budget_message(&f->budget));
   rt_heap_next_epoch(f->heap);
   if (rt_heap_collect(f->heap, walk_roots, f, major) == -2) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   return 0;
 }
+
+int rt_filter_collect(sirenrt_filter *f, int major) { return collect(f, major, 0); }
 
 /* Every barrier resamples, whatever the weights: no ESS threshold, and not an MH chain (which never
  * does). */
@@ -565,7 +571,7 @@ static int barrier(sirenrt_filter *f) {
   __atomic_store_n(&f->arenas_used, 0, __ATOMIC_RELAXED); /* every particle that built cells was held */
   if (!resample) { /* the particles' lists were held as they stopped: nothing to count */
     profile_add(f, RT_PHASE_SERIAL, &t);
-    return collect_if_due(f);
+    return collect_if_due(f, 0);
   }
   f->log_evidence_done += s.log_sum - log((double)n);
   rt_rng g;
@@ -618,7 +624,7 @@ static int barrier(sirenrt_filter *f) {
   }
   run_team(f, threads, copy_range, &a);
   profile_add(f, RT_PHASE_COPY, &t);
-  if (collect_if_due(f)) return 1;
+  if (collect_if_due(f, 1)) return 1;
   profile_add(f, RT_PHASE_COLLECT, &t);
   f->epoch++;
   /* Every stream is now of an older epoch.  When the last pass drew, the next will draw too: it keys
