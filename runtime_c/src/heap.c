@@ -513,6 +513,18 @@ static void add_runs(const heap_local *L, span_of_cells *out, int64_t *n) {
   }
 }
 
+/* A sweep reads cells in order, which the hardware fetches ahead by itself, but a live cell also
+ * reads its tail's aux word, a cell an ancestor made, anywhere in the generation before: asked for
+ * AHEAD cells early, dead or alive (asking only for live ones' gained nothing: the test costs what
+ * the fetch saves).  The list-keeping walk at N = 10^5: collection 0.25 -> 0.19 s of a 100-step run
+ * (SIRENRT_PROFILE, 4 runs each; the same at 16, 32 and 64 cells ahead). */
+enum { AHEAD = 32 };
+
+static inline void prefetch_tail(const uint64_t *cell) {
+  int64_t t = (int64_t)cell[2];
+  if (rt_is_heap(t)) __builtin_prefetch(rt_heap_cell(t) + 1, 1);
+}
+
 int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major) {
   gc g = {major || major_due(h)};
   int64_t n = g.major ? h->mature.n_runs : 0;
@@ -530,6 +542,7 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major) {
   for (int64_t r = n - 1; r >= 0; r--) {
     for (uint32_t i = runs[r].end; i-- > runs[r].r.first;) {
       uint64_t *cell = chunk_cell(runs[r].r.c, i);
+      if (i >= runs[r].r.first + AHEAD) prefetch_tail(chunk_cell(runs[r].r.c, i - AHEAD));
       uint64_t aux = cell[1];
       if (!(aux & RT_CELL_MARK)) continue;
       live += RT_CELL_WORDS(cell[0]);
@@ -558,6 +571,7 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major) {
   for (int64_t r = 0; r < n && !failed; r++) {
     for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) {
       uint64_t *cell = chunk_cell(runs[r].r.c, i);
+      if (i + AHEAD < runs[r].end) prefetch_tail(chunk_cell(runs[r].r.c, i + AHEAD));
       uint64_t aux = cell[1];
       if (!(aux & RT_CELL_MARK)) continue;
       uint32_t words = RT_CELL_WORDS(cell[0]);
