@@ -361,24 +361,26 @@ double sirenrt_list_len(sirenrt_ctx *ctx, int64_t list) {
 }
 
 int64_t sirenrt_list_rev_at(sirenrt_ctx *ctx, int64_t list, int32_t nwords, int32_t site) {
-  uint64_t small[8], *words = small;
   if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) return bad_handle(ctx, list, site), SIRENRT_NIL;
   /* The whole copy is known in advance: refused before it allocates, and named. */
   int64_t len = list_length(ctx, list, site);
   if (len < 0 || rt_list_within_limit(ctx, "List.rev", len, (uint32_t)nwords + 3, site)) return SIRENRT_NIL;
-  if (nwords > 8 && !(words = malloc((size_t)nwords * sizeof(uint64_t)))) {
-    rt_fail(ctx, site, "out of memory");
-    return SIRENRT_NIL;
-  }
+  if (len == 0) return SIRENRT_NIL;
+  /* One allocation for every cell, laid out as consing them one by one would (a cell per element,
+   * in the order the elements are read), so the arena grows once, not once per doubling. */
+  uint64_t words = (uint64_t)nwords + 3, total = (uint64_t)len * words;
+  if (total > UINT32_MAX) return rt_fail(ctx, site, "particle memory exhausted (2^32 words)"), SIRENRT_NIL;
+  int64_t at = arena_alloc(ctx, (uint32_t)total, site);
+  if (at < 0) return SIRENRT_NIL;
   int64_t acc = SIRENRT_NIL;
-  while (list != SIRENRT_NIL) {
-    /* Read before consing: cons may move the arena. */
-    if (rt_list_uncons(ctx, list, words, nwords, &list, site)) break;
-    int64_t cell = cons_words(ctx, acc, words, nwords, site);
-    if (cell == SIRENRT_NIL) break;
-    acc = cell;
+  for (int64_t k = 0; k < len; k++, at += (int64_t)words) {
+    uint64_t *cell = ctx->arena + at; /* (nothing below allocates: the arena stays put) */
+    if (rt_list_uncons(ctx, list, cell + 3, nwords, &list, site)) return SIRENRT_NIL;
+    cell[0] = RT_HEADER(RT_KIND_LIST, nwords + 1, k + 1);
+    cell[1] = 0;
+    cell[2] = (uint64_t)acc;
+    acc = RT_YOUNG_BIT | at;
   }
-  if (words != small) free(words);
   return ctx->err_msg ? SIRENRT_NIL : acc;
 }
 
