@@ -394,9 +394,8 @@ static void count_block(sirenrt_filter *f, int k, int64_t first, int64_t end, in
     if (f->state[i] == SIRENRT_FINISHED) hold_slot(f, k, i, failed);
 }
 
-/* The symbolic states: one reference more for every extra
- * offspring, and a particle left without offspring drops its own (a state its parent shares with a
- * survivor lives on in the survivor's).  Its slot then takes a copy's state (copy_particle). */
+/* The symbolic states: one reference more for every extra offspring, and a particle left without
+ * offspring drops its own (a state its parent shares with a survivor lives on in the survivor's).  Its slot then takes a copy's state (copy_particle). */
 static void count_sym_block(sirenrt_filter *f, int64_t first, int64_t end) {
   for (int64_t i = first; i < end; i++) {
     int64_t c = f->counts[i];
@@ -447,8 +446,8 @@ static void tally_range(void *arg, int k, int threads) {
   }
 }
 
-/* Promotes and counts the lists and symbolic states of each block's particles for their offspring
- * (a model with neither has nothing to do here). */
+/* Promotes the finished particles' lists and counts the symbolic states of each block's particles for
+ * their offspring (a model with neither has nothing to do here). */
 static void count_range(void *arg, int k, int threads) {
   barrier_args *a = arg;
   sirenrt_filter *f = a->f;
