@@ -512,6 +512,10 @@ static int record_history(sirenrt_filter *f, rt_weights s, int resampled) {
 
 static int collect(sirenrt_filter *f, int major, int held);
 
+static void run_on_pool(void *f, void (*fn)(void *, int, int), void *arg) {
+  run_team(f, team_size(f), fn, arg);
+}
+
 /* Calls fn on every frame word that holds a list (rt_root_walk). */
 static void walk_roots(void *arg, rt_root_fn *fn, void *fn_arg) {
   sirenrt_filter *f = arg;
@@ -535,7 +539,8 @@ static int collect_if_due(sirenrt_filter *f, int held) {
 static int collect(sirenrt_filter *f, int major, int held) {
   if (!held && rt_hold_all(f)) return rt_filter_fail(f, rt_budget_message(&f->budget));
   rt_heap_next_epoch(f->heap);
-  if (rt_heap_collect(f->heap, walk_roots, f, major) == -2) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  rt_team team = {run_on_pool, f, team_size(f)};
+  if (rt_heap_collect(f->heap, walk_roots, f, major, &team) == -2) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   return 0;
 }
 

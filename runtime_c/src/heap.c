@@ -30,6 +30,12 @@
  * and runs once the words allocated since the last one pass what it left live (and a floor), so the
  * heap stays within about twice its live cells and the work per promoted cell is a small constant.
  * Resampling touches no list: dead particles' cells are garbage the next collection leaves behind.
+ * The collector is generational: a minor collection sweeps and copies only the cells promoted since
+ * the last one (the mature ones cannot refer to them, so they need no marking and do not move), a
+ * major one everything.  It runs on the filter's threads: the runs of one epoch refer to no other
+ * thread's runs of that epoch, so each epoch's runs are swept (and copied, each thread into its own
+ * share of the mature generation) at once, the epochs one after another.  The list-returning walk at
+ * N = 10^6 on 2 threads: 1.38x -> 1.82x the speed of 1 (benchmarks/trajectory.py).
  *
  * A cell's aux word (word 1) tells the collector which of its element words are lists: it holds the
  * element type's descriptor (a string that lives as long as the model, or one the heap interned for a
@@ -101,13 +107,14 @@ typedef struct heap_local {
   int failed;            /* an allocation was refused */
   const char *last_elem; /* the element type promoted last, and its cells' aux word */
   uint64_t last_aux;
+  uint32_t id;           /* the thread, in runs' `local` */
   char pad[64];          /* no false sharing between threads' counters */
 } heap_local;
 
 struct rt_heap {
   int n_locals;
   heap_local *locals;    /* each thread's young generation */
-  heap_local mature;     /* what collections kept: older than every young cell */
+  heap_local *mature;    /* each thread's share of what collections kept: older than every young cell */
   uint64_t epoch;
   int64_t mature_after_major; /* mature words the last major collection left */
   int64_t kept_by_minor; /* words the last minor collection moved to the mature generation */
@@ -120,23 +127,23 @@ rt_heap *rt_heap_new(int threads) {
   if (!h) return NULL;
   h->n_locals = threads > 0 ? threads : 1;
   h->locals = calloc((size_t)h->n_locals, sizeof(heap_local));
-  if (!h->locals) {
+  h->mature = calloc((size_t)h->n_locals, sizeof(heap_local));
+  if (!h->locals || !h->mature) {
+    free(h->locals);
+    free(h->mature);
     free(h);
     return NULL;
   }
   for (int k = 0; k < h->n_locals; k++) {
-    h->locals[k].heap = h;
-    h->locals[k].next_cap = FIRST_CHUNK_WORDS;
+    h->locals[k] = (heap_local){.heap = h, .next_cap = FIRST_CHUNK_WORDS, .id = (uint32_t)k};
+    h->mature[k] = (heap_local){.heap = h, .next_cap = CHUNK_WORDS, .id = (uint32_t)k};
   }
-  h->mature.heap = h;
-  h->mature.next_cap = CHUNK_WORDS;
   h->epoch = 1;
   return h;
 }
 
 void rt_heap_set_budget(rt_heap *h, rt_budget *b) {
-  h->mature.budget = b;
-  for (int k = 0; k < h->n_locals; k++) h->locals[k].budget = b;
+  for (int k = 0; k < h->n_locals; k++) h->locals[k].budget = h->mature[k].budget = b;
 }
 
 void rt_heap_next_epoch(rt_heap *h) { h->epoch++; }
@@ -192,12 +199,12 @@ static int64_t local_clear(heap_local *L) {
 /* Gives the budget back what clearing took from the locals (a thread's share may be negative: only
  * the sum is what the heap held). */
 static void give_back(rt_heap *h, int64_t taken) {
-  if (taken > 0 && h->mature.budget) rt_budget_give(h->mature.budget, (uint64_t)taken);
+  if (taken > 0 && h->locals[0].budget) rt_budget_give(h->locals[0].budget, (uint64_t)taken);
 }
 
 void rt_heap_clear(rt_heap *h) {
-  int64_t taken = local_clear(&h->mature);
-  for (int k = 0; k < h->n_locals; k++) taken += local_clear(&h->locals[k]);
+  int64_t taken = 0;
+  for (int k = 0; k < h->n_locals; k++) taken += local_clear(&h->locals[k]) + local_clear(&h->mature[k]);
   h->mature_after_major = h->kept_by_minor = 0;
   give_back(h, taken);
 }
@@ -208,8 +215,9 @@ void rt_heap_free(rt_heap *h) {
   for (int k = 0; k < h->n_locals; k++) {
     free(h->locals[k].runs);
     free(h->locals[k].stack);
+    free(h->mature[k].runs);
   }
-  free(h->mature.runs);
+  free(h->mature);
   for (int32_t t = 0; t < h->n_types; t++) free(h->types[t]);
   free(h->types);
   free(h->locals);
@@ -222,8 +230,14 @@ static int64_t young_words(const rt_heap *h) {
   return total;
 }
 
+static int64_t mature_words(const rt_heap *h) {
+  int64_t total = 0;
+  for (int k = 0; k < h->n_locals; k++) total += h->mature[k].words;
+  return total;
+}
+
 int64_t rt_heap_live_words(const rt_heap *h) {
-  int64_t total = h->mature.words;
+  int64_t total = mature_words(h);
   for (int k = 0; k < h->n_locals; k++) total += h->locals[k].words;
   return total;
 }
@@ -257,8 +271,7 @@ static int push_run(heap_local *L, uint64_t epoch) {
     L->runs = r;
     L->cap_runs = cap;
   }
-  uint32_t local = L == &L->heap->mature ? 0 : 1 + (uint32_t)(L - L->heap->locals);
-  L->runs[L->n_runs++] = (run){L->chunk, L->chunk->n_cells, local, epoch};
+  L->runs[L->n_runs++] = (run){L->chunk, L->chunk->n_cells, L->id, epoch};
   return 0;
 }
 
@@ -423,10 +436,10 @@ void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const 
  * and a quarter more for offsets and chunk ends) beside the heap: when what the budget has left
  * comes near that, the next collection is a major one, which leaves the least. */
 static int pressed(const rt_heap *h) {
-  const rt_budget *b = h->mature.budget;
+  const rt_budget *b = h->locals[0].budget;
   if (!b) return 0;
   uint64_t used = __atomic_load_n(&b->used, __ATOMIC_RELAXED);
-  uint64_t heap = (uint64_t)(h->mature.words + young_words(h));
+  uint64_t heap = (uint64_t)(mature_words(h) + young_words(h));
   return used + heap + heap / 4 + 4 * CHUNK_WORDS + FLOOR_WORDS / 8 > b->words;
 }
 
@@ -440,20 +453,26 @@ int rt_heap_collection_due(const rt_heap *h) {
 }
 
 static int major_due(const rt_heap *h) {
-  return h->mature.words >= 2 * h->mature_after_major + FLOOR_WORDS || pressed(h);
+  return mature_words(h) >= 2 * h->mature_after_major + FLOOR_WORDS || pressed(h);
 }
 
 /* What a collection marks and moves: every cell (major), or the young ones only (minor), whose
  * references into the mature generation need no marking and no rewriting: it does not move. */
 typedef struct gc {
   int major;
+  int shared; /* threads mark at once: two may mark one older cell */
 } gc;
 
 static void mark(const gc *g, uint64_t *word) {
   int64_t h = (int64_t)*word;
   if (!rt_is_heap(h)) return;
   uint64_t *cell = rt_heap_cell(h);
-  if (g->major || !(cell[1] & RT_CELL_MATURE)) cell[1] |= RT_CELL_MARK;
+  uint64_t aux = g->shared ? __atomic_load_n(&cell[1], __ATOMIC_RELAXED) : cell[1];
+  if ((aux & RT_CELL_MARK) || (!g->major && (aux & RT_CELL_MATURE))) return;
+  if (g->shared)
+    __atomic_fetch_or(&cell[1], RT_CELL_MARK, __ATOMIC_RELAXED);
+  else
+    cell[1] = aux | RT_CELL_MARK;
 }
 
 static void mark_word(void *g, uint64_t *word, const char *elem) {
@@ -525,59 +544,53 @@ static inline void prefetch_tail(const uint64_t *cell) {
   if (rt_is_heap(t)) __builtin_prefetch(rt_heap_cell(t) + 1, 1);
 }
 
-int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major) {
-  gc g = {major || major_due(h)};
-  int64_t n = g.major ? h->mature.n_runs : 0;
-  for (int k = 0; k < h->n_locals; k++) n += h->locals[k].n_runs;
-  span_of_cells *runs = malloc((size_t)(n ? n : 1) * sizeof *runs);
-  if (!runs) return -1;
-  n = 0;
-  if (g.major) add_runs(&h->mature, runs, &n);
-  for (int k = 0; k < h->n_locals; k++) add_runs(&h->locals[k], runs, &n);
-  qsort(runs, (size_t)n, sizeof *runs, span_order);
+/* One collection's work, shared by a team: the runs in order and their epochs' groups; thread k sweeps
+ * and copies the runs of threads k, k + T, ... (a thread's runs of one epoch refer to no other
+ * thread's of that epoch, so a group's runs are swept at once, and the groups one after another). */
+typedef struct collect_job {
+  rt_heap *h;
+  gc g;
+  span_of_cells *runs;
+  int64_t lo, hi;        /* the group being swept or copied: runs [lo, hi) */
+  heap_local *to;        /* the copies' generation, one local a thread */
+  int64_t live[RT_MAX_THREADS];
+  int failed[RT_MAX_THREADS];
+} collect_job;
 
-  /* 1. Mark: the roots, then every marked cell's references, newest cell first. */
-  walk(arg, root_mark, &g);
+static void mark_group(void *arg, int k, int threads) {
+  collect_job *j = arg;
   int64_t live = 0;
-  for (int64_t r = n - 1; r >= 0; r--) {
-    for (uint32_t i = runs[r].end; i-- > runs[r].r.first;) {
-      uint64_t *cell = chunk_cell(runs[r].r.c, i);
-      if (i >= runs[r].r.first + AHEAD) prefetch_tail(chunk_cell(runs[r].r.c, i - AHEAD));
+  for (int64_t r = j->hi - 1; r >= j->lo; r--) {
+    const span_of_cells *run = &j->runs[r];
+    if ((int)(run->r.local % (uint32_t)threads) != k) continue;
+    for (uint32_t i = run->end; i-- > run->r.first;) {
+      uint64_t *cell = chunk_cell(run->r.c, i);
+      if (i >= run->r.first + AHEAD) prefetch_tail(chunk_cell(run->r.c, i - AHEAD));
       uint64_t aux = cell[1];
       if (!(aux & RT_CELL_MARK)) continue;
       live += RT_CELL_WORDS(cell[0]);
-      mark(&g, &cell[2]);
-      if (aux & RT_CELL_HAS_LISTS) rt_each_list(cell + 3, elem_of(aux), mark_word, &g);
+      mark(&j->g, &cell[2]);
+      if (aux & RT_CELL_HAS_LISTS) rt_each_list(cell + 3, elem_of(aux), mark_word, &j->g);
     }
   }
+  j->live[k] += live;
+}
 
-  /* 2. Copy, oldest first, after the mature cells (minor) or into a new mature generation (major),
-   * the chunks reserved before anything moves. */
-  heap_local fresh = {.heap = h, .budget = h->mature.budget, .next_cap = CHUNK_WORDS};
-  heap_local *to = g.major ? &fresh : &h->mature;
-  int64_t room = live + live / 4 + 2 * CHUNK_WORDS; /* with the offsets and the chunks' ends */
-  if (to->budget && !rt_budget_take(to->budget, (uint64_t)room)) {
-    for (int64_t r = 0; r < n; r++)
-      for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) chunk_cell(runs[r].r.c, i)[1] &= ~RT_CELL_MARK;
-    walk(arg, root_unmark, NULL);
-    free(runs);
-    return -1;
-  }
-  if (to->budget) {
-    to->credit += room;
-    to->taken += room;
-  }
-  int failed = 0;
-  for (int64_t r = 0; r < n && !failed; r++) {
-    for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) {
-      uint64_t *cell = chunk_cell(runs[r].r.c, i);
-      if (i + AHEAD < runs[r].end) prefetch_tail(chunk_cell(runs[r].r.c, i + AHEAD));
+static void copy_group(void *arg, int k, int threads) {
+  collect_job *j = arg;
+  for (int64_t r = j->lo; r < j->hi && !j->failed[k]; r++) {
+    const span_of_cells *run = &j->runs[r];
+    if ((int)(run->r.local % (uint32_t)threads) != k) continue;
+    heap_local *to = &j->to[k];
+    for (uint32_t i = run->r.first; i < run->end; i++) {
+      uint64_t *cell = chunk_cell(run->r.c, i);
+      if (i + AHEAD < run->end) prefetch_tail(chunk_cell(run->r.c, i + AHEAD));
       uint64_t aux = cell[1];
       if (!(aux & RT_CELL_MARK)) continue;
       uint32_t words = RT_CELL_WORDS(cell[0]);
-      uint64_t *copy = cell_alloc(to, words, h->epoch);
+      uint64_t *copy = cell_alloc(to, words, run->r.epoch);
       if (!copy) {
-        failed = 1; /* only malloc: the budget was reserved (the heap is then lost, and the filter) */
+        j->failed[k] = 1; /* only malloc: the budget was reserved (the heap is then lost, and the filter) */
         break;
       }
       memcpy(copy, cell, (size_t)words * sizeof(uint64_t));
@@ -587,16 +600,99 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major) {
       cell[1] = (uint64_t)(uintptr_t)copy;
     }
   }
+}
+
+/* Runs fn over every group of one epoch, newest first (down) or oldest first. */
+static void each_group(collect_job *j, int64_t n, int down, const rt_team *team, void (*fn)(void *, int, int)) {
+  int64_t at = down ? n : 0;
+  while (down ? at > 0 : at < n) {
+    int64_t end = at;
+    if (down) {
+      while (at > 0 && j->runs[at - 1].r.epoch == j->runs[end - 1].r.epoch) at--;
+      j->lo = at, j->hi = end;
+    } else {
+      while (end < n && j->runs[end].r.epoch == j->runs[at].r.epoch) end++;
+      j->lo = at, j->hi = end;
+      at = end;
+    }
+    if (team && team->threads > 1)
+      team->run(team->arg, fn, j);
+    else
+      fn(j, 0, 1);
+  }
+}
+
+int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const rt_team *team) {
+  int threads = team && team->threads > 1 ? team->threads : 1;
+  if (threads > h->n_locals) threads = h->n_locals;
+  rt_team solo = {NULL, NULL, 1};
+  if (threads == 1) team = &solo;
+  collect_job job = {.h = h, .g = {major || major_due(h), threads > 1}};
+  gc *g = &job.g;
+  int64_t n = 0;
+  for (int k = 0; k < h->n_locals; k++) n += h->locals[k].n_runs + (g->major ? h->mature[k].n_runs : 0);
+  span_of_cells *runs = malloc((size_t)(n ? n : 1) * sizeof *runs);
+  heap_local *fresh = g->major ? calloc((size_t)h->n_locals, sizeof *fresh) : NULL;
+  if (!runs || (g->major && !fresh)) {
+    free(runs);
+    free(fresh);
+    return -1;
+  }
+  n = 0;
+  for (int k = 0; k < h->n_locals; k++) {
+    if (g->major) add_runs(&h->mature[k], runs, &n);
+    add_runs(&h->locals[k], runs, &n);
+  }
+  qsort(runs, (size_t)n, sizeof *runs, span_order);
+  job.runs = runs;
+
+  /* 1. Mark: the roots, then every marked cell's references, newest cell first. */
+  walk(arg, root_mark, g);
+  each_group(&job, n, 1, team, mark_group);
+  int64_t live = 0;
+  for (int k = 0; k < threads; k++) live += job.live[k];
+
+  /* 2. Copy, oldest first, after the mature cells (minor) or into a new mature generation (major),
+   * the chunks reserved before anything moves: each thread's share of the live words, with room for
+   * the offsets and the chunks' ends. */
+  rt_budget *budget = h->locals[0].budget;
+  heap_local *to = g->major ? fresh : h->mature;
+  if (g->major)
+    for (int k = 0; k < h->n_locals; k++)
+      fresh[k] = (heap_local){.heap = h, .budget = budget, .next_cap = CHUNK_WORDS, .id = (uint32_t)k};
+  int64_t room[RT_MAX_THREADS], total = 0;
+  for (int k = 0; k < threads; k++) total += room[k] = job.live[k] + job.live[k] / 4 + 2 * CHUNK_WORDS;
+  if (budget && !rt_budget_take(budget, (uint64_t)total)) {
+    for (int64_t r = 0; r < n; r++)
+      for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) chunk_cell(runs[r].r.c, i)[1] &= ~RT_CELL_MARK;
+    walk(arg, root_unmark, NULL);
+    free(runs);
+    free(fresh);
+    return -1;
+  }
+  for (int k = 0; budget && k < threads; k++) {
+    to[k].credit += room[k];
+    to[k].taken += room[k];
+  }
+  job.to = to;
+  each_group(&job, n, 0, team, copy_group);
   free(runs);
-  if (to->budget && to->credit > 0) { /* the reservation's rest */
-    rt_budget_give(to->budget, (uint64_t)to->credit);
-    to->taken -= to->credit;
-    to->credit = 0;
+  int failed = 0;
+  for (int k = 0; k < threads; k++) {
+    failed |= job.failed[k];
+    if (budget && to[k].credit > 0) { /* the reservation's rest */
+      rt_budget_give(budget, (uint64_t)to[k].credit);
+      to[k].taken -= to[k].credit;
+      to[k].credit = 0;
+    }
   }
   if (failed) {
-    if (g.major) {
-      give_back(h, local_clear(&fresh));
-      free(fresh.runs);
+    if (g->major) {
+      for (int k = 0; k < h->n_locals; k++) {
+        give_back(h, local_clear(&fresh[k]));
+        free(fresh[k].runs);
+      }
+      free(fresh);
     }
     return -2;
   }
@@ -605,11 +701,14 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major) {
   /* 3. The old chunks go. */
   int64_t taken = 0;
   for (int k = 0; k < h->n_locals; k++) taken += local_clear(&h->locals[k]);
-  if (g.major) {
-    taken += local_clear(&h->mature);
-    free(h->mature.runs);
+  if (g->major) {
+    for (int k = 0; k < h->n_locals; k++) {
+      taken += local_clear(&h->mature[k]);
+      free(h->mature[k].runs);
+    }
+    free(h->mature);
     h->mature = fresh;
-    h->mature_after_major = fresh.words;
+    h->mature_after_major = mature_words(h);
     h->kept_by_minor = 0;
   } else {
     h->kept_by_minor = live;

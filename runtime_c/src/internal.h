@@ -372,7 +372,14 @@ const char *rt_heap_intern_type(rt_heap *h, const char *desc); /* a copy the hea
  * while it moved cells: the heap is lost (the filter must fail). */
 typedef void rt_root_fn(void *fn_arg, uint64_t *word);
 typedef void rt_root_walk(void *arg, rt_root_fn *fn, void *fn_arg);
-int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major);
+/* The threads a collection may use: run(arg, fn, fn_arg) calls fn(fn_arg, k, threads) for k = 0 ..
+ * threads - 1 and returns when all have (the filter's pool). */
+typedef struct rt_team {
+  void (*run)(void *arg, void (*fn)(void *, int, int), void *fn_arg);
+  void *arg;
+  int threads;
+} rt_team;
+int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const rt_team *team);
 int rt_heap_collection_due(const rt_heap *h); /* enough was allocated since the last one */
 
 /* ---------------------------------------------------------------- filter --------------------- */

@@ -374,7 +374,15 @@ static double list_sum(int64_t l, int64_t *n) {
   return s;
 }
 
+/* A team of two that takes turns (the filter's tests run the collector on real threads). */
+static void turns(void *arg, void (*fn)(void *, int, int), void *fn_arg) {
+  (void)arg;
+  fn(fn_arg, 1, 2);
+  fn(fn_arg, 0, 2);
+}
+
 static void test_collector(void) {
+  rt_team team = {turns, NULL, 2};
   rt_heap *h = rt_heap_new(2);
   CHECK(h != NULL, "heap");
   /* shared: 0..99 on thread 0; a = 1000 :: shared and b = 2000 :: shared on thread 1 in a later
@@ -400,7 +408,7 @@ static void test_collector(void) {
   int64_t cells_live = 100 + 2 + 3;
   CHECK(rt_heap_live_words(h) == (100 + 100 + 2 + 50) * 4 + 3 * 4, "words before: %lld",
         (long long)rt_heap_live_words(h));
-  CHECK(rt_heap_collect(h, walk_array, &ra, 0) == 0, "collect");
+  CHECK(rt_heap_collect(h, walk_array, &ra, 0, &team) == 0, "collect");
   CHECK(rt_heap_live_words(h) == cells_live * 4, "kept %lld words, %lld live", (long long)rt_heap_live_words(h),
         (long long)cells_live * 4);
   CHECK(roots[0] != (uint64_t)outer && roots[1] != (uint64_t)a, "the roots were rewritten");
@@ -427,11 +435,11 @@ static void test_collector(void) {
   }
   ra.n = 1;
   roots[0] = (uint64_t)top;
-  CHECK(rt_heap_collect(h, walk_array, &ra, 0) == 0, "a minor collection");
+  CHECK(rt_heap_collect(h, walk_array, &ra, 0, &team) == 0, "a minor collection");
   CHECK(rt_heap_live_words(h) == (cells_live + 3) * 4, "a minor collection keeps the mature cells: %lld words",
         (long long)rt_heap_live_words(h));
   CHECK(list_sum((int64_t)roots[0], &n) == 1.5 + 1000.0 + 4950.0 && n == 104, "a with three more");
-  CHECK(rt_heap_collect(h, walk_array, &ra, 1) == 0, "a major collection");
+  CHECK(rt_heap_collect(h, walk_array, &ra, 1, &team) == 0, "a major collection");
   CHECK(rt_heap_live_words(h) == 104 * 4, "kept %lld words", (long long)rt_heap_live_words(h));
   CHECK(list_sum((int64_t)roots[0], &n) == 1.5 + 1000.0 + 4950.0 && n == 104, "a again");
   rt_heap_free(h);
