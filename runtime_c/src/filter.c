@@ -395,8 +395,7 @@ static void count_block(sirenrt_filter *f, int k, int64_t first, int64_t end, in
 }
 
 /* The symbolic states: one reference more for every extra offspring, and a particle left without
- * offspring drops its own (a state its parent shares with a survivor lives on in the survivor's).  Its
- * slot then takes a copy's state (copy_particle). */
+ * offspring drops its own (a state its parent shares with a survivor lives on in the survivor's).  Its slot then takes a copy's state (copy_particle). */
 static void count_sym_block(sirenrt_filter *f, int64_t first, int64_t end) {
   for (int64_t i = first; i < end; i++) {
     int64_t c = f->counts[i];
@@ -498,7 +497,13 @@ static int any_failed(const barrier_args *a, int threads) {
 
 /* Appends the barrier to the run's history; 0, or -1 out of memory. */
 static int record_history(sirenrt_filter *f, rt_weights s, int resampled) {
-  if (rt_grow((void **)&f->history, sizeof *f->history, f->n_history + 1, &f->cap_history)) return -1;
+  if (f->n_history == f->cap_history) {
+    int64_t cap = f->cap_history ? 2 * f->cap_history : 64;
+    rt_history_row *h = realloc(f->history, (size_t)cap * sizeof *h);
+    if (!h) return -1;
+    f->history = h;
+    f->cap_history = cap;
+  }
   int64_t rows = f->stream_open && f->model->n_files > 0 ? f->tables[0].n_rows : -1;
   f->history[f->n_history++] =
       (rt_history_row){s.ess, f->log_evidence_done + s.log_sum - log((double)f->n), rows, resampled};
@@ -533,9 +538,9 @@ static int collect_if_due(sirenrt_filter *f, int held) {
  * visited. */
 static int collect(sirenrt_filter *f, int major, int held) {
   if (!held && rt_hold_all(f)) return rt_filter_fail(f, rt_budget_message(&f->budget));
+  rt_heap_next_epoch(f->heap);
   rt_team team = {run_on_pool, f, team_size(f)};
-  if (rt_heap_collect(f->heap, walk_roots, f, major, &team) == -2)
-    return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
+  if (rt_heap_collect(f->heap, walk_roots, f, major, &team) == -2) return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   return 0;
 }
 

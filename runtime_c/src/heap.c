@@ -92,11 +92,13 @@ typedef struct run {
 } run;
 
 typedef struct heap_local {
+  struct rt_heap *heap;
   chunk *chunk;          /* the current chunk, the newest of the chain (prev links) */
   uint32_t next_cap;     /* the size of the next chunk */
   run *runs;             /* this thread's runs, in allocation order */
   int64_t n_runs, cap_runs;
   int64_t words;         /* cell words this thread's chunks hold */
+  int64_t chunk_words;   /* words of its chunks */
   int64_t credit;        /* words reserved from the budget and not yet taken by a chunk */
   int64_t taken;         /* words this thread holds of the budget */
   rt_budget *budget;     /* the filter's memory limit; NULL: not counted */
@@ -133,8 +135,8 @@ rt_heap *rt_heap_new(int threads) {
     return NULL;
   }
   for (int k = 0; k < h->n_locals; k++) {
-    h->locals[k] = (heap_local){.next_cap = FIRST_CHUNK_WORDS, .id = (uint32_t)k};
-    h->mature[k] = (heap_local){.next_cap = CHUNK_WORDS, .id = (uint32_t)k};
+    h->locals[k] = (heap_local){.heap = h, .next_cap = FIRST_CHUNK_WORDS, .id = (uint32_t)k};
+    h->mature[k] = (heap_local){.heap = h, .next_cap = CHUNK_WORDS, .id = (uint32_t)k};
   }
   h->epoch = 1;
   return h;
@@ -164,16 +166,31 @@ static int reserve(heap_local *L, uint64_t words) {
   return 1;
 }
 
-/* Frees L's chunks; returns the words it held of the budget. */
-static int64_t local_clear(heap_local *L) {
-  for (chunk *c = L->chunk, *prev; c; c = prev) {
-    prev = c->prev;
+/* Frees a chain of chunks; returns their words. */
+static int64_t free_chain(chunk *c) {
+  int64_t words = 0;
+  while (c) {
+    chunk *prev = c->prev;
+    words += c->cap;
     free(c);
+    c = prev;
   }
+  return words;
+}
+
+/* Forgets every chunk of L (they are freed or handed on by the caller). */
+static void local_forget(heap_local *L) {
   L->chunk = NULL;
   L->n_runs = 0;
   L->words = 0;
+  L->chunk_words = 0;
   L->next_cap = FIRST_CHUNK_WORDS;
+}
+
+/* Frees L's chunks; returns the words it held of the budget. */
+static int64_t local_clear(heap_local *L) {
+  free_chain(L->chunk);
+  local_forget(L);
   int64_t taken = L->taken;
   L->taken = L->credit = 0;
   return taken;
@@ -241,12 +258,19 @@ static int new_chunk(heap_local *L, uint32_t words) {
   c->cap = (uint32_t)cap;
   c->used = c->n_cells = 0;
   L->chunk = c;
+  L->chunk_words += (int64_t)cap;
   if (L->next_cap < CHUNK_WORDS) L->next_cap *= 2;
   return 0;
 }
 
 static int push_run(heap_local *L, uint64_t epoch) {
-  if (rt_grow((void **)&L->runs, sizeof *L->runs, L->n_runs + 1, &L->cap_runs)) return -1;
+  if (L->n_runs == L->cap_runs) {
+    int64_t cap = L->cap_runs ? 2 * L->cap_runs : 64;
+    run *r = realloc(L->runs, (size_t)cap * sizeof *r);
+    if (!r) return -1;
+    L->runs = r;
+    L->cap_runs = cap;
+  }
   L->runs[L->n_runs++] = (run){L->chunk, L->chunk->n_cells, L->id, epoch};
   return 0;
 }
@@ -335,7 +359,13 @@ static void promote_word(void *p, uint64_t *word, const char *elem) {
 }
 
 static int push_young(heap_local *L, int64_t index) {
-  if (rt_grow((void **)&L->stack, sizeof *L->stack, L->n_stack + 1, &L->cap_stack)) return -1;
+  if (L->n_stack == L->cap_stack) {
+    int64_t cap = L->cap_stack ? 2 * L->cap_stack : 256;
+    int64_t *s = realloc(L->stack, (size_t)cap * sizeof *s);
+    if (!s) return -1;
+    L->stack = s;
+    L->cap_stack = cap;
+  }
   L->stack[L->n_stack++] = index;
   return 0;
 }
@@ -518,6 +548,7 @@ static inline void prefetch_tail(const uint64_t *cell) {
  * and copies the runs of threads k, k + T, ... (a thread's runs of one epoch refer to no other
  * thread's of that epoch, so a group's runs are swept at once, and the groups one after another). */
 typedef struct collect_job {
+  rt_heap *h;
   gc g;
   span_of_cells *runs;
   int64_t lo, hi;        /* the group being swept or copied: runs [lo, hi) */
@@ -584,7 +615,7 @@ static void each_group(collect_job *j, int64_t n, int down, const rt_team *team,
       j->lo = at, j->hi = end;
       at = end;
     }
-    if (team->threads > 1)
+    if (team && team->threads > 1)
       team->run(team->arg, fn, j);
     else
       fn(j, 0, 1);
@@ -592,11 +623,11 @@ static void each_group(collect_job *j, int64_t n, int down, const rt_team *team,
 }
 
 int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const rt_team *team) {
-  /* (a team larger than the heap's threads, which the filter never makes, would have no locals) */
+  int threads = team && team->threads > 1 ? team->threads : 1;
+  if (threads > h->n_locals) threads = h->n_locals;
   rt_team solo = {NULL, NULL, 1};
-  if (!team || team->threads <= 1 || team->threads > h->n_locals) team = &solo;
-  int threads = team->threads;
-  collect_job job = {.g = {major || major_due(h), threads > 1}};
+  if (threads == 1) team = &solo;
+  collect_job job = {.h = h, .g = {major || major_due(h), threads > 1}};
   gc *g = &job.g;
   int64_t n = 0;
   for (int k = 0; k < h->n_locals; k++) n += h->locals[k].n_runs + (g->major ? h->mature[k].n_runs : 0);
@@ -628,7 +659,7 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
   heap_local *to = g->major ? fresh : h->mature;
   if (g->major)
     for (int k = 0; k < h->n_locals; k++)
-      fresh[k] = (heap_local){.budget = budget, .next_cap = CHUNK_WORDS, .id = (uint32_t)k};
+      fresh[k] = (heap_local){.heap = h, .budget = budget, .next_cap = CHUNK_WORDS, .id = (uint32_t)k};
   int64_t room[RT_MAX_THREADS], total = 0;
   for (int k = 0; k < threads; k++) total += room[k] = job.live[k] + job.live[k] / 4 + 2 * CHUNK_WORDS;
   if (budget && !rt_budget_take(budget, (uint64_t)total)) {

@@ -561,9 +561,6 @@ int rt_plan_memory(const sirenrt_model *m, int64_t n, int64_t requested, uint64_
                    rt_budget *budget);
 int rt_arena_within_limit(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site);
 int rt_budget_take(rt_budget *b, uint64_t words);
-/* A growable array: *a holds at least `need` elements of `elem` bytes afterwards (its capacity *cap,
- * doubled from 16 as needed); 0, or -1 out of memory with *a unchanged.  Not counted in a budget. */
-int rt_grow(void **a, size_t elem, int64_t need, int64_t *cap);
 void rt_budget_give(rt_budget *b, uint64_t words);
 char *rt_budget_message(const rt_budget *b);
 /* "4.00 MiB: 1.20 MiB for the particles' state, 2.75 MiB taken by lists, data and symbolic states" */

@@ -111,17 +111,6 @@ int rt_plan_memory(const sirenrt_model *m, int64_t n, int64_t requested, uint64_
 
 /* Atomic always: its callers (an arena doubling, a heap chunk, a data table growing) are rare next
  * to what they allocate, and may run on any of the particles' threads at once. */
-int rt_grow(void **a, size_t elem, int64_t need, int64_t *cap) {
-  if (need <= *cap) return 0;
-  int64_t c = *cap ? *cap : 16;
-  while (c < need) c *= 2;
-  void *b = realloc(*a, (size_t)c * elem);
-  if (!b) return -1;
-  *a = b;
-  *cap = c;
-  return 0;
-}
-
 int rt_budget_take(rt_budget *b, uint64_t words) {
   if (!b || words == 0) return 1;
   uint64_t before = __atomic_fetch_add(&b->used, words, __ATOMIC_RELAXED);

@@ -85,11 +85,22 @@ struct rt_mh_trace {
 
 /* ------------------------------------------------------------------ sites ---------------------- */
 
+static int grow(void **a, size_t elem, int64_t need, int64_t *cap) {
+  if (need <= *cap) return 0;
+  int64_t c = *cap ? *cap : 16;
+  while (c < need) c *= 2;
+  void *b = realloc(*a, (size_t)c * elem);
+  if (!b) return -1;
+  *a = b;
+  *cap = c;
+  return 0;
+}
+
 static int sites_reserve(rt_sites *s, int64_t need) {
   if (need <= s->cap) return 0;
   int64_t cap = s->cap, c1 = cap, c2 = cap;
-  if (rt_grow((void **)&s->value, sizeof(double), need, &c1) ||
-      rt_grow((void **)&s->score, sizeof(double), need, &c2) || rt_grow((void **)&s->valid, 1, need, &cap))
+  if (grow((void **)&s->value, sizeof(double), need, &c1) || grow((void **)&s->score, sizeof(double), need, &c2) ||
+      grow((void **)&s->valid, 1, need, &cap))
     return -1; /* s->cap unchanged: the next call grows whichever array is still short */
   s->cap = cap;
   return 0;
@@ -140,7 +151,7 @@ static double value_site(sirenrt_ctx *ctx, rt_mh_trace *t, int64_t k, int family
 void rt_mh_note_rv_slow(sirenrt_ctx *ctx, uint32_t node) {
   rt_mh_trace *t = ctx->filter->mh_live;
   int64_t k = new_site(t), cap = t->cap_nodes;
-  if (k < 0 || rt_grow((void **)&t->node_site, sizeof(int64_t), (int64_t)node + 1, &t->cap_nodes)) {
+  if (k < 0 || grow((void **)&t->node_site, sizeof(int64_t), (int64_t)node + 1, &t->cap_nodes)) {
     rt_fail(ctx, -1, "out of memory");
     return;
   }
@@ -225,8 +236,8 @@ static double log_acceptance(const rt_mh_trace *t, double s_cur, double s_new) {
 
 /* The current state becomes a sample. */
 static int record(sirenrt_filter *f, rt_mh_trace *t, uint8_t *enc) {
-  if (rt_grow((void **)&t->flat, sizeof(double), t->n_flat + t->cur_n_flat, &t->cap_flat) ||
-      rt_grow((void **)&t->offsets, sizeof(int64_t), t->n_recorded + 2, &t->cap_recorded))
+  if (grow((void **)&t->flat, sizeof(double), t->n_flat + t->cur_n_flat, &t->cap_flat) ||
+      grow((void **)&t->offsets, sizeof(int64_t), t->n_recorded + 2, &t->cap_recorded))
     return rt_filter_fail(f, rt_strdup_printf("error: out of memory"));
   if (t->cur_n_flat) memcpy(t->flat + t->n_flat, t->cur_flat, (size_t)t->cur_n_flat * sizeof(double));
   t->offsets[t->n_recorded] = t->n_flat;
