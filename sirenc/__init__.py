@@ -22,7 +22,7 @@ from sirenc.diagnostics import (
     SirenUsageError,
 )
 
-_LAZY = ["compile", "load", "Model", "Filter"]
+_LAZY = ["compile", "load", "Model", "Filter", "runs"]
 __all__ = [
     "__version__", *_LAZY, "SirenError", "SirenSyntaxError", "SirenNameError", "SirenTypeError", "SirenPlanError",
     "SirenDataError", "SirenRuntimeError", "SirenUsageError",
@@ -38,6 +38,9 @@ def __getattr__(name: str):
             version = "0+unknown"
         globals()["__version__"] = version
         return version
+    if name == "runs":
+        from sirenc.repeated_runs import runs
+        return runs
     if name in _LAZY:
         from sirenc import api
         return getattr(api, name)

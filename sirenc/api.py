@@ -386,8 +386,7 @@ class Model:
         check_particles(particles)
         check_seed(seed)
         threshold = check_resampling(resampler, ess_threshold)
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
-            raise SirenUsageError(f"threads must be an integer in [1, 256], not {threads!r}")
+        check_threads(threads)
         opts = ffi.new("sirenrt_options *", {"resampler": RESAMPLERS[resampler],
                                              "ess_threshold": threshold, "threads": int(threads),
                                              "memory_limit": memory_size(memory_limit)})
@@ -427,15 +426,16 @@ class Model:
         return f"<sirenc.Model {self.info['name']!r} method={self.info['method']} ({where})>"
 
 
-def check_resampling(resampler: Any, ess_threshold: Any) -> float:
-    """A filter's resampling options, as both back ends take them; the threshold as a float."""
+def check_resampling(resampler: Any, ess_threshold: Any, name: str = "ess_threshold") -> float:
+    """A filter's resampling options, as both back ends take them; the threshold as a float.
+    `name` is what the messages call the threshold (``--ess-threshold`` on the command line)."""
     if not isinstance(resampler, str) or resampler not in RESAMPLERS:
         raise SirenUsageError(f"unknown resampler {resampler!r}; choose one of {', '.join(RESAMPLERS)}")
     if isinstance(ess_threshold, bool) or not isinstance(ess_threshold, (int, float, np.integer, np.floating)):
-        raise SirenUsageError(f"ess_threshold must be a number in [0, 1], not {ess_threshold!r}")
+        raise SirenUsageError(f"{name} must be a number in [0, 1], not {ess_threshold!r}")
     threshold = float(ess_threshold)
     if not 0.0 <= threshold <= 1.0:
-        raise SirenUsageError(f"ess_threshold must lie in [0, 1], not {ess_threshold!r}")
+        raise SirenUsageError(f"{name} must lie in [0, 1], not {ess_threshold!r}")
     return threshold
 
 
@@ -447,9 +447,15 @@ def check_particles(particles: Any, name: str = "particles") -> None:
         raise SirenUsageError(f"{name} must be an integer in [1, 2**{bound.bit_length() - 1}), not {particles!r}")
 
 
-def check_seed(seed: Any) -> None:
+def check_seed(seed: Any, name: str = "seed") -> None:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or not 0 <= seed < 2**64:
-        raise SirenUsageError(f"seed must be an integer in [0, 2**64), not {seed!r}")
+        raise SirenUsageError(f"{name} must be an integer in [0, 2**64), not {seed!r}")
+
+
+def check_threads(threads: Any, name: str = "threads") -> None:
+    """The threads that advance a native population (the runtime's pool has at most 256)."""
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
+        raise SirenUsageError(f"{name} must be an integer in [1, 256], not {threads!r}")
 
 
 def _text(cstr: Any) -> str:
@@ -470,6 +476,7 @@ def _describe(m: Any) -> dict:
         "files": [_text(m.files[i]) for i in range(m.n_files)],
         "vars": [_text(m.vars[i]) for i in range(m.n_vars)],
         "tier": int(m.tier),
+        "result_names": _text(m.result_names).split("\n")[:-1],
     }
 
 
@@ -478,6 +485,9 @@ def _describe(m: Any) -> dict:
 class Filter:
     """One particle population of a ``Model``; freed by ``close()``, at the end of a ``with``
     block, or when garbage collected."""
+
+    # An MH chain's "particles" are its states in order: their Monte Carlo error is autocorrelated.
+    _states_in_order = False
 
     def __init__(self, model: Model, handle: Any, particles: int):
         self.model = model
@@ -694,7 +704,16 @@ class Filter:
 
         levels = quantile_levels(quantiles)
         (atoms, offsets), weights = self._read_particles(self.model._entry.posterior, ATOM_WORDS)
-        return summarize(self.model.info["result_type"], atoms, offsets, weights, levels)
+        return summarize(self.model.info["result_type"], atoms, offsets, weights, levels, chain=self._states_in_order)
+
+    def variables(self, quantiles: Any = (0.05, 0.5, 0.95)) -> dict[str, Any]:
+        """The summaries of the random variables the program returns as they are, by name: a
+        ``Summary``, or a list of them for a list of one variable's values (a trajectory). A
+        number computed from variables is in ``summary()`` only."""
+        from sirenc.summary import by_variable
+
+        info = self.model.info
+        return by_variable(self.summary(quantiles), info["result_type"], info.get("result_names", []))
 
     def to_csv(self, path: str | os.PathLike) -> None:
         """Writes ``path``: a header line, then one row per particle, its ``weight`` and every
@@ -770,8 +789,7 @@ class Filter:
 
         if not isinstance(model, Model):
             raise SirenUsageError(f"Filter.load needs the Model the filter was saved from, not {type(model).__name__}")
-        if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or not 1 <= threads <= 256:
-            raise SirenUsageError(f"threads must be an integer in [1, 256], not {threads!r}")
+        check_threads(threads)
         if isinstance(checkpoint, (bytes, bytearray, memoryview)):
             data = bytes(checkpoint)
         elif isinstance(checkpoint, (str, os.PathLike)):

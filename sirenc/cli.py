@@ -3,6 +3,7 @@
     sirenc model.si -o model.so [-m pf] [--emit=STAGE]   compile
     sirenc run model.si [-m pf] [-p 1000] [--seed S] [-v] compile (JIT) and run
     sirenc run model.si --handler mh [--samples N] [-w W] [-t K]   ... with an MH chain
+    sirenc run model.si [--resume CKPT] [--data rows.csv] --save CKPT   ... a stream, saved and resumed
     sirenc check model.si [-m pf|ssi|ds|bp]              check the inference plan
     sirenc --version
     sirenc --cflags                                      include flags for a C host (sirenrt.h)
@@ -103,6 +104,12 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("-s", "--seed", type=int, default=0, help="random seed (default 0)")
     add_handler_options(p)
     p.add_argument("--data", metavar="FILE", help="CSV rows (header line first) replacing the data the program reads")
+    p.add_argument("--save", metavar="FILE",
+                   help="feed the data row by row (a streamable program) and write the filter's checkpoint "
+                   "to FILE after the last row")
+    p.add_argument("--resume", metavar="FILE",
+                   help="continue the stream saved in FILE with the rows of --data (none without it) and "
+                   "report the whole stream; particles, seed, resampler and threshold are the checkpoint's")
     p.add_argument("--resampler", choices=RESAMPLERS, default="systematic", help="resampling scheme")
     p.add_argument("--ess-threshold", type=float, default=0.0, metavar="T",
                    help="resample only when ESS < T*N (default 0: at every resample())")
@@ -119,6 +126,14 @@ def _run_parser() -> argparse.ArgumentParser:
     p.add_argument("--plot", metavar="PNG",
                    help="also draw the estimate after each data row, the ESS before each resampling "
                    "and the log evidence into the image PNG (needs matplotlib: pip install 'sirenc[plot]')")
+    p.add_argument("--runs", type=int, default=1, metavar="K",
+                   help="K independent runs, seeds SEED..SEED+K-1: the report gives the mean of their "
+                   "estimates and the spread of the estimates and of the log evidence (default 1)")
+    p.add_argument("--draws-csv", metavar="FILE",
+                   help="write every particle's (or MH state's) weight and result numbers to FILE")
+    p.add_argument("--steps-csv", metavar="FILE",
+                   help="write the estimate after each data row (mean, sd, q5, q95; the ESS and the log "
+                   "evidence) to FILE; the program must be streamable")
     p.add_argument("-q", "--quiet", action="store_true",
                    help="no progress bar (it is shown on standard error only when that is a terminal, "
                    "for runs longer than half a second)")
@@ -244,9 +259,14 @@ def shown_warnings(warnings, chosen=()) -> list:
 
 
 def program_warnings(c) -> list:
-    """The ``(message, span)`` warnings of compilation ``c``'s front end."""
+    """The ``(message, span)`` warnings of compilation ``c``'s front end and of its plan analysis."""
     typed = c.products.get("ast")
-    return list(getattr(getattr(typed, "program", None), "warnings", []))
+    return list(getattr(getattr(typed, "program", None), "warnings", [])) + plan_warnings(c)
+
+
+def plan_warnings(c) -> list:
+    """The ``(message, span)`` warnings of compilation ``c``'s plan analysis, if it ran."""
+    return list(c.plan.warnings) if c.plan is not None else []
 
 
 def print_warnings(c, chosen=(), warnings=None) -> None:
@@ -388,6 +408,8 @@ class Outcome:
     runtime_plan: dict | None = None  # Filter.runtime_plan() under a symbolic method, else None
     acceptance_rate: float | None = None  # an MH chain's
     samples: int | None = None             # an MH chain's recorded states (ess: their effective number)
+    filter: object = None                  # the filter or chain that ran (--draws-csv writes its particles)
+    runs: object = None                    # --runs K: sirenc.repeated_runs.Runs (result: their pooled estimate)
 
 
 def finish(f, result, elapsed: float, summarise: bool = True) -> Outcome:
@@ -398,10 +420,21 @@ def finish(f, result, elapsed: float, summarise: bool = True) -> Outcome:
     plan = f.runtime_plan() if f.model.info["method"] != "pf" else None
     if isinstance(f, Chain):      # no evidence, no resampling history
         return Outcome(result, elapsed, float("nan"), f.ess, f.summary() if summarise else None, None, plan,
-                       f.acceptance_rate, f.samples)
+                       f.acceptance_rate, f.samples, filter=f)
     if not summarise:
-        return Outcome(result, elapsed, f.log_evidence, f.ess, runtime_plan=plan)
-    return Outcome(result, elapsed, f.log_evidence, f.ess, f.summary(), f.history(), plan)
+        return Outcome(result, elapsed, f.log_evidence, f.ess, runtime_plan=plan, filter=f)
+    return Outcome(result, elapsed, f.log_evidence, f.ess, f.summary(), f.history(), plan, filter=f)
+
+
+def repeated_runs(model, args, options: dict) -> Outcome:
+    """``sirenc run --runs K``: K independent runs (sirenc/repeated_runs.py), reported as one
+    outcome whose result is their pooled estimate and whose log evidence is that of their pooled
+    evidence (the mean of the K estimates of Z)."""
+    from sirenc.repeated_runs import runs
+
+    r = runs(model, args.runs, args.particles, args.seed, progress=progress_bar(args), **options)
+    return Outcome(r.estimate(), float(r.seconds.sum()), r.pooled_log_evidence, float("nan"),
+                   runtime_plan=r.runtime_plan if model.info["method"] != "pf" else None, runs=r)
 
 
 def run_filter(model, particles: int | None, seed: int, rows=None, progress=None, summarise: bool = True,
@@ -440,7 +473,18 @@ def posterior_block(outcome: Outcome) -> list[str]:
     the original's harness does not read; nothing for a result that holds no number."""
     from sirenc.summary import leaves, table
 
-    return block("Posterior", table(outcome.summary)) if leaves(outcome.summary) else []
+    if outcome.runs is not None:
+        from sirenc import repeated_runs
+        return block("Runs", repeated_runs.table(outcome.runs))
+    return block("Posterior", table(outcome.summary, names=summary_names(outcome))) if leaves(outcome.summary) else []
+
+
+def summary_names(outcome: Outcome) -> list[str]:
+    """The random variable each number of the summary is, where the program returns one as it is."""
+    from sirenc.summary import leaf_names
+
+    info = outcome.filter.model.info
+    return leaf_names(outcome.summary, info["result_type"], info.get("result_names", []))
 
 
 def cmd_run(args) -> int:
@@ -454,13 +498,11 @@ def cmd_run(args) -> int:
         check_particles(args.particles, "--particles")
     if not 0 <= args.seed < 2**64:
         raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
+    check_filter_options(args)
     memory_limit = memory_limit_option(args.memory_limit)
     data = check_readable(args.data) if args.data else None
-    if args.plot:      # before the work: a plot that cannot be written is a usage error now
-        from sirenc.backend.link import check_output
-        from sirenc.plot import require_matplotlib
-        require_matplotlib()
-        check_output(args.plot)
+    check_checkpoint_options(args)
+    check_outputs(args)
     c = _open(args, check=not args.no_check)
     if args.backend == "jax":
         model, facts = jax_for_run(c, args, data, memory_limit, mh)
@@ -475,10 +517,17 @@ def cmd_run(args) -> int:
         options.update(threads=args.threads, memory_limit=memory_limit)
     if mh:
         options = dict(handler="mh", memory_limit=memory_limit, **mh)
-    if args.plot:
-        outcome = plotted_run(model, args, options)
+    if args.runs != 1:
+        outcome = repeated_runs(model, args, options)
+    elif args.plot or args.steps_csv:
+        outcome = recorded_run(model, args, options)
+    elif args.save or args.resume:
+        outcome = checkpointed_run(model, args, options)
     else:
         outcome = run_filter(model, args.particles, args.seed, None, progress=progress_bar(args), **options)
+    if args.draws_csv:
+        from sirenc.export import to_csv
+        to_csv(outcome.filter, args.draws_csv)
     plan = dict(facts.plan or {})
     if args.json:
         from sirenc.summary import jsonable
@@ -488,10 +537,12 @@ def cmd_run(args) -> int:
             "handler": args.handler, "particles": args.particles, "seed": args.seed,
             **({"mh": {**mh, "acceptance_rate": _finite_or_none(outcome.acceptance_rate)}} if mh else {}),
             "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(outcome, plan),
-            "log_evidence": None if mh else outcome.log_evidence, "ess": outcome.ess,
+            "log_evidence": None if mh else outcome.log_evidence, "ess": _finite_or_none(outcome.ess),
             "time_s": outcome.evaluation_time,
             "analysis_time_s": analysis_time, "summary": jsonable(outcome.summary),
+            "variables": variables_json(outcome),
             "history": {k: v.tolist() for k, v in (outcome.history or {}).items()},
+            **({"runs": runs_json(outcome.runs)} if outcome.runs is not None else {}),
         }))
         return 0
     out = block("Handler", [args.handler.upper()]) + block("Inference Algorithm", [args.method.upper()])
@@ -501,7 +552,7 @@ def cmd_run(args) -> int:
     out += block("Evaluation Time", [repr(outcome.evaluation_time)])
     out += posterior_block(outcome)
     out += block("Result", [format_value(outcome.result)])
-    if args.verbose:
+    if args.verbose and outcome.runs is None:      # the Runs block gives the runs' log evidence
         out += verbose_blocks(outcome)
     out += block("Runtime Inference Plan", plan_lines(runtime_plan(outcome, plan)))
     print("\n".join(out))
@@ -509,20 +560,187 @@ def cmd_run(args) -> int:
 
 
 def _finite_or_none(x: float) -> float | None:
-    """JSON has no NaN: a chain that proposed nothing (no sampled site) has no acceptance rate."""
+    """JSON has no NaN: a chain that proposed nothing (no sampled site) has no acceptance rate, and
+    K runs (--runs) have no one ESS."""
     return x if x == x else None
 
 
-def plotted_run(model, args, options: dict) -> Outcome:
-    """``sirenc run --plot``: the run, recorded step by step (sirenc/plot.py), drawn into a PNG.
-    A streamable program is fed row by row, with the same answers as a whole run."""
+def variables_json(outcome: Outcome) -> dict:
+    """``--json``'s ``variables``: the summaries of the returned random variables, by name."""
+    from sirenc.summary import by_variable, jsonable
+
+    if outcome.summary is None:
+        return {}
+    info = outcome.filter.model.info
+    return {name: jsonable(s) for name, s in
+            by_variable(outcome.summary, info["result_type"], info.get("result_names", [])).items()}
+
+
+def runs_json(r) -> dict:
+    from sirenc import repeated_runs
+
+    return {**repeated_runs.jsonable(r), "estimates": [_jsonable(e) for e in r.estimates]}
+
+
+def check_outputs(args) -> None:
+    """Before the work: an output that cannot be written, or options that do not go together, are
+    usage errors now, not after a long run."""
+    from sirenc.backend.link import check_output
+
+    if isinstance(args.runs, bool) or args.runs < 1:
+        raise SirenUsageError(f"--runs must be a positive integer, not {args.runs}")
+    if args.runs != 1 and (args.plot or args.steps_csv or args.draws_csv):
+        raise SirenUsageError("--plot, --steps-csv and --draws-csv are of one run; give them without --runs")
+    if args.steps_csv and args.handler == "mh":
+        raise SirenUsageError("--steps-csv needs the SMC handler: an MH chain is not run row by row")
+    if args.plot:
+        from sirenc.plot import require_matplotlib
+        require_matplotlib()
+    for name in ("plot", "steps_csv", "draws_csv"):
+        if getattr(args, name):
+            check_output(getattr(args, name))
+
+
+def recorded_run(model, args, options: dict) -> Outcome:
+    """``sirenc run --plot`` and ``--steps-csv``: the run, recorded step by step (sirenc/plot.py),
+    drawn into a PNG and written as CSV. A streamable program is fed row by row, with the same
+    answers as a whole run."""
     from sirenc import plot
 
+    if args.steps_csv and not model.info["streamable"]:
+        why = model.info.get("not_streamable_reason")
+        raise SirenUsageError(f"--steps-csv needs a streamable program, one whose data rows can be fed one at "
+                              f"a time; {args.file} is not" + (f": {why}" if why else ""))
     f = model.filter(particles=args.particles, seed=args.seed, **options)
     history = plot.record(f, None, progress=progress_bar(args))
-    plot.save(history, args.plot, title=f"{os.path.basename(args.file)}: {args.particles} particles, "
-              f"seed {args.seed}")
+    if args.plot:
+        plot.save(history, args.plot, title=f"{os.path.basename(args.file)}: {args.particles} particles, "
+                  f"seed {args.seed}")
+    if args.steps_csv:
+        from sirenc.export import steps_to_csv
+        steps_to_csv(history, args.steps_csv)
     return finish(f, history.final, history.seconds)
+
+
+def check_filter_options(args) -> None:
+    """The filter's options that the API checks only once the program is compiled: now, and named
+    as the user typed them."""
+    from sirenc.api import check_resampling, check_threads
+
+    check_resampling(args.resampler, args.ess_threshold, "--ess-threshold")
+    check_threads(args.threads, "--threads")
+
+
+# What the checkpoint fixes: a resumed filter keeps the saved one's, so typing one is an error.
+CHECKPOINT_FIXES = (("particles", "--particles"), ("seed", "--seed"), ("resampler", "--resampler"),
+                    ("ess_threshold", "--ess-threshold"), ("memory_limit", "--memory-limit"))
+
+
+def check_checkpoint_options(args) -> None:
+    """``--save`` and ``--resume`` (docs/api.md, sirenc run): the options they do not go with are
+    usage errors before any work, and the checkpoint is never written over an input."""
+    if not (args.save or args.resume):
+        return
+    flags = checkpoint_flags(args)
+    if args.handler == "mh":
+        raise SirenUsageError(f"{flags}: an MH chain cannot be saved; checkpoints are of the particle filter")
+    if args.backend == "jax":
+        raise SirenUsageError(f"{flags}: an option of the native back end (in Python, JaxFilter.save "
+                              "and JaxFilter.load keep a JAX filter)")
+    others = [flag for flag, given in (("--runs", args.runs != 1), ("--plot", args.plot),
+                                       ("--steps-csv", args.steps_csv)) if given]
+    if others:
+        raise SirenUsageError(f"{', '.join(others)} cannot be combined with {flags}: "
+                              f"{'it makes runs' if len(others) == 1 else 'they make runs'} from the first data "
+                              f"row, and {flags} a stream kept in a checkpoint")
+    if args.resume:
+        typed = [flag for dest, flag in CHECKPOINT_FIXES if dest in args.typed]
+        if typed:
+            raise SirenUsageError(f"--resume continues the saved filter with its own particles, seed, "
+                                  f"resampler, ESS threshold and the default memory limit; leave out "
+                                  f"{', '.join(typed)}")
+        try:
+            with open(args.resume, "rb"):
+                pass
+        except OSError as e:
+            raise SirenUsageError(f"cannot read checkpoint '{args.resume}': {e.strerror}") from None
+    if args.save:
+        from sirenc.backend.link import check_output
+
+        check_output(args.save)
+        for what, path in (("the program", args.file), ("the --data file", args.data),
+                           ("the --draws-csv file", args.draws_csv)):
+            if path is not None and _same_file(args.save, path):
+                raise SirenUsageError(f"--save {args.save} would overwrite {what}; give the checkpoint "
+                                      "a file of its own")
+
+
+def checkpoint_flags(args) -> str:
+    """``--save``, ``--resume`` or both, as typed: what a message about them names."""
+    return " and ".join(flag for flag, given in (("--save", args.save), ("--resume", args.resume)) if given)
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)     # also through links
+    except OSError:                       # one does not exist (yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def checkpointed_run(model, args, options: dict) -> Outcome:
+    """``sirenc run --save`` / ``--resume``: a filter fed its rows one by one (``Filter.step``: a
+    checkpoint taken after ``run`` would start a fresh stream when resumed), from the start or
+    from the checkpoint, saved afterwards with ``--save``. The report is of the whole stream."""
+    from sirenc.api import Filter
+    from sirenc.data import read_rows
+
+    if not model.info["streamable"]:
+        why = model.info.get("not_streamable_reason")
+        raise SirenUsageError(f"{checkpoint_flags(args)}: a checkpoint is of a stream, and {args.file} does not "
+                              "stream (its data rows cannot be fed one at a time)" + (f": {why}" if why else ""))
+    # check_checkpoint_options saw --data only: the files the program reads are known now.
+    for path in model.info["files"] if args.save else ():
+        if _same_file(args.save, path):
+            raise SirenUsageError(f"--save {args.save} would overwrite {path}, a data file of the program; "
+                                  "give the checkpoint a file of its own")
+    if args.resume:
+        try:
+            f = Filter.load(model, args.resume, threads=options["threads"])
+        except SirenUsageError as e:
+            reason = e.message.removeprefix("cannot load the filter: ")
+            if reason.endswith("of another model"):
+                reason += (" (another program, or this one compiled with another -m, --tier, --max-rvs, "
+                           "--analysis-budget or --no-check)")
+            raise SirenUsageError(f"cannot resume from '{args.resume}': {reason}") from None
+        # The particles are the checkpoint's; its seed is inside it, not readable from here.
+        args.particles, args.seed = f.n_particles, None
+    else:
+        f = model.filter(particles=args.particles, seed=args.seed, **options)
+    files = model.info["files"]
+    # Resuming without --data feeds nothing: the program's own file is the rows already saved.
+    rows = read_rows(files[0]) if files and (args.data or not args.resume) else []
+    start = time.perf_counter()
+    stream(f, rows, progress_bar(args))
+    outcome = finish(f, f.estimate(), time.perf_counter() - start)
+    if args.save:
+        f.save(args.save)
+    return outcome
+
+
+def stream(f, rows, progress) -> None:
+    """Feed ``rows`` to filter ``f`` one by one, reporting to ``progress`` (``progress_bar``) as a
+    run reports, about ten times a second."""
+    from sirenc.progress import DEFAULT_INTERVAL, Progress
+
+    start = last = time.perf_counter()
+    for i, row in enumerate(rows, 1):
+        f.step(row)
+        now = time.perf_counter()
+        if now - last >= DEFAULT_INTERVAL:
+            progress(Progress(i, len(rows), f.n_particles, now - start, False, f.ess, f.log_evidence))
+            last = now
+    progress(Progress(len(rows), len(rows), f.n_particles, time.perf_counter() - start, True, f.ess,
+                      f.log_evidence))
 
 
 def progress_bar(args):
@@ -597,7 +815,16 @@ def main(argv: list[str] | None = None) -> int:
     else:
         make_parser, command = _compile_parser, cmd_compile
     args = make_parser().parse_args(argv)
+    args.typed = typed_options(make_parser(), argv)
     return guarded(command, args)
+
+
+def typed_options(parser: argparse.ArgumentParser, argv: list[str]) -> set[str]:
+    """The ``dest`` of every option ``argv`` gives: an option typed with its default value is
+    still typed (``--resume`` refuses ``--seed 0`` too, the checkpoint has a seed of its own)."""
+    for action in parser._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv)))
 
 
 def guarded(command, args, prog: str = "sirenc") -> int:

@@ -50,6 +50,7 @@ class Compilation:
     float32: bool = False          # the JAX back end computes in single precision
     plan: object | None = None     # the plan-analysis result, once run
     specialization: object | None = None   # what specialize-conjugacy did (symbolic methods, tier 2)
+    returned: object | None = None  # which variables the program returns (frontend/result_names.py)
     products: dict[str, object] = field(default_factory=dict)
 
     @property
@@ -137,7 +138,9 @@ def _self_check(c: Compilation, module) -> None:
 @_collecting_nothing
 def _siren(c: Compilation, typed):
     from sirenc.frontend.irgen import irgen
+    from sirenc.frontend.result_names import returned
 
+    c.returned = returned(typed.program)
     return irgen(typed)
 
 
@@ -479,6 +482,7 @@ def model_info(c: Compilation, module):
         plan=plan_text(c),
         result_type=result_type,
         frame_result_type=frame_result_type,
+        result_names=result_names(c, result_type),
         frame_size=layout.frame_size.value.data,
         result_offset=layout.result_offset.value.data,
         streamable=bool(model.streamable.value.data),
@@ -494,6 +498,12 @@ def model_info(c: Compilation, module):
         never_draws=never_draws(op.sym_name.data for op in module.ops
                                 if isinstance(op, llvm.FuncOp) and op.sym_name.data.startswith("sirenrt_")),
     )
+
+
+def result_names(c: Compilation, result_type: str) -> list[str]:
+    from sirenc.frontend.result_names import names
+
+    return names(c.returned, result_type)
 
 
 def result_types(c: Compilation, frame: str) -> tuple[str, str]:
@@ -514,7 +524,7 @@ def jax_info(c: Compilation, module) -> dict:
     data_file = particle.model.data_file.data
     result_type, frame_result_type = result_types(c, particle.model.result.data)
     return dict(name=c.name, method=c.method, plan=plan_text(c), result_type=result_type,
-                frame_result_type=frame_result_type, data_file=data_file, files=[data_file] if data_file else [],
+                frame_result_type=frame_result_type, result_names=result_names(c, result_type), data_file=data_file, files=[data_file] if data_file else [],
                 tier=2 if specialized(c) else 1,
                 static_runtime_plan="".join(f"{name}: {enc}\n" for name, enc in c.specialization.runtime_plan.items())
                 if specialized(c) else "")

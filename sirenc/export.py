@@ -56,15 +56,40 @@ def _table(f) -> tuple[dict[str, np.ndarray], np.ndarray]:
 def to_csv(f, path: str | os.PathLike) -> None:
     """Writes ``weight`` and every number of the result, one row per particle (``Filter.to_csv``)."""
     cols, weights = _table(f)
-    names = ["weight", *cols]
-    data = np.column_stack([weights, *cols.values()]) if cols else weights[:, None]
-    try:
-        with open(path, "w", encoding="utf-8") as out:
-            out.write(",".join(names) + "\n")
-            for row in data:
-                out.write(",".join("" if x != x else repr(float(x)) for x in row) + "\n")
-    except OSError as e:
-        raise SirenUsageError(f"cannot write {os.fspath(path)}: {e.strerror}") from None
+    _write_csv(path, ["weight", *cols], [weights, *cols.values()])
+
+
+def steps_to_csv(history: Any, path: str | os.PathLike) -> None:
+    """Writes the per-row estimates of a stepped run (``sirenc.plot.record`` of a streamable
+    model; ``sirenc run --steps-csv``): a header line, then one line per data row, its number
+    (from 1), the ESS and the log evidence after it, and for every number ``plot.components``
+    follows (a list's newest element: a returned trajectory's current state) its posterior mean,
+    ``_sd``, ``_q5`` and ``_q95``."""
+    if history.row_ess is None:
+        raise SirenUsageError("per-row estimates need a streamable program (one whose data rows can be "
+                              "fed one at a time)")
+    rows = len(history.row_ess)
+    names, cols = ["row", "ess", "log_evidence"], [np.arange(1, rows + 1), history.row_ess, history.row_log_evidence]
+    if history.estimate is not None:
+        for k, label in enumerate(history.labels):
+            names += [label, f"{label}_sd", f"{label}_q5", f"{label}_q95"]
+            cols += [history.estimate[:, k], history.sd[:, k], history.lower[:, k], history.upper[:, k]]
+    _write_csv(path, names, cols)
+
+
+def _write_csv(path: str | os.PathLike, names: list[str], cols: list[np.ndarray]) -> None:
+    """Columns of equal length; an integer column as integers, floats so that they read back
+    exactly, NaN as an empty cell. Written whole or not at all (``write_atomically``): a failed
+    run leaves an older file as it was."""
+    from sirenc.backend.link import write_atomically
+
+    def cell(x) -> str:
+        if isinstance(x, (int, np.integer)):
+            return str(int(x))
+        return "" if x != x else repr(float(x))
+
+    lines = [",".join(names)] + [",".join(cell(x) for x in row) for row in zip(*(c.tolist() for c in cols))]
+    write_atomically(path, ("\n".join(lines) + "\n").encode("utf-8"))
 
 
 def _systematic(weights: np.ndarray, seed: int) -> np.ndarray:

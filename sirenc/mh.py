@@ -63,6 +63,7 @@ class Chain(Filter):
     """An MH chain over a ``Model`` (``Model.filter(handler="mh", ...)``); freed when garbage collected."""
 
     options: dict[str, int]
+    _states_in_order = True
 
     def run(self, rows: Any = None, progress: Any = None, progress_interval: float = 0.1) -> "Chain":
         """Run the chain on the whole data set (``rows`` as for ``Filter.run``): one run of the

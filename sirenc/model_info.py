@@ -47,6 +47,8 @@ class ModelInfo:
     # Tier 2 with a result that may be symbolic: the frame's result words are "P" result_type A,
     # A the leaves' posterior atoms (sirenrt_model.frame_result_type); else "".
     frame_result_type: str = ""
+    # The random variable each scalar of result_type is, "" where none (sirenc/frontend/result_names.py).
+    result_names: list[str] = field(default_factory=list)
 
     def replace_data(self, data: str) -> None:
         """Read ``data`` (``sirenc run --data``) instead of the program's data file (file 0)."""

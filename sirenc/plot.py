@@ -37,9 +37,12 @@ class History:
     ess: np.ndarray = field(default_factory=lambda: np.empty(0))        # per resampling step
     log_evidence: np.ndarray = field(default_factory=lambda: np.empty(0))  # per resampling step
     estimate: np.ndarray | None = None           # rows x components, per data row (streamable)
+    sd: np.ndarray | None = None                 # the posterior sd of each, per data row
     lower: np.ndarray | None = None              # the 5% quantile of each, per data row
     upper: np.ndarray | None = None              # the 95% quantile of each, per data row
     labels: list[str] = field(default_factory=list)   # one per component of `estimate`
+    row_ess: np.ndarray | None = None            # the ESS after each data row (streamable)
+    row_log_evidence: np.ndarray | None = None   # the log evidence after each data row (streamable)
 
 
 def components(value: Any, name: str = "result") -> list[tuple[str, float]]:
@@ -89,8 +92,11 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
         history = History(f.n_particles, f.estimate(), time.perf_counter() - start)
     else:
         per_row: list[list[float]] = []
+        sds: list[list[float]] = []
         bands: list[list[tuple[float, float]]] = []
         labels: list[str] = []
+        row_ess: list[float] = []
+        row_log_evidence: list[float] = []
         reporter = Reporter(forward) if progress is not None else None
         with f._progress(reporter, 0.0):
             try:
@@ -99,7 +105,10 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
                     parts = summary_components(f.summary(quantiles=(0.05, 0.95)))
                     labels = [name for name, _ in parts]
                     per_row.append([s.mean for _, s in parts])
+                    sds.append([s.sd for _, s in parts])
                     bands.append([(s.quantiles[0.05], s.quantiles[0.95]) for _, s in parts])
+                    row_ess.append(f.ess)
+                    row_log_evidence.append(f.log_evidence)
             except BaseException:
                 if reporter is not None:
                     reporter.reraise()
@@ -112,9 +121,11 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
         estimate = np.array(per_row, dtype=np.float64) if per_row and len(widths) == 1 and labels else None
         band = np.array(bands, dtype=np.float64) if estimate is not None else None
         history = History(f.n_particles, final, time.perf_counter() - start, estimate=estimate,
+                          sd=np.array(sds, dtype=np.float64) if estimate is not None else None,
                           lower=band[:, :, 0] if band is not None else None,
                           upper=band[:, :, 1] if band is not None else None,
-                          labels=labels if estimate is not None else [])
+                          labels=labels if estimate is not None else [],
+                          row_ess=np.asarray(row_ess), row_log_evidence=np.asarray(row_log_evidence))
     steps = f.history()
     history.ess, history.log_evidence = steps["ess"], steps["log_evidence"]
     return history

@@ -1,7 +1,8 @@
 """`siren`: the original's command line (ARCHITECTURE.md §18) on top of sirenc, for scripts written for it.
 
     siren FILE [-v] [-p N] [--samples N] [-w N] [-t N] [-a] [-ao]
-               [-l {smc,mh}] [-m {ssi,ds,bp,pf}] [-s SEED] [--max-rvs K] [--profile] [-W GROUP]
+               [-l {smc,mh}] [-m {ssi,ds,bp,pf}] [-s SEED] [--max-rvs K] [--analysis-budget N] [--profile]
+               [-W GROUP]
 
 It prints the original's report (Handler, Inference Algorithm, with -a/-ao the Inferred
 Inference Plan and the Analysis Time, the Evaluation Time, the Result, the Runtime Inference
@@ -15,7 +16,7 @@ name the original does not have. MH is the correct single-site kernel (ARCHITECT
 --samples states (the original counted thinning from iteration 0, warm-up included).
 
 Where the original differs: without -s every run draws a fresh seed (the original seeds from
-the operating system too); with -s the particles still get streams of their own (ARCHITECTURE.md §0.3).
+the operating system too) and names it on standard error, so that -s can repeat the run; with -s the particles still get streams of their own (ARCHITECTURE.md §0.3).
 `-v` prints the log evidence and the ESS where the original prints its mixture and particle
 states (ARCHITECTURE.md §16.3 leaves that debugging output open). A plan the analysis rejects ends with
 `AnalysisViolatedAnnotationError: ...` (with -a/-ao). Without -a, a `symbolic` variable that the
@@ -34,6 +35,7 @@ import sys
 
 from sirenc import cli
 from sirenc.diagnostics import SirenPlanError, SirenRuntimeError, SirenUsageError
+from sirenc.passes.analysis_budget import DEFAULT_BUDGET, check_analysis_options
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -59,6 +61,9 @@ def parser() -> argparse.ArgumentParser:
                    help="random seed (default: a fresh one each run)")
     p.add_argument("--max-rvs", type=int, default=4, metavar="K",
                    help="plan analysis widening threshold (default 4)")
+    p.add_argument("--analysis-budget", type=int, metavar="N",
+                   help=f"work the plan analysis (-a, -ao) may do before it gives up (default {DEFAULT_BUDGET}; "
+                   "not an option of the original)")
     p.add_argument("--profile", action="store_true",
                    help="run under the Python profiler and print the profile instead of the report")
     p.add_argument("--memory-limit", metavar="SIZE",
@@ -74,9 +79,12 @@ def _emit(lines: list[str]) -> None:
 
 def run(args) -> int:
     from sirenc import driver
-    from sirenc.api import check_particles
+    from sirenc.api import check_particles, check_seed
 
     check_particles(args.particles, "--particles")
+    if args.seed is not None:
+        check_seed(args.seed, "--seed")
+    check_analysis_options(args.max_rvs, args.analysis_budget)
     if args.handler == "mh":
         from sirenc.mh import chain_options
         try:
@@ -88,7 +96,8 @@ def run(args) -> int:
         options, particles = {}, args.particles
     memory_limit = cli.memory_limit_option(args.memory_limit)
     analyze = args.analyze or args.analyze_only
-    c = driver.open_source(args.file, args.method, check=analyze, max_rvs=args.max_rvs, snapshots=False)
+    c = driver.open_source(args.file, args.method, check=analyze, max_rvs=args.max_rvs,
+                           analysis_budget=args.analysis_budget, snapshots=False)
     driver.run_until(c, "siren")          # syntax, name and type errors: before any output
     cli.print_warnings(c, args.warnings)
     _emit(cli.block("Handler", [args.handler.upper()])
@@ -100,6 +109,7 @@ def run(args) -> int:
         except SirenPlanError as e:
             print(f"{e.render()}\nAnalysisViolatedAnnotationError: {e.message}", file=sys.stderr)
             return 1
+        cli.print_warnings(c, args.warnings, cli.plan_warnings(c))
         _emit(cli.plan_lines(dict(c.plan.plan)) + cli.block("Analysis Time", [repr(c.plan.seconds)]))
         if args.analyze_only:
             return 0
@@ -108,7 +118,13 @@ def run(args) -> int:
     except SirenPlanError as e:
         print(f"{e.render()}\nRuntimeViolatedAnnotationError: {e.message}", file=sys.stderr)
         return 1
-    seed = secrets.randbits(63) if args.seed is None else args.seed
+    if args.seed is None:
+        seed = secrets.randbits(63)
+        # On standard error: the report on standard output stays the original's, and the run
+        # can still be repeated.
+        print(f"siren: seed {seed} (rerun with -s {seed} to repeat this run)", file=sys.stderr, flush=True)
+    else:
+        seed = args.seed
     try:
         outcome = cli.run_filter(model, particles, seed, summarise=False, memory_limit=memory_limit, **options)
     except SirenRuntimeError as e:

@@ -45,13 +45,27 @@ class Summary:
     posterior probability of being at or below it reaches q; ``particles`` counts those of
     nonzero weight. ``spread_exact`` is False where some particle knew this number by its mean
     alone (a symbolic value that is no affine function of one variable): the variance and
-    quantiles then leave out that particle's own spread."""
+    quantiles then leave out that particle's own spread.
+
+    ``mcse`` is the Monte Carlo standard error of ``mean`` and ``ess`` its effective sample size
+    (the number of independent exact draws that would estimate the mean as well). For a weighted
+    population they are the importance-sampling estimates: mcse^2 = sum_i w_i^2 (m_i - mean)^2
+    over the particles' means m_i, ess = sum_i w_i (m_i - mean)^2 / mcse^2. Particles that hold
+    one exact distribution each add no Monte Carlo error: where all their means agree, mcse is 0
+    and ess infinite. Where all particles hold one point, mcse is 0 and ess NaN: the population
+    cannot tell an exact answer from one collapsed onto a single ancestor. A population knows nothing of its ancestry, so after resampling these are
+    optimistic (particles descended from one ancestor count as independent); ``sirenc.runs``
+    measures the error across independent runs instead. For an MH chain, ess is the
+    autocorrelation estimate of the draws (``sirenc.chain_stats.effective_size``) and
+    mcse = sd / sqrt(ess)."""
 
     mean: float
     variance: float
     quantiles: dict[float, float] = field(default_factory=dict)
     particles: int = 0
     spread_exact: bool = True
+    mcse: float = float("nan")
+    ess: float = float("nan")
 
     @property
     def sd(self) -> float:
@@ -137,34 +151,36 @@ def _normal_form(block: np.ndarray) -> np.ndarray:
 
 
 def summarize(result_type: str, atoms: np.ndarray, offsets: np.ndarray, weights: np.ndarray,
-              levels: Sequence[float] = DEFAULT_QUANTILES) -> Any:
+              levels: Sequence[float] = DEFAULT_QUANTILES, chain: bool = False) -> Any:
     """The result's shape with a ``Summary`` for every float or bool, ``None`` for unit, from
-    every particle's atoms (``atoms[offsets[i]:offsets[i+1]]``) and normalised weights."""
+    every particle's atoms (``atoms[offsets[i]:offsets[i+1]]``) and normalised weights. With
+    ``chain``, the "particles" are an MH chain's states in their order, and the Monte Carlo
+    error comes from their autocorrelation."""
     at = offsets[:-1].astype(np.int64).copy()
     who = np.flatnonzero(weights > 0)
-    value, _ = _walk(result_type, 0, atoms, at, who, weights, tuple(levels))
+    value, _ = _walk(result_type, 0, atoms, at, who, weights, tuple(levels), chain)
     return value
 
 
 def _walk(desc: str, pos: int, atoms: np.ndarray, at: np.ndarray, who: np.ndarray, w: np.ndarray,
-          levels: tuple) -> tuple[Any, int]:
+          levels: tuple, chain: bool) -> tuple[Any, int]:
     tag = desc[pos]
     if tag in SCALARS:
         block = atoms[at[who][:, None] + np.arange(ATOM_WORDS)]
         at[who] += ATOM_WORDS
-        return mixture_summary(block, w[who], levels), pos + 1
+        return mixture_summary(block, w[who], levels, chain), pos + 1
     if tag == "u":
         return None, pos + 1
     if tag == "P":
-        first, pos = _walk(desc, pos + 1, atoms, at, who, w, levels)
-        second, pos = _walk(desc, pos, atoms, at, who, w, levels)
+        first, pos = _walk(desc, pos + 1, atoms, at, who, w, levels, chain)
+        second, pos = _walk(desc, pos, atoms, at, who, w, levels, chain)
         return (first, second), pos
     if tag == "L":
         lengths = atoms[at[who]].astype(np.int64)
         at[who] += 1
         items, end = [], skip(desc, pos + 1)
         for k in range(int(lengths.max()) if lengths.size else 0):
-            item, _ = _walk(desc, pos + 1, atoms, at, who[lengths > k], w, levels)
+            item, _ = _walk(desc, pos + 1, atoms, at, who[lengths > k], w, levels, chain)
             items.append(item)
         return items, end
     raise ValueError(f"bad result type descriptor {desc!r}")
@@ -228,8 +244,9 @@ class _Component:
                         self.scale * self.dist.ppf(1.0 - q) + self.shift)
 
 
-def mixture_summary(block: np.ndarray, w: np.ndarray, levels: Sequence[float]) -> Summary:
-    """The summary of one number from the particles' atoms (rows of ``block``) and weights."""
+def mixture_summary(block: np.ndarray, w: np.ndarray, levels: Sequence[float], chain: bool = False) -> Summary:
+    """The summary of one number from the particles' atoms (rows of ``block``) and weights
+    (``chain``: an MH chain's states, in order)."""
     keep = w > 0
     block, w = block[keep], w[keep]
     if block.shape[0] == 0:
@@ -246,10 +263,36 @@ def mixture_summary(block: np.ndarray, w: np.ndarray, levels: Sequence[float]) -
         between = float(np.dot(w, (means - mean) ** 2)) if np.isfinite(mean) else float("nan")
         within = sum(float(np.dot(c.w, c.variance())) for c in components)
         variance = between + within
+        mcse, ess = (_chain_error(means, between) if chain else
+                     _population_error(means, w, mean, between, exact=bool(np.all(symbolic))))
     points = ~symbolic
     quantiles = {q: _quantile(q, means[points], w[points], components) for q in levels}
     return Summary(mean, max(variance, 0.0) if variance == variance else variance, quantiles, int(block.shape[0]),
-                   spread_exact=not bool(np.any(kinds == ATOM_MEAN)))
+                   spread_exact=not bool(np.any(kinds == ATOM_MEAN)), mcse=mcse, ess=ess)
+
+
+def _population_error(means: np.ndarray, w: np.ndarray, mean: float, between: float,
+                      exact: bool) -> tuple[float, float]:
+    """The importance-sampling standard error of the weighted mean of ``means``, and its ESS.
+    Where the means all agree, particles that each hold an exact distribution (``exact``) have
+    the answer without Monte Carlo error; points that agree may as well all descend from one
+    ancestor (a trajectory's early elements after many resamplings), so their ESS is unknown."""
+    if not np.isfinite(mean):
+        return float("nan"), float("nan")
+    square = float(np.dot(w * w, (means - mean) ** 2))
+    if square == 0.0:
+        return 0.0, float("inf") if exact else float("nan")
+    return float(np.sqrt(square)), between / square
+
+
+def _chain_error(draws: np.ndarray, variance: float) -> tuple[float, float]:
+    """The standard error of a chain's mean of ``draws`` from their autocorrelation, and its ESS."""
+    from sirenc.chain_stats import effective_size
+
+    if not np.all(np.isfinite(draws)):
+        return float("nan"), float("nan")
+    ess = effective_size(draws)
+    return float(np.sqrt(variance / ess)) if ess > 0 else float("nan"), ess
 
 
 def _components(block: np.ndarray, w: np.ndarray) -> list[_Component]:
@@ -310,29 +353,73 @@ def _snap(x: float, points: np.ndarray, components: list[_Component], target: fl
     return x
 
 
-def leaves(summary: Any, path: str = "result") -> list[tuple[str, Summary]]:
-    """The summaries in a summarised result, each with its path (``result.0``, ``result.1[3]``),
-    in the order of the flattened estimate."""
-    if isinstance(summary, Summary):
+def leaves(summary: Any, path: str = "result", leaf: type = Summary) -> list[tuple[str, Any]]:
+    """The summaries in a summarised result (or the ``leaf`` objects in a result-shaped value),
+    each with its path (``result.0``, ``result.1[3]``), in the order of the flattened estimate."""
+    if isinstance(summary, leaf):
         return [(path, summary)]
     if isinstance(summary, tuple):
-        return leaves(summary[0], f"{path}.0") + leaves(summary[1], f"{path}.1")
+        return leaves(summary[0], f"{path}.0", leaf) + leaves(summary[1], f"{path}.1", leaf)
     if isinstance(summary, list):
-        return [leaf for k, item in enumerate(summary) for leaf in leaves(item, f"{path}[{k}]")]
+        return [one for k, item in enumerate(summary) for one in leaves(item, f"{path}[{k}]", leaf)]
     return []   # unit
 
 
-def table(summary: Any, limit: int = 20) -> list[str]:
-    """A readable table of the leaves: path, mean, sd and the quantiles; at most ``limit`` rows."""
+def leaf_names(summary: Any, result_type: str, names: Sequence[str]) -> list[str]:
+    """The random variable each of ``leaves(summary)`` is ("" for none), from a model's
+    ``info["result_names"]`` (one per scalar tag of ``result_type``; sirenc/frontend/result_names.py)."""
+    at = dict(zip((i for i, tag in enumerate(result_type) if tag in SCALARS), names))
+    out: list[str] = []
+
+    def walk(pos: int, value: Any) -> int:
+        tag = result_type[pos]
+        if tag in SCALARS:
+            out.append(at.get(pos, ""))
+            return pos + 1
+        if tag == "P":
+            return walk(walk(pos + 1, value[0]), value[1])
+        if tag == "L":
+            for item in value:
+                walk(pos + 1, item)
+            return skip(result_type, pos)
+        return pos + 1
+
+    if names:
+        walk(0, summary)
+    return out or [""] * len(leaves(summary))
+
+
+def by_variable(summary: Any, result_type: str, names: Sequence[str]) -> dict[str, Any]:
+    """The summaries of the result's numbers that are random variables of the program, by name:
+    a ``Summary``, or the list of them where the variable is a list's elements (a trajectory)."""
+    out: dict[str, Any] = {}
+    for (path, s), name in zip(leaves(summary), leaf_names(summary, result_type, names)):
+        if not name:
+            continue
+        if "[" in path:
+            items = out.setdefault(name, [])
+            if isinstance(items, list):
+                items.append(s)
+        else:
+            out.setdefault(name, s)
+    return out
+
+
+def table(summary: Any, limit: int = 20, names: Sequence[str] = ()) -> list[str]:
+    """A readable table of the leaves: path, the random variable it is (``names``, as
+    ``leaf_names`` gives them, where any), mean, sd, the quantiles, mcse and ess; at most ``limit`` rows."""
     rows = leaves(summary)
     if not rows:
         return ["(nothing to summarise: the result holds no number)"]
     levels = list(rows[0][1].quantiles)
-    head = ["", "mean", "sd", *(f"q{100 * q:g}" for q in levels)]
-    body = [[path + ("" if s.spread_exact else " *"), f"{s.mean:.6g}", f"{s.sd:.6g}",
-             *(f"{s.quantiles[q]:.6g}" for q in levels)] for path, s in rows[:limit]]
+    named = any(names)
+    head = ["", *(["variable"] if named else []), "mean", "sd", *(f"q{100 * q:g}" for q in levels), "mcse", "ess"]
+    body = [[path + ("" if s.spread_exact else " *"), *([name] if named else []), f"{s.mean:.6g}", f"{s.sd:.6g}",
+             *(f"{s.quantiles[q]:.6g}" for q in levels), f"{s.mcse:.2g}", f"{s.ess:.4g}"]
+            for (path, s), name in zip(rows[:limit], names if named else [""] * len(rows))]
     widths = [max(len(r[i]) for r in [head, *body]) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+    left = 2 if named else 1     # the path and the variable are text
+    lines = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
              for r in [head, *body]]
     if len(rows) > limit:
         lines.append(f"... {len(rows) - limit} more (all of them with --json)")
@@ -347,7 +434,14 @@ def jsonable(summary: Any) -> Any:
     if isinstance(summary, Summary):
         return {"mean": summary.mean, "variance": summary.variance,
                 "quantiles": {f"{q:g}": v for q, v in summary.quantiles.items()}, "particles": summary.particles,
-                "spread_exact": summary.spread_exact}
+                "spread_exact": summary.spread_exact, "mcse": _finite_or_none(summary.mcse),
+                "ess": _finite_or_none(summary.ess)}
     if isinstance(summary, (tuple, list)):
         return [jsonable(s) for s in summary]
     return None
+
+
+def _finite_or_none(x: float) -> float | None:
+    """JSON has no infinity or NaN: an ess without Monte Carlo error (every particle exact), or one
+    the population cannot tell (every particle one point), is null."""
+    return x if np.isfinite(x) else None

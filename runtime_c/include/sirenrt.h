@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 15
+#define SIRENRT_ABI_VERSION 16
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -185,6 +185,10 @@ typedef struct sirenrt_model {
    * the words there are the result, then the posterior atoms A of its leaves (tier 2 computes each
    * symbolic leaf's distribution in closed form; sirenrt_filter_posterior reads them). */
   const char *frame_result_type;
+  /* NULL, or one line per scalar tag of result_type (a list's element tag once, for all its
+   * elements): the random variable that number is, where the program returns one unchanged, else
+   * an empty line.  For summaries only; the runtime never reads it. */
+  const char *result_names;
 } sirenrt_model;
 
 typedef struct sirenrt_options {

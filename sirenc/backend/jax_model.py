@@ -480,6 +480,13 @@ class JaxFilter:
 
         return R.means(summarize(desc, *expand_atoms(desc, flat, offsets), weights, ()))
 
+    def variables(self, quantiles: Any = (0.05, 0.5, 0.95)) -> dict[str, Any]:
+        """As ``sirenc.Filter.variables``."""
+        from sirenc.summary import by_variable
+
+        info = self.model.info
+        return by_variable(self.summary(quantiles), info["result_type"], info.get("result_names", []))
+
     def summary(self, quantiles: Any = (0.05, 0.5, 0.95)) -> Any:
         from sirenc.summary import quantile_levels, summarize
 

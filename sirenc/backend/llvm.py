@@ -224,6 +224,7 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo, resume: ir.Function, span_b
         never_draws=int(info.never_draws),
         resume_span=span,
         frame_result_type=string(info.frame_result_type or None),
+        result_names=string("".join(f"{n}\n" for n in info.result_names) if any(info.result_names) else None),
     )
     g = ir.GlobalVariable(mod, model.type, name=MODEL_SYMBOL)
     g.global_constant = True

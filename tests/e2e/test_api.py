@@ -34,6 +34,7 @@ def test_info(model, data_file):
         "abi_version": abi_version(), "name": "toy", "method": "pf", "plan": "x: sample",
         "result_type": "f", "frame_size": 40, "streamable": True,
         "not_streamable_reason": "", "files": [str(data_file)], "vars": [], "tier": 1,
+        "result_names": [],
     }
 
 

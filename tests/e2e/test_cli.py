@@ -69,8 +69,9 @@ def test_run_prints_the_original_report():
                                 "Evaluation Time", "Result", "Runtime Inference Plan"]
     assert [name for name, _ in original_harness.blocks(r.stdout)][4:6] == ["Evaluation Time", "Posterior"]
     head, row = section(r.stdout, "Posterior")
-    assert head.split() == ["mean", "sd", "q5", "q50", "q95"] and row.split()[0] == "result"
-    assert float(row.split()[1]) == pytest.approx(result, rel=1e-5)   # six significant digits
+    assert head.split() == ["variable", "mean", "sd", "q5", "q50", "q95", "mcse", "ess"]
+    assert row.split()[:2] == ["result", "x1"]      # walk.si returns its step's x1 as it is
+    assert float(row.split()[2]) == pytest.approx(result, rel=1e-5)   # six significant digits
     assert report["result"] == result and report["flat_result"] == [[result]]
     assert report["inferred_plan"] == report["runtime_plan"] == {"x1": "sample"}
     assert report["handler"] == "SMC" and report["method"] == "PF"

@@ -9,6 +9,7 @@ annotation an error at the annotation that names the option to raise.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -36,6 +37,7 @@ def test_the_work_decides_the_verdict(method):
     module = lower_to_siren(PROGRAM)
     result = analyze(module, method)
     assert result.note is None and 0 < result.work < DEFAULT_BUDGET
+    assert not result.budget_exhausted and result.warnings == []
     again = analyze(module, method, budget=result.work)
     assert (again.plan, again.work) == (result.plan, result.work)
     with pytest.raises(SirenPlanError) as e:
@@ -72,6 +74,12 @@ def test_without_symbolic_annotations_giving_up_makes_everything_dynamic():
     result = analyze(lower_to_siren(PROGRAM.replace("symbolic ", "")), "ds", budget=10)
     assert set(result.plan.values()) == {"dynamic"}
     assert "used up its budget of 10 steps" in result.note and "--analysis-budget" in result.note
+    # ... and says so: a plan of all dynamic would otherwise read as the analysis' verdict.
+    assert result.budget_exhausted and json.loads(result.to_json())["budget_exhausted"] is True
+    [(message, span)] = result.warnings
+    assert message == ("the plan analysis used up its budget of 10 steps here and gave up, so every variable "
+                       "is reported dynamic; --analysis-budget N raises the budget (e.g. --analysis-budget 100)")
+    assert span is not None and span.line in range(1, 8)
 
 
 def test_the_budget_must_be_positive():

@@ -265,7 +265,7 @@ let () = resample() in
         assert decl in text
     model = next(line for line in text.splitlines() if line.startswith("@sirenc_model ="))
     assert 'c"ssi\\00"' in text and 'c"x\\00"' in text and 'c"s\\00"' in text
-    assert "ptr @sirenc_model.vars, i32 1, ptr @sirenc_model.sym_roots, i32 1, ptr null, i32 0, ptr @siren_resume.span, ptr null }" in model
+    assert "ptr @sirenc_model.vars, i32 1, ptr @sirenc_model.sym_roots, i32 1, ptr null, i32 0, ptr @siren_resume.span, ptr null, ptr @sirenc_model.str" in model
     assert "i32 2, ptr @sirenc_model.vars" in model
     info = driver.model_info(c, c.products["llvm-dialect"])
     assert info.method == "ssi" and info.vars == ["x", "s"] and info.result_type == "PSf"

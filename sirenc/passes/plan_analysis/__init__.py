@@ -36,7 +36,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
-from sirenc.diagnostics import Note, SirenPlanError, SirenUsageError
+from sirenc.diagnostics import Note, SirenPlanError, SirenUsageError, Span
 from sirenc.ir import siren
 from sirenc.ir.locations import span_of
 from sirenc.passes.plan_analysis import domain as D
@@ -45,7 +45,8 @@ from sirenc.passes.plan_analysis.ds import DSState
 from sirenc.passes.plan_analysis.interpreter import Interpreter
 from sirenc.passes.plan_analysis.ssi import SSIState
 from sirenc.passes.rewriting import ops_of
-from sirenc.passes.plan_analysis.base import BUDGET_OPTION, DEFAULT_BUDGET, UnknownOperation
+from sirenc.passes.analysis_budget import check_analysis_options
+from sirenc.passes.plan_analysis.base import BUDGET_OPTION, DEFAULT_BUDGET, BudgetExhausted, UnknownOperation
 from sirenc.passes.plan_analysis.state import (
     DYNAMIC, SAMPLE, SYMBOLIC, Cause, GiveUp, InternalInconsistency, Shared, Violation,
 )
@@ -64,12 +65,16 @@ class PlanResult:
     seconds: float = 0.0             # for reports only: the verdict never depends on it
     work: int = 0                    # the work it took (Shared.spent; see DEFAULT_BUDGET)
     note: str | None = None          # why the analysis fell back to "dynamic", if it did
+    budget_exhausted: bool = False   # it fell back because the work passed the budget
+    # (message, span) pairs, as a program's front-end warnings: the plan is not what it could be
+    warnings: list[tuple[str, Span | None]] = field(default_factory=list)
 
     def text(self) -> str:
         return "\n".join(f"{name}: {enc}" for name, enc in self.plan.items())
 
     def to_json(self) -> str:
-        return json.dumps({"method": self.method, "plan": self.plan, "seconds": self.seconds})
+        return json.dumps({"method": self.method, "plan": self.plan, "seconds": self.seconds,
+                           "budget_exhausted": self.budget_exhausted})
 
 
 @dataclass
@@ -110,10 +115,7 @@ def analyze(module: ModuleOp, method: str = "ssi", max_rvs: int = 4,
         budget = DEFAULT_BUDGET
     if method not in ALL_METHODS:
         raise SirenUsageError(f"unknown method '{method}' (choose one of {', '.join(ALL_METHODS)})")
-    if max_rvs < 1:
-        raise SirenUsageError("--max-rvs must be at least 1")
-    if budget < 1:
-        raise SirenUsageError(f"{BUDGET_OPTION} must be at least 1")
+    check_analysis_options(max_rvs, budget)
     start = time.perf_counter()
     main = _main(module)
     assumes = _Assumes([op for op in ops_of(main) if type(op) is siren.AssumeOp])
@@ -150,7 +152,11 @@ def _abstract_run(main: func.FuncOp, assumes: _Assumes, method: str, max_rvs: in
     except Violation as v:
         raise _violation_error(v, assumes, method) from None
     except GiveUp as g:
-        return _fallback(assumes, method, shared, f"the analysis gave up: {g}", g.too_large, g.hint)
+        result = _fallback(assumes, method, shared, f"the analysis gave up: {g}", g.too_large, g.hint)
+        if isinstance(g, BudgetExhausted):
+            result.budget_exhausted = True
+            result.warnings.append(_budget_warning(shared))
+        return result
     except (InternalInconsistency, RecursionError) as e:
         if os.environ.get("SIRENC_PLAN_DEBUG"):
             raise
@@ -191,6 +197,15 @@ def _fallback(assumes: _Assumes, method: str, shared: Shared, detail: str,
     if hint is not None:
         notes.append(Note(hint))
     raise SirenPlanError(message, span_of(op), notes)
+
+
+def _budget_warning(shared: Shared) -> tuple[str, Span | None]:
+    """Giving up for want of budget, said where the analysis was: without it a plan of all
+    ``dynamic`` reads as the analysis' verdict on the program, not as a limit one can raise."""
+    where = span_of(shared.cause.op) if shared.cause.op is not None else None
+    return (f"the plan analysis used up its budget of {shared.budget} steps{' here' if where else ''} and gave "
+            f"up, so every variable is reported dynamic; {BUDGET_OPTION} N raises the budget "
+            f"(e.g. {BUDGET_OPTION} {shared.budget * 10})", where)
 
 
 def _violation_error(v: Violation, assumes: _Assumes, method: str) -> SirenPlanError:

@@ -32,6 +32,11 @@ class GiveUp(Exception):
         self.hint = hint                 # what the user can do about it
 
 
+class BudgetExhausted(GiveUp):
+    """The work (``Shared.spent``) passed the budget: a verdict the user can change, so it is warned
+    about, unlike the other ways of giving up."""
+
+
 class UnknownOperation(NotImplementedError):
     """The interpreter met an operation it has no rule for: a bug in sirenc, never a
     verdict (an unknown value for it would pass over what the op does)."""
@@ -70,7 +75,7 @@ class Shared:
     def tick(self, amount: int = 1) -> None:
         self.steps += amount
         if self.spent() > self.budget:
-            raise GiveUp(f"it used up its budget of {self.budget} steps", hint=(
+            raise BudgetExhausted(f"it used up its budget of {self.budget} steps", hint=(
                 f"{BUDGET_OPTION} N (analysis_budget=N in the Python API) raises the budget"))
 
 
