@@ -4,8 +4,8 @@
                                          [--method pf] [--object] [--profile SHAPE:N]
 
 For each generated program shape and size n, a fresh process runs the driver's stages one after
-another (``ast -> siren -> plan -> symbolic -> smc -> llvm-dialect``) and then the back end in its
-parts (``ir-text``: the module's LLVM IR text; ``parse``: LLVM parses and verifies it;
+another (``ast -> siren -> plan -> symbolic -> specialized -> smc -> llvm-dialect``) and then the
+back end in its parts (``ir-text``: the module's LLVM IR text; ``parse``: LLVM parses and verifies it;
 ``opt``: the O2 pipeline; ``code``: MCJIT's code generation, as ``sirenc run`` and
 ``sirenc.compile(src)`` do, or with ``--object`` the portable object that ``sirenc -o model.so``
 links), and prints the CPU seconds of each
@@ -28,6 +28,13 @@ The shapes (n is the size):
   sumx    let x = List.hd([1.]) in x + x + ... + x  (n terms, left-nested: an op per '+')
   val     val f0 = fun x -> x + 1. in val f1 = fun x -> f0(x) + 1. in ... f{n-1}(1.)  (inlined, then
           folded by fold-constants)
+  obs     let x <- gaussian(0., 1.) in let () = observe(gaussian(x, 1.), 0.1) in ... x  (n observes of
+          one variable: under -m ssi or ds its symbolic state is updated n times)
+  ifs     let x <- gaussian(0., 1.) in if x < 0. then if x < 0. then ... 1. else 1. ... else 1.
+          (n nested branches on a value drawn at run time)
+  lit     [1., 2., ..., n.]  (a literal of n constants, returned)
+  params  val f = fun (a0, ..., a{n-1}) -> a0 + ... + a{n-1} in f(0., ..., {n-1}.)  (a function of n
+          parameters: its argument is an n-tuple, n right-nested pairs)
 """
 
 from __future__ import annotations
@@ -63,11 +70,22 @@ def program(shape: str, n: int) -> str:
         return "\n".join(["val f0 = fun x -> x + 1. in",
                           *(f"val f{i} = fun x -> f{i - 1}(x) + 1. in" for i in range(1, n)),
                           f"f{n - 1}(1.)"])
+    if shape == "obs":
+        return "\n".join(["let x <- gaussian(0., 1.) in",
+                          *("let () = observe(gaussian(x, 1.), 0.1) in" for _ in range(n)), "x"])
+    if shape == "ifs":
+        return "let x <- gaussian(0., 1.) in " + "if x < 0. then " * n + "1." + " else 1." * n
+    if shape == "lit":
+        return "[" + ", ".join(f"{i}." for i in range(1, n + 1)) + "]"
+    if shape == "params":
+        params = ", ".join(f"a{i}" for i in range(n))
+        return (f"val f = fun ({params}) -> " + " + ".join(f"a{i}" for i in range(n)) + " in\n"
+                + "f(" + ", ".join(f"{i}." for i in range(n)) + ")")
     raise ValueError(f"unknown shape {shape!r}")
 
 
-SHAPES = ("let", "letx", "list", "lists", "neg", "sum", "negx", "sumx", "val")
-FRONT = ("ast", "siren", "plan", "symbolic", "smc", "llvm-dialect")
+SHAPES = ("let", "letx", "list", "lists", "neg", "sum", "negx", "sumx", "val", "obs", "ifs", "lit", "params")
+FRONT = ("ast", "siren", "plan", "symbolic", "specialized", "smc", "llvm-dialect")
 BACK = ("ir-text", "parse", "opt", "code")
 
 

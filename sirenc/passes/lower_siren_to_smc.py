@@ -425,7 +425,23 @@ def unpack(value: SSAValue) -> list[SSAValue]:
         return [value]
     owner = value.owner
     if isinstance(owner, UnrealizedConversionCastOp) and len(owner.outputs) == 1:
-        return list(owner.inputs)
+        if not isinstance(t, siren.PairType):
+            return list(owner.inputs)
+        # A pair's cast may hold a part of pair type as that part's own cast (`parts`): expanded
+        # here, without recursion (a tuple of 10^5 elements is a chain of 10^5 pairs).
+        scalars: list[SSAValue] = []
+        work = list(reversed(owner.inputs))
+        while work:
+            v = work.pop()
+            inner = v.owner
+            if isinstance(v.type, siren.PairType) and isinstance(inner, UnrealizedConversionCastOp) \
+                    and len(inner.outputs) == 1:
+                work.extend(reversed(inner.inputs))
+            elif isinstance(v.type, siren.PairType):
+                scalars += unpack(v)
+            else:
+                scalars.append(v)
+        return scalars
     if isinstance(value, BlockArgument):
         # A fold's or map's body argument, read before its owner is lowered.
         cast = UnrealizedConversionCastOp.get([value], flatten(value.type))
@@ -588,22 +604,65 @@ class _Eq(_Lowering):
         return [b.equal(b.get(op.lhs), b.get(op.rhs), op.lhs.type)]
 
 
+def parts(value: SSAValue) -> list[SSAValue]:
+    """What a pair's cast holds of a lowered value: a lowered pair as its one value, anything else
+    as its scalars. Casting a pair from its parts' scalars instead would copy the scalars of a
+    tuple's tail into each of its pairs: the n right-nested pairs of an n-tuple (a function of n
+    parameters) had n^2/2 operands."""
+    owner = value.owner
+    if isinstance(value.type, siren.PairType) and isinstance(owner, UnrealizedConversionCastOp) \
+            and len(owner.outputs) == 1:
+        return [value]
+    return unpack(value)
+
+
+def _split(pair: SSAValue) -> tuple[list[SSAValue], list[SSAValue]]:
+    """The first's and the second's share of a lowered pair's cast inputs (or scalars)."""
+    owner = pair.owner
+    if isinstance(owner, UnrealizedConversionCastOp) and len(owner.outputs) == 1:
+        held = list(owner.inputs)
+    else:
+        held = unpack(pair)
+    first = pair.type.first
+    # A cast of scalars only (a block argument's, a branch's result) holds a pair part flat.
+    whole = isinstance(first, siren.PairType) and bool(held) and isinstance(held[0].type, siren.PairType)
+    n = 1 if whole else len(flatten(first))
+    return held[:n], held[n:]
+
+
 @lowers(siren.PairOp)
 class _Pair(_Lowering):
     def lower(self, op, b):
-        return b.get(op.first) + b.get(op.second)
+        return parts(op.first) + parts(op.second)
+
+
+class _Projection(_Lowering):
+    index: ClassVar[int]
+
+    def rewrite(self, op) -> None:
+        part = self.lower(op, None)
+        if len(part) == 1 and isinstance(part[0].type, siren.PairType):
+            # A part the pair's cast holds whole stands for the result as it is: it has the
+            # result's type by construction, and comparing the two types would walk them (the
+            # tail of an n-tuple is n pairs deep, and a function's parameter types are other
+            # objects than its arguments').
+            replace_uses(op.result, part[0])
+            drop(op)
+        else:
+            super().rewrite(op)
+
+    def lower(self, op, b):
+        return _split(op.pair)[self.index]
 
 
 @lowers(siren.FstOp)
-class _Fst(_Lowering):
-    def lower(self, op, b):
-        return b.get(op.pair)[: len(flatten(op.pair.type.first))]
+class _Fst(_Projection):
+    index = 0
 
 
 @lowers(siren.SndOp)
-class _Snd(_Lowering):
-    def lower(self, op, b):
-        return b.get(op.pair)[len(flatten(op.pair.type.first)):]
+class _Snd(_Projection):
+    index = 1
 
 
 @lowers(siren.NilOp)
