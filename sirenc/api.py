@@ -21,11 +21,13 @@ rendered message; nothing here can crash the interpreter on bad input.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import re
 import shutil
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
@@ -33,7 +35,7 @@ from typing import Any, Callable
 import numpy as np
 
 from sirenc.descriptors import SCALARS, skip
-from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
+from sirenc.diagnostics import SirenDataError, SirenRuntimeError, SirenUsageError
 from sirenc.driver import DEFAULT_METHOD
 from sirenc.model_info import ModelInfo
 from sirenc.runtime.abi import abi_version, max_particles
@@ -55,15 +57,23 @@ def _argument_error(message: str) -> str | None:
 
 def memory_size(value: int | str | None) -> int:
     """A memory limit in bytes: an integer, or a string such as ``"512M"`` or ``"4.5G"`` (K, M, G and
-    T are powers of 1024; ``KiB``, ``MB`` and the like are read the same).  None is the runtime's
-    default, half the machine's memory, and becomes 0."""
+    T are powers of 1024; ``KiB``, ``MB`` and the like are read the same).  A number with a unit is
+    rounded down to whole bytes (``"1.5K"`` is 1536); one without must be whole (``"1.5"`` is an
+    error, not 1 byte).  None is the runtime's default, half the machine's memory, and becomes 0."""
+    from fractions import Fraction
+
     if value is None:
         return 0
     size = None
     if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
         size = int(value)
     elif isinstance(value, str) and (m := _SIZE.fullmatch(value)):
-        size = int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+        # Exact arithmetic: a float rounds "9223372036854775807" up to 2**63.
+        number, unit = Fraction(m.group(1)), _UNITS[m.group(2).lower()]
+        if unit == 1 and number.denominator != 1:
+            raise SirenUsageError(f"memory_limit must be a whole number of bytes, not {value!r} "
+                                  "(a fraction needs a unit, as in 1.5K)")
+        size = int(number * unit)
     if size is None or not 1 <= size < 2**63:
         raise SirenUsageError(
             f"memory_limit must be a number of bytes in [1, 2**63), such as 4G or 512M, not {value!r}")
@@ -78,6 +88,21 @@ class CompiledModelError(SirenRuntimeError):
         text = self.message
         return text if text.startswith("error:") or ": error: " in text.split("\n", 1)[0] \
             else f"error: {text}"
+
+
+class CompiledDataError(CompiledModelError, SirenDataError):
+    """A data file the running filter could not read (missing, not a regular file, malformed, too
+    big for the memory limit): a ``SirenDataError``, and still a ``SirenRuntimeError`` as it was."""
+
+
+# The runtime's messages of a data file (runtime_c/src/data.c, rt_budget_data_message).
+_DATA_ERROR = re.compile(r"cannot read data file '|\bnote: data file read here$|\bdata file '[^\n]*' needs at least",
+                         re.MULTILINE)
+
+
+def runtime_error(message: str) -> CompiledModelError:
+    """The error of a failed call into the runtime, by what its message is about."""
+    return (CompiledDataError if _DATA_ERROR.search(message) else CompiledModelError)(message)
 
 
 # ----------------------------------------------------------------- entry points
@@ -99,7 +124,7 @@ def compile(source: str | os.PathLike, method: str = DEFAULT_METHOD, check: bool
     vectorised over particles by JAX (a GPU when JAX has one), with the same ``filter``
     interface; ``float32=True`` computes in single precision there.
     """
-    from sirenc.driver import compile_to_llvm_dialect
+    from sirenc.driver import model_info, open_source, run_until
 
     if isinstance(source, bytes) or not isinstance(source, (str, os.PathLike)) \
             or isinstance(os.fspath(source), bytes):
@@ -122,12 +147,27 @@ def compile(source: str | os.PathLike, method: str = DEFAULT_METHOD, check: bool
         return jax_model(source, method, check, analysis_budget=analysis_budget, tier=tier, float32=bool(float32))
     if float32:
         raise SirenUsageError("float32 is an option of the JAX back end (backend='jax')")
-    module, info = compile_to_llvm_dialect(source, method, check, analysis_budget=analysis_budget, tier=tier)
-    model = from_llvm_dialect(module, info, output=output)
-    if model.path is None:   # what pickling a JIT model needs to make it again
-        text = os.fspath(source)
-        is_path = "\n" not in text and (text.endswith(".si") or os.path.exists(text))
-        model._origin = (os.path.abspath(text) if is_path else text, method, check, analysis_budget, tier)
+    c = open_source(source, method, check=check, analysis_budget=analysis_budget, snapshots=False, tier=tier)
+    program = (c.text, c.path if c.path.startswith("<") else os.path.abspath(c.path), method, check,
+               c.max_rvs, analysis_budget, tier)
+    module = run_until(c, "llvm-dialect")
+    model = from_llvm_dialect(module, model_info(c, module), output=output)
+    if model.path is None:   # a pickle carries the program it was compiled from, not its path
+        model._origin = (_recompile, program)
+    return model
+
+
+def _recompile(text: str, path: str, method: str, check: bool, max_rvs: int, budget: int | None,
+               tier: int) -> "Model":
+    """A JIT model from its pickle: the program text, compiled as the file ``path`` (its name in
+    messages, the folder its data files are read from), whatever that file holds now."""
+    from sirenc.driver import Compilation, model_info, run_until
+
+    c = Compilation(text, path, method, check=check, max_rvs=max_rvs, analysis_budget=budget,
+                    snapshots=False, tier=tier)
+    module = run_until(c, "llvm-dialect")
+    model = from_llvm_dialect(module, model_info(c, module))
+    model._origin = (_recompile, (text, path, method, check, max_rvs, budget, tier))
     return model
 
 
@@ -144,13 +184,15 @@ def from_llvm_dialect(module: Any, info: ModelInfo,
 
 # dlopen caches by path (P13): a file rewritten in place must not come back as
 # the old code, so a path whose contents changed is loaded from a private copy
-# (a unique name in the cache folder, removed from disk as soon as it is open).
+# (a unique name in a private folder, removed from disk as soon as it is open).
 # realpath -> the library loaded from it most recently. A library replaced by a
-# newer one is closed once no Model or Filter of it is left.
+# newer one is closed once no Model or Filter of it is left. A library keeps its
+# bytes: a Model pickles as them (the file may have changed or gone since).
 class _Library:
-    def __init__(self, digest: str, lib: Any, ffi: Any):
-        self.digest = digest
+    def __init__(self, digest: str, lib: Any, ffi: Any, data: bytes):
+        self.digest = digest      # SHA-256 of data
         self.lib = lib
+        self.data = data
         self._ffi = ffi           # held: dlclose may run late in interpreter shutdown
         self.users = 0            # Models alive (a Filter keeps its Model alive)
         self.stale = False        # replaced by a newer version of the same path
@@ -179,43 +221,69 @@ _loaded: dict[str, _Library] = {}
 
 def load(path: str | os.PathLike) -> "Model":
     """Load a ``model.so`` built by ``sirenc -o`` or ``compile(..., output=...)``."""
-    from sirenc.runtime.ffi import ffi
-
     if isinstance(path, bytes) or not isinstance(path, (str, os.PathLike)):
         raise SirenUsageError(f"load() takes a path (str or os.PathLike), not {type(path).__name__}")
     real = os.path.realpath(path)
     try:
-        digest = hashlib.sha1(Path(real).read_bytes()).hexdigest()
+        data = Path(real).read_bytes()
     except OSError as e:
         raise SirenUsageError(f"cannot read model {os.fspath(path)}: {e.strerror}") from None
+    digest = hashlib.sha256(data).hexdigest()
     known = _loaded.get(real)
     if known is None or known.digest != digest or known.lib is None:
-        target, copy = real, None
-        try:
-            if known is not None:
-                from sirenc.backend.link import cache_dir
-                folder = cache_dir()
-                try:
-                    folder.mkdir(parents=True, exist_ok=True)
-                    fd, copy = tempfile.mkstemp(prefix=f"load_{digest[:16]}_", suffix=".so", dir=folder)
-                    os.close(fd)
-                    shutil.copyfile(real, copy)
-                except OSError as e:
-                    raise SirenUsageError(f"cannot copy {os.fspath(path)} into the cache folder "
-                                          f"{folder} to load it: {e.strerror}") from None
-                target = copy
-            lib = ffi.dlopen(target)
-            lib.sirenc_info  # noqa: B018 -- resolve now: is this a compiled model?
-        except (OSError, AttributeError) as e:
-            raise SirenUsageError(f"{os.fspath(path)} is not a loadable sirenc model: {e}") from None
-        finally:
-            if copy is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(copy)   # open now: the mapping outlives the name
+        # The bytes just hashed, not the file again, are what a private copy loads.
+        lib = _dlopen(os.fspath(path), real if known is None else None, data, digest)
         if known is not None:
             known.retire()
-        known = _loaded[real] = _Library(digest, lib, ffi)
+        known = _loaded[real] = _Library(digest, lib, _ffi(), data)
     return Model._from_library(known, Path(real))
+
+
+def _ffi() -> Any:
+    from sirenc.runtime.ffi import ffi
+    return ffi
+
+
+def _dlopen(name: str, path: str | None, data: bytes, digest: str) -> Any:
+    """dlopen ``path``, or (None) a private copy of ``data``: a file of mode 0600 in a folder of
+    mode 0700 made for it, removed once it is open (the mapping outlives the name)."""
+    from sirenc.backend.link import cache_dir
+
+    ffi, folder = _ffi(), None
+    try:
+        if path is None:
+            parent = cache_dir()
+            try:
+                parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+                folder = tempfile.mkdtemp(prefix=f"load_{digest[:16]}_", dir=parent)
+                path = os.path.join(folder, "model.so")
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(data)
+            except OSError as e:
+                raise SirenUsageError(f"cannot copy {name} into the cache folder {parent} to load it: "
+                                      f"{e.strerror}") from None
+        lib = ffi.dlopen(path)
+        lib.sirenc_info  # noqa: B018 -- resolve now: is this a compiled model?
+        return lib
+    except (OSError, AttributeError) as e:
+        raise SirenUsageError(f"{name} is not a loadable sirenc model: {e}") from None
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _load_pickled(data: bytes, digest: str, name: str) -> "Model":
+    """A model.so's Model from its pickle: the library's bytes, checked against their SHA-256 and
+    loaded from a private copy (or the library already loaded with those bytes)."""
+    if not isinstance(data, bytes) or not isinstance(digest, str) or hashlib.sha256(data).hexdigest() != digest:
+        raise SirenUsageError(f"the pickled model {name} is damaged: its library does not match its SHA-256")
+    key = f"<pickled {digest}>"
+    known = next((lib for lib in _loaded.values() if lib.digest == digest and lib.lib is not None), None)
+    if known is None:
+        lib = _dlopen(f"the pickled model {name}", None, data, digest)
+        known = _loaded[key] = _Library(digest, lib, _ffi(), data)
+    return Model._from_library(known, Path(name))
 
 
 # ----------------------------------------------------------------------- model
@@ -237,6 +305,7 @@ class _Entry:
     size: Callable[[Any], int]
     set_file: Callable[[Any, int, Any], int]
     history: Callable[..., int]
+    history_dropped: Callable[..., int]  # the barriers the history's ring no longer holds
     save: Callable[..., int]
     load: Callable[[Any, int, int], Any]
     set_progress: Callable[..., None]
@@ -294,7 +363,7 @@ def _newer_entry(lib: Any, name: str) -> Callable[..., Any]:
 class Model:
     """A compiled model. Create filters with ``filter()``; see ``info``."""
 
-    _origin: tuple | None = None   # (source path or text, method, check, budget, tier) of a JIT model
+    _origin: tuple | None = None   # (function, arguments) that make a JIT model again, for pickles
 
     def __init__(self, descriptor: Any, entry: _Entry, keepalive: Any, path: Path | None,
                  on_free: Callable[[], None] | None = None):
@@ -323,7 +392,8 @@ class Model:
             particles=rt.sirenrt_filter_particles, posterior=rt.sirenrt_filter_posterior,
             size=rt.sirenrt_filter_size,
             set_file=rt.sirenrt_filter_set_file,
-            history=rt.sirenrt_filter_history, save=rt.sirenrt_filter_save,
+            history=rt.sirenrt_filter_history, history_dropped=rt.sirenrt_filter_history_dropped,
+            save=rt.sirenrt_filter_save,
             load=lambda buf, n, threads: rt.sirenrt_filter_load(descriptor, buf, n, threads),
             set_progress=rt.sirenrt_filter_set_progress,
             runtime_plan=rt.sirenrt_filter_runtime_plan,
@@ -344,6 +414,7 @@ class Model:
             size=_newer_entry(lib, "sirenc_size"),
             set_file=_newer_entry(lib, "sirenc_set_file"),
             history=_newer_entry(lib, "sirenc_history"),
+            history_dropped=_newer_entry(lib, "sirenc_history_dropped"),
             save=_newer_entry(lib, "sirenc_save"),
             load=_newer_entry(lib, "sirenc_load"),
             set_progress=_newer_entry(lib, "sirenc_set_progress"),
@@ -408,13 +479,14 @@ class Model:
         return (kind or Filter)(self, handle, particles)
 
     def __reduce__(self):
-        # A model pickles as the way to make it again: its model.so, or its program.
-        if self.path is not None:
-            return (load, (str(self.path),))
+        # A model pickles as the program that makes it again: a model.so's bytes (with their
+        # SHA-256), or a JIT model's source text and options. Never a path to load.
+        library = self._pin.keepalive
+        if isinstance(library, _Library):
+            return (_load_pickled, (library.data, library.digest, str(self.path)))
         if self._origin is None:
             raise SirenUsageError("this model cannot be pickled: it was not made by sirenc.compile or sirenc.load")
-        source, method, check, budget, tier = self._origin
-        return (compile, (source, method, check, None, budget, tier))
+        return self._origin
 
     def __del__(self) -> None:
         pin = getattr(self, "_pin", None)
@@ -482,6 +554,27 @@ def _describe(m: Any) -> dict:
 
 # ---------------------------------------------------------------------- filter
 
+IN_USE = ("this filter is in use by another thread; a filter serves one thread at a time "
+          "(give each thread its own filter, or wait for the other thread's call to return)")
+
+
+def exclusive(method: Callable) -> Callable:
+    """``method`` of a filter, refused while another thread is inside one: cffi releases the GIL
+    during a C call, so two threads could otherwise be inside the runtime on one population (and
+    crash it). Refusing, not waiting: a filter shared between threads is a mistake to report. The
+    lock is reentrant, as methods call one another (``summary`` reads the particles)."""
+    @functools.wraps(method)
+    def guarded(self, *args, **kwargs):
+        lock = self._lock
+        if not lock.acquire(False):
+            raise SirenUsageError(IN_USE)
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            lock.release()
+    return guarded
+
+
 class Filter:
     """One particle population of a ``Model``; freed by ``close()``, at the end of a ``with``
     block, or when garbage collected."""
@@ -494,6 +587,7 @@ class Filter:
         self.n_particles = particles
         self._handle = handle
         self._estimate_cap = 16
+        self._lock = threading.RLock()
 
     @property
     def _f(self) -> Any:
@@ -501,6 +595,7 @@ class Filter:
             raise SirenUsageError("this filter is closed")
         return self._handle
 
+    @exclusive
     def close(self) -> None:
         """Frees the particles now (their memory can be large); any later use of the filter is an
         error. Closing twice is no error."""
@@ -522,9 +617,10 @@ class Filter:
 
     def _check(self, status: int) -> None:
         if status != 0:
-            raise CompiledModelError(_text(self.model._entry.error(self._f))
-                                     or f"the runtime failed with status {status}")
+            raise runtime_error(_text(self.model._entry.error(self._f))
+                                or f"the runtime failed with status {status}")
 
+    @exclusive
     def run(self, rows: Any = None, progress: Any = None,
             progress_interval: float = 0.1) -> "Filter":
         """Run the whole program. ``rows`` (n_rows x n_cols, float64) replace the
@@ -560,6 +656,7 @@ class Filter:
                 raise
         return self
 
+    @exclusive
     def use_file(self, file: int | str | os.PathLike, path: str | os.PathLike) -> "Filter":
         """Read one of the program's data files from ``path`` instead of where it was when the
         model was compiled, from the next time the filter reads it (every ``run`` and fresh
@@ -582,6 +679,8 @@ class Filter:
             raise SirenUsageError(f"use_file takes a file index or path, not {type(file).__name__}")
         if not isinstance(path, (str, os.PathLike)) or isinstance(os.fspath(path), bytes):
             raise SirenUsageError(f"use_file needs a path (str or os.PathLike), not {type(path).__name__}")
+        if not os.fspath(path) or "\0" in os.fspath(path):    # C would read the part before the NUL
+            raise SirenUsageError(f"use_file needs a file name, not {os.fspath(path)!r}")
         if not 0 <= index < len(files):
             raise SirenUsageError(f"the program reads {len(files)} data file(s); there is no file {index}")
         self._check(self.model._entry.set_file(self._f, index, os.path.abspath(path).encode()))
@@ -622,10 +721,19 @@ class Filter:
         """Feed one row of the observation stream and advance every particle."""
         from sirenc.runtime.ffi import ffi
 
-        arr = _as_float64(row, 1, "row")
-        self._check(self.model._entry.step(self._f, ffi.from_buffer("double[]", arr), arr.shape[0]))
+        # exclusive's lock, inline: a stream calls this in a tight loop, and the wrapper's call
+        # would double the lock's cost.
+        lock = self._lock
+        if not lock.acquire(False):
+            raise SirenUsageError(IN_USE)
+        try:
+            arr = _as_float64(row, 1, "row")
+            self._check(self.model._entry.step(self._f, ffi.from_buffer("double[]", arr), arr.shape[0]))
+        finally:
+            lock.release()
         return self
 
+    @exclusive
     def estimate(self) -> Any:
         """Posterior mean of the program's result, shaped like the result type:
         float for float/bool, None for unit, tuple for a pair, a float64 array
@@ -645,13 +753,16 @@ class Filter:
             return unflatten(self.model.info["result_type"], out[: n_out[0]])
 
     @property
+    @exclusive
     def log_evidence(self) -> float:
         return float(self.model._entry.log_evidence(self._f))
 
     @property
+    @exclusive
     def ess(self) -> float:
         return float(self.model._entry.ess(self._f))
 
+    @exclusive
     def runtime_plan(self) -> dict[str, str]:
         """The runtime inference plan (ARCHITECTURE.md §16.4) of the particles as they stand: each program
         variable some particle created, in declaration order, with ``"symbolic"`` (no particle
@@ -674,6 +785,7 @@ class Filter:
         desc = self.model.info["result_type"]
         return [unflatten(desc, values[offsets[i]: offsets[i + 1]]) for i in range(self.n_particles)], weights
 
+    @exclusive
     def _read_particles(self, entry: Callable[..., int], words: int) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray]:
         """``entry``'s flattened values (about ``words`` numbers a leaf), offsets and weights."""
         from sirenc.runtime.ffi import ffi
@@ -732,13 +844,18 @@ class Filter:
 
         return to_inference_data(self, seed)
 
+    @exclusive
     def history(self, frame: bool = False) -> Any:
-        """One entry per resample() since the last ``run()`` or fresh stream: a dict of NumPy
+        """One entry per resample() since the last ``run()`` or fresh stream, the latest 2**20 of
+        them (``history_dropped`` counts the earlier ones): a dict of NumPy
         arrays ``ess`` (of the weights before resampling), ``resampled`` (False where an ESS
         threshold kept the population), ``log_evidence`` (after it), ``log_evidence_increment``
         and, while streaming, ``rows`` (the rows given so far; -1 for ``run()``).
         ``frame=True`` gives a pandas DataFrame."""
         from sirenc.runtime.ffi import ffi
+
+        before = ffi.new("double *")
+        self.model._entry.history_dropped(self._f, before)
 
         n = ffi.new("int64_t *")
         self._check(self.model._entry.history(self._f, ffi.NULL, ffi.NULL, ffi.NULL, ffi.NULL, 0, n) % 2)
@@ -751,7 +868,7 @@ class Filter:
             ffi.from_buffer("int32_t[]", resampled, require_writable=True),
             ffi.from_buffer("int64_t[]", rows, require_writable=True), k, n))
         table = {"ess": ess, "resampled": resampled.astype(bool), "log_evidence": logz,
-                 "log_evidence_increment": np.diff(logz, prepend=0.0), "rows": rows}
+                 "log_evidence_increment": np.diff(logz, prepend=before[0]), "rows": rows}
         if not frame:
             return table
         try:
@@ -760,8 +877,18 @@ class Filter:
             raise SirenUsageError("history(frame=True) needs pandas: pip install pandas") from None
         return pandas.DataFrame(table)
 
+    @property
+    @exclusive
+    def history_dropped(self) -> int:
+        """How many resample() barriers of the run ``history()`` no longer holds: it keeps the
+        latest 2**20 (32 MiB), so that a long-running stream's memory does not grow without end."""
+        from sirenc.runtime.ffi import ffi
+
+        return int(self.model._entry.history_dropped(self._f, ffi.NULL))
+
     # ------------------------------------------------------------ checkpoints
 
+    @exclusive
     def to_bytes(self) -> bytes:
         """The whole filter as bytes for ``Filter.load``: options, the data rows read so far,
         every particle's weight, random stream and state."""

@@ -287,19 +287,30 @@ def cmd_compile(args) -> int:
     from sirenc import driver
     from sirenc.backend.link import check_output, write_atomically
 
+    if args.output == "":
+        raise SirenUsageError("-o needs a file name (without -o, --emit prints to standard output)")
     stage = args.emit or ("so" if args.output else None)
     if stage is None:
         raise SirenUsageError("nothing to do: give -o FILE or --emit=STAGE")
     if args.output:
         check_output(args.output)     # before compiling: a directory or a device is refused
+        if _same_file(args.output, args.file):
+            raise SirenUsageError(f"-o {args.output} would overwrite the program {args.file}; "
+                                  "give the output a file of its own")
     elif stage in BINARY_STAGES and sys.stdout.isatty():
         raise SirenUsageError(f"--emit={stage} writes binary data, and standard output is a terminal; "
                               f"give -o FILE (or redirect: > model.o)")
     c = _open(args, check=not args.no_check)
+    if args.output:
+        check_not_data(c, args.output)
     product = driver.run_until(c, stage)
     print_warnings(c, args.warnings)
     if stage == "ast":
-        print(driver.ast_text(product))
+        text = driver.ast_text(product)
+        if args.output:
+            write_atomically(args.output, (text + "\n").encode())
+        else:
+            print(text)
     elif stage == "jax":
         text = product.text()
         if args.output:
@@ -323,6 +334,27 @@ def cmd_compile(args) -> int:
     return 0
 
 
+def check_not_data(c, output: str) -> None:
+    """A usage error if ``output`` is a data file that compilation ``c``'s program names: every
+    string of a Siren program is a file name (File.read's), resolved as the lowering resolves it."""
+    from sirenc import driver
+    from sirenc.frontend import ast
+
+    driver.run_until(c, "ast")
+    pending = [c.products["ast"].program]
+    while pending:           # not recursive: a long chain of `let`s is a deep tree
+        node = pending.pop()
+        if isinstance(node, list):
+            pending.extend(node)
+        elif isinstance(node, ast.Const):
+            if isinstance(node.value, str) and node.value and "\0" not in node.value \
+                    and _same_file(output, os.path.join(c.base_dir, node.value)):
+                raise SirenUsageError(f"-o {output} would overwrite {node.value}, a data file of the program; "
+                                      "give the output a file of its own")
+        elif isinstance(node, ast.Node):
+            pending.extend(v for v in vars(node).values() if isinstance(v, ast.Node | list))
+
+
 def cmd_check(args) -> int:
     from sirenc import driver
 
@@ -332,7 +364,7 @@ def cmd_check(args) -> int:
     if args.json:
         report = json.loads(c.plan.to_json())
         report["specialization"] = specialization_report(c)
-        print(json.dumps(report))
+        print(strict_json(report))
     else:
         print(c.plan.text())
     return 0
@@ -361,8 +393,8 @@ def memory_limit_option(text: str | None) -> int | None:
 
     try:
         return memory_size(text) or None
-    except SirenUsageError:
-        raise SirenUsageError(f"--memory-limit must be a size such as 4G or 512M, not {text!r}") from None
+    except SirenUsageError as e:
+        raise SirenUsageError(e.message.replace("memory_limit", "--memory-limit", 1)) from None
 
 
 def block(name: str, lines: list[str]) -> list[str]:
@@ -532,7 +564,7 @@ def cmd_run(args) -> int:
     if args.json:
         from sirenc.summary import jsonable
 
-        print(json.dumps({
+        print(strict_json({
             "method": args.method, "tier": None if args.method == "pf" else model.info.get("tier", 1),
             "handler": args.handler, "particles": args.particles, "seed": args.seed,
             **({"mh": {**mh, "acceptance_rate": _finite_or_none(outcome.acceptance_rate)}} if mh else {}),
@@ -557,6 +589,24 @@ def cmd_run(args) -> int:
     out += block("Runtime Inference Plan", plan_lines(runtime_plan(outcome, plan)))
     print("\n".join(out))
     return 0
+
+
+def strict_json(value) -> str:
+    """``value`` as JSON, which has no infinity or NaN: every non-finite number is null (a log
+    evidence of -inf, an infinite mean), and ``allow_nan=False`` makes one that slips through an
+    error rather than a file that JSON parsers refuse."""
+    import math
+
+    def finite(v):
+        if isinstance(v, float):
+            return v if math.isfinite(v) else None
+        if isinstance(v, dict):
+            return {k: finite(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [finite(x) for x in v]
+        return v
+
+    return json.dumps(finite(value), allow_nan=False)
 
 
 def _finite_or_none(x: float) -> float | None:
@@ -765,7 +815,7 @@ def compiled_for_run(c, data: str | None, use_cache: bool = True):
 
     if use_cache and compile_cache.available():
         key = compile_cache.entry_key(c, data)
-        hit = compile_cache.lookup(key)
+        hit = compile_cache.lookup(key, c, data)
         if hit is not None:
             register_source(c.path, c.text)      # the warnings quote the program's lines
             return hit
@@ -842,6 +892,12 @@ def guarded(command, args, prog: str = "sirenc") -> int:
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
         return 130
+    except MemoryError:
+        # The runtime keeps to its memory limit; this is Python's own memory, spent on the
+        # particles' results once the run is over (summaries, tables of 10^7 particles).
+        print(f"{prog}: error: out of memory: this machine could not hold what the run's results "
+              "need in Python; use fewer particles (-p), or run where more memory is free", file=sys.stderr)
+        return 1
     except Exception as e:  # a bug in sirenc, not in the user's program
         if os.environ.get("SIRENC_TRACEBACK"):
             raise

@@ -14,6 +14,7 @@ decimals and inf/nan, trailing blank lines ignored, rows of any length. A malfor
 from __future__ import annotations
 
 import os
+import stat
 
 import numpy as np
 
@@ -32,13 +33,24 @@ def check_readable(path: str | os.PathLike) -> str:
     name = os.fspath(path)
     if isinstance(name, bytes):
         name = os.fsdecode(name)
-    if os.path.isdir(name):
-        raise SirenUsageError(f"cannot read data file '{name}': it is a directory")
+    if not name:
+        raise SirenUsageError("cannot read a data file: the file name is empty")
+    if "\0" in name:    # C would read the file named by the part before it
+        raise SirenUsageError(f"cannot read data file {name!r}: a file name has no NUL character")
     try:
-        with open(name, "rb"):
-            pass
+        # Without blocking: opening a FIFO that no one writes to would wait for ever.
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as e:
         raise SirenUsageError(f"cannot read data file '{name}': {e.strerror}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+    finally:
+        os.close(fd)
+    if stat.S_ISDIR(mode):
+        raise SirenUsageError(f"cannot read data file '{name}': it is a directory")
+    if not stat.S_ISREG(mode):
+        raise SirenUsageError(f"cannot read data file '{name}': it is not a regular file "
+                              "(a pipe, a device or a socket)")
     return name
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from sirenc.api import CompiledModelError, Filter, Model, _argument_error, _text, check_seed, memory_size
+from sirenc.api import CompiledModelError, Filter, Model, _argument_error, _text, check_seed, exclusive, memory_size
 from sirenc.diagnostics import SirenUsageError
 
 DEFAULTS = {"samples": 100, "warmup": 0, "thinning": 1}   # ARCHITECTURE.md §18's defaults
@@ -65,6 +65,7 @@ class Chain(Filter):
     options: dict[str, int]
     _states_in_order = True
 
+    @exclusive
     def run(self, rows: Any = None, progress: Any = None, progress_interval: float = 0.1) -> "Chain":
         """Run the chain on the whole data set (``rows`` as for ``Filter.run``): one run of the
         program from the prior, then ``warmup + samples * thinning`` iterations, recording the
@@ -108,6 +109,7 @@ class Chain(Filter):
         return self.n_particles
 
     @property
+    @exclusive
     def acceptance_rate(self) -> float:
         """The fraction of the last run's proposals that were accepted (NaN before a run)."""
         from sirenc.runtime.ffi import ffi
@@ -116,6 +118,7 @@ class Chain(Filter):
         self._check(self.model._entry.mh_stats(self._f, made, accepted))
         return accepted[0] / made[0] if made[0] else float("nan")
 
+    @exclusive
     def runtime_plan(self) -> dict[str, str]:
         """The runtime inference plan (ARCHITECTURE.md §16.4) joined over the recorded states."""
         text = _text(self.model._entry.mh_runtime_plan(self._f))

@@ -74,7 +74,11 @@ class Summary:
 
 def quantile_levels(quantiles: Any) -> tuple[float, ...]:
     """The levels of ``summary(quantiles=...)``: one number or a sequence, each in [0, 1]."""
-    levels = tuple(float(q) for q in np.atleast_1d(np.asarray(quantiles, dtype=np.float64)))
+    try:
+        levels = tuple(float(q) for q in np.atleast_1d(np.asarray(quantiles, dtype=np.float64)))
+    except (TypeError, ValueError):
+        raise SirenUsageError(f"quantiles must be a number or a sequence of numbers in [0, 1], "
+                              f"not {quantiles!r}") from None
     if not all(0.0 <= q <= 1.0 for q in levels):
         raise SirenUsageError(f"quantile levels must lie in [0, 1], not {quantiles!r}")
     return levels

@@ -423,12 +423,17 @@ SIRENRT_API int32_t sirenrt_filter_particles(sirenrt_filter *f, double *values, 
 SIRENRT_API int32_t sirenrt_filter_posterior(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values,
                                              int64_t *offsets, double *weights);
 SIRENRT_API int64_t sirenrt_filter_size(const sirenrt_filter *f); /* number of particles */
-/* One row per resample() barrier since the last run() or fresh stream: the ESS of the weights before
- * resampling, the log evidence after the barrier, whether it resampled (an ESS threshold may keep the
- * population), and while streaming the number of rows given so far (else -1).  Any column pointer may
- * be NULL.  Returns 2 with *n set when cap is too small. */
+/* One row per resample() barrier since the last run() or fresh stream, the latest 2**20 of them
+ * (oldest first): the ESS of the weights before resampling, the log evidence after the barrier,
+ * whether it resampled (an ESS threshold may keep the population), and while streaming the number of
+ * rows given so far (else -1).  Any column pointer may be NULL.  Returns 2 with *n set when cap is too
+ * small.  sirenrt_filter_history_dropped: how many earlier barriers it no longer holds (-1 without a
+ * filter), and in *log_evidence (may be NULL) the log evidence after the last of them (0 when none). */
+/* 2**20 rows, 32 MiB; a power of two (the ring's index is the barrier's number modulo it) */
+#define SIRENRT_HISTORY_ROWS 1048576
 SIRENRT_API int32_t sirenrt_filter_history(const sirenrt_filter *f, double *ess, double *log_evidence,
                                            int32_t *resampled, int64_t *rows, int64_t cap, int64_t *n);
+SIRENRT_API int64_t sirenrt_filter_history_dropped(const sirenrt_filter *f, double *log_evidence);
 /* Sum over resampling epochs of log mean weight, plus the current partial epoch. */
 SIRENRT_API double sirenrt_filter_log_evidence(const sirenrt_filter *f);
 /* Effective sample size 1 / sum w_i^2 of the weights accumulated since the last resampling. */
@@ -514,7 +519,9 @@ SIRENRT_API int64_t sirenc_size(const sirenrt_filter *f);
 SIRENRT_API int32_t sirenc_set_file(sirenrt_filter *f, int32_t file_id, const char *path);
 SIRENRT_API int32_t sirenc_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled,
                                    int64_t *rows, int64_t cap, int64_t *n);
+SIRENRT_API int64_t sirenc_history_dropped(const sirenrt_filter *f, double *log_evidence);
 SIRENRT_API int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len);
+SIRENRT_API void sirenc_buffer_free(uint8_t *buf); /* frees sirenc_save's buffer */
 SIRENRT_API sirenrt_filter *sirenc_load(const uint8_t *buf, int64_t len, int32_t threads);
 /* The filter's last error; with f == NULL, the thread's last error (e.g. why sirenc_new failed). */
 SIRENRT_API const char *sirenc_error(const sirenrt_filter *f);

@@ -21,6 +21,8 @@
 #include "internal.h"
 #include "sym.h"
 
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -262,7 +264,8 @@ static int64_t save_list(saver *s, int64_t h, const char *elem) {
 }
 
 int32_t sirenrt_filter_save(sirenrt_filter *f, uint8_t **out, int64_t *out_len) {
-  if (!f || !out || !out_len) return rt_set_last_error("sirenrt_filter_save: no filter or output"), 1;
+  if (!f) return rt_set_last_error("sirenrt_filter_save: no filter"), 1;
+  if (!out || !out_len) return rt_filter_refuse(f, rt_strdup_printf("error: sirenrt_filter_save: out and out_len must not be NULL"));
   *out = NULL;
   *out_len = 0;
   if (f->failed) return rt_filter_refuse(f, rt_strdup_printf("error: a filter that failed cannot be saved: run() restarts it"));
@@ -452,7 +455,8 @@ static int read_states(loader *l) {
   for (int64_t i = 0; i < l->n_states && !r->bad; i++) {
     int64_t len = get_count(r, (int64_t)(r->len - r->pos));
     if (r->bad) break;
-    if (!(l->states[i] = rt_sym_load(r->buf + r->pos, len))) {
+    if (!(l->states[i] = rt_sym_load(r->buf + r->pos, len)) ||
+        !rt_sym_serves(l->states[i], rt_sym_method(l->f->model->method), l->f->model->n_vars)) {
       r->bad = "the checkpoint is damaged (a symbolic state)";
       break;
     }
@@ -464,6 +468,8 @@ static int read_states(loader *l) {
   }
   return r->bad ? -1 : 0;
 }
+
+static int site_or_none(const sirenrt_model *m, int32_t site) { return site >= -1 && site < m->n_sites; }
 
 static const char *check_header(reader *r, const sirenrt_model *m) {
   char magic[8];
@@ -495,16 +501,24 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
   sirenrt_options o = {SIRENRT_SYSTEMATIC, 0.0, threads, 0};
   o.resampler = get_i32(r);
   o.ess_threshold = get_f64(r);
-  if (r->bad || n < 1) return rt_set_last_error("cannot load the filter: %s", r->bad ? r->bad : "no particles"), NULL;
+  if (!r->bad && (n < 1 || o.resampler < SIRENRT_SYSTEMATIC || o.resampler > SIRENRT_RESIDUAL ||
+                  !(o.ess_threshold >= 0.0 && o.ess_threshold <= 1.0)))
+    r->bad = "the checkpoint is damaged (the filter's options)";
+  if (r->bad) return rt_set_last_error("cannot load the filter: %s", r->bad), NULL;
   sirenrt_filter *f = sirenrt_filter_new(m, n, seed, &o);
-  if (!f) return NULL; /* sirenrt_last_error says why */
+  if (!f) { /* too many particles for the memory limit, say: sirenrt_last_error says why */
+    char why[RT_MSG];
+    snprintf(why, sizeof why, "%s", sirenrt_last_error());
+    return rt_set_last_error("cannot load the filter: %s", why), NULL;
+  }
   l.f = f;
   f->epoch = get_u32(r);
   f->mode = get_i32(r);
   f->stream_open = get_i32(r) != 0;
   f->log_evidence_done = get_f64(r);
   f->last_zero_site = get_i32(r);
-  if (f->mode < RT_MODE_IDLE || f->mode > RT_MODE_STREAMING) r->bad = r->bad ? r->bad : "the checkpoint is damaged";
+  if (f->mode < RT_MODE_IDLE || f->mode > RT_MODE_STREAMING || !site_or_none(m, f->last_zero_site))
+    r->bad = r->bad ? r->bad : "the checkpoint is damaged";
   for (int32_t k = 0; k < m->n_files && !r->bad; k++) {
     rt_table *t = &f->tables[k];
     if (!get_i32(r)) continue;
@@ -560,6 +574,12 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
       r->bad = "the checkpoint is damaged (a random stream)";
       break;
     }
+    /* A weight NaN or +inf, a row before the first, a site no program has: no run could leave them */
+    if (isnan(f->logw[i]) || f->logw[i] == INFINITY || !site_or_none(m, c->zero_site) ||
+        (st == SIRENRT_NEED_ROW && c->want_row < 0)) {
+      r->bad = "the checkpoint is damaged (a particle)";
+      break;
+    }
     const rt_rootset *rs = rt_roots_now(f, i);
     for (int32_t j = 0; j < rs->n; j++) {
       int64_t h;
@@ -567,6 +587,7 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
       h = decode_list(&l, h);
       memcpy(frame + rs->slots[j].offset, &h, sizeof h);
     }
+    if (!r->bad && !rt_sym_roots_valid(f, i)) r->bad = "the checkpoint is damaged (a symbolic reference)";
   }
   if (!r->bad && r->pos != r->len) r->bad = "the checkpoint is damaged (bytes left over)";
   for (int64_t i = 0; l.states && i < l.n_states; i++) rt_sym_release(l.states[i]);
@@ -580,6 +601,7 @@ sirenrt_filter *sirenrt_filter_load(const sirenrt_model *m, const uint8_t *buf, 
     return rt_set_last_error("cannot load the filter: %s", r->bad), NULL;
   }
   f->est_valid = 0;
+  f->restored = 1;
   f->keys_due = 0; /* the streams are the checkpoint's, each rekeyed when its epoch is older (filter.c) */
   f->ctx_clean = 0;
   f->may_resume = 0; /* the states are the checkpoint's */

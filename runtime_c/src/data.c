@@ -9,12 +9,17 @@
  * and the table's arrays as they grow, each reserved before it is allocated, so that a file too big
  * for the limit fails at its File.read with the limit named, instead of exhausting the host's
  * memory.  It is read once and shared by all particles, so it is counted once. */
+#define _POSIX_C_SOURCE 200809L /* open's O_CLOEXEC, fdopen */
 #include "internal.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* `loaded` publishes a table to the particles' threads: rt_ensure_table reads it without the lock
  * (acquire), so every write of it is atomic too, also this one, which a reader may meet while
@@ -230,17 +235,32 @@ static int64_t parse_line(const char *path, int64_t lineno, const char *line, si
   }
 }
 
-/* The file's text; NULL with errno set, or with *over set when its size (*len) is more than the
- * budget has left.  What it reserved of the budget is *reserved, to give back once parsed. */
-static char *slurp(const char *path, size_t *len, rt_budget *budget, uint64_t *reserved, int *over) {
+/* The file's text; NULL with errno set (or *why, below), or with *over set when its size (*len) is
+ * more than the budget has left.  What it reserved of the budget is *reserved, to give back once
+ * parsed.  Only a regular file is data: a directory "read" as one seeked to LONG_MAX (8 EiB
+ * "needed"), and opening a FIFO without a writer would block the caller for ever, so the file is
+ * opened without blocking and anything else refused, *why saying what it is. */
+static char *slurp(const char *path, size_t *len, rt_budget *budget, uint64_t *reserved, int *over,
+                   const char **why) {
   *reserved = 0;
   *over = 0;
-  FILE *fp = fopen(path, "rb");
-  if (!fp) return NULL;
+  *why = NULL;
+  if (!*path) return *why = "the file name is empty", NULL;
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return NULL;
+  struct stat st;
+  int known = fstat(fd, &st) == 0;
+  if (known && !S_ISREG(st.st_mode))
+    *why = S_ISDIR(st.st_mode) ? "it is a directory" : "it is not a regular file (a pipe, a device or a socket)";
+  FILE *fp = known && !*why ? fdopen(fd, "rb") : NULL;
+  if (!fp) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return NULL;
+  }
   size_t cap = 1 << 16, n = 0;
-  /* The size as far as seeking tells (a pipe or a special file does not: it is then not counted). */
-  long size = fseek(fp, 0, SEEK_END) == 0 ? ftell(fp) : -1;
-  if (fseek(fp, 0, SEEK_SET) != 0) size = -1;
+  long size = st.st_size <= LONG_MAX ? (long)st.st_size : -1;
   if (size > 0) {
     uint64_t words = ((uint64_t)size + 1 + 7) / 8;
     if (!rt_budget_take(budget, words)) {
@@ -307,14 +327,15 @@ int rt_table_read_csv(rt_table *t, const char *path, char **err) {
   size_t len;
   uint64_t text_words;
   int over;
-  char *text = slurp(path, &len, t->budget, &text_words, &over);
+  const char *why;
+  char *text = slurp(path, &len, t->budget, &text_words, &over, &why);
   if (over) {
     *err = rt_budget_data_message(t->budget, path, (uint64_t)len);
     return -2;
   }
   if (!text) {
     rt_budget_give(t->budget, text_words);
-    *err = rt_strdup_printf("cannot read data file '%s': %s", path, strerror(errno));
+    *err = rt_strdup_printf("cannot read data file '%s': %s", path, why ? why : strerror(errno));
     return -1;
   }
   rt_table_clear(t);

@@ -536,6 +536,7 @@ static sirenrt_filter *clone_population(const sirenrt_filter *f) {
   c->owns_tables = 0;
   c->owns_heap = 0;
   c->error = NULL;
+  c->failure = NULL;
   c->runtime_plan = NULL;
   c->est = NULL;
   c->est_valid = 0;
@@ -603,7 +604,7 @@ static sirenrt_filter *finished_population(sirenrt_filter *f, sirenrt_filter **c
 /* sirenrt_filter_particles and sirenrt_filter_posterior: each particle's flattened words by `flatten`. */
 static int32_t read_particles(sirenrt_filter *f, double *values, int64_t cap, int64_t *n_values, int64_t *offsets,
                               double *weights, int (*flatten)(sirenrt_filter *, double **, int64_t *, int64_t *)) {
-  if (f->failed) return 1;
+  if (f->failed) return rt_filter_failed(f);
   if (f->mode == RT_MODE_IDLE)
     return rt_filter_refuse(f, rt_strdup_printf("error: no particles to read yet: call run() or step() first"));
   if (!offsets || !weights)
@@ -645,7 +646,7 @@ int32_t sirenrt_filter_posterior(sirenrt_filter *f, double *values, int64_t cap,
 int32_t sirenrt_filter_estimate(sirenrt_filter *f, double *out, int64_t cap, int64_t *n_out) {
   if (!f) return rt_set_last_error("sirenrt_filter_estimate: no filter"), 1;
   if (f->mh) return rt_mh_estimate(f, out, cap, n_out);
-  if (f->failed) return 1;
+  if (f->failed) return rt_filter_failed(f);
   if (f->mode == RT_MODE_IDLE)
     return rt_filter_refuse(f, rt_strdup_printf("error: nothing to estimate yet: call run() or step() first"));
   if (!f->est_valid) {

@@ -66,7 +66,20 @@ int32_t sirenc_history(const sirenrt_filter *f, double *ess, double *log_evidenc
   return sirenrt_filter_history(f, ess, log_evidence, resampled, rows, cap, n);
 }
 
-int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len) { return sirenrt_filter_save(f, buf, len); }
+int64_t sirenc_history_dropped(const sirenrt_filter *f, double *log_evidence) {
+  return sirenrt_filter_history_dropped(f, log_evidence);
+}
+
+/* The filter's own error, not the thread's: a host reads sirenc_error(f), which would otherwise still
+ * hold the message of the filter's previous failed call. */
+int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len) {
+  if (f && (!buf || !len)) return rt_filter_refuse(f, rt_strdup_printf("error: sirenc_save: buf and len must not be NULL"));
+  return sirenrt_filter_save(f, buf, len);
+}
+
+/* The runtime's symbols are hidden in a model.so (backend/link.py): the host frees sirenc_save's
+ * buffer with this one. */
+void sirenc_buffer_free(uint8_t *buf) { sirenrt_buffer_free(buf); }
 
 sirenrt_filter *sirenc_load(const uint8_t *buf, int64_t len, int32_t threads) {
   return named(sirenrt_filter_load(&sirenc_model, buf, len, threads), "sirenrt_filter_load:", "sirenc_load:");

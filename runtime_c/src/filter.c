@@ -20,6 +20,17 @@
 #include <time.h>
 
 int rt_filter_refuse(sirenrt_filter *f, char *msg) {
+  /* The loader checks what a checkpoint can break cheaply (checkpoint.c); the engine's deeper
+   * invariants (a root variable's parameters, say) are found where they are used, and then the
+   * checkpoint, not sirenc, is the likely culprit. */
+  if (msg && f->restored && strstr(msg, "internal error")) {
+    char *noted = rt_strdup_printf("%s\n  note: this filter was restored from a checkpoint, which may be damaged or "
+                                   "forged: a checkpoint sirenc wrote does not do this", msg);
+    if (noted) {
+      free(msg);
+      msg = noted;
+    }
+  }
   free(f->error);
   f->error = msg ? msg : rt_strdup_printf("error: out of memory");
   return 1;
@@ -28,7 +39,15 @@ int rt_filter_refuse(sirenrt_filter *f, char *msg) {
 int rt_filter_fail(sirenrt_filter *f, char *msg) {
   f->failed = 1;
   f->est_valid = 0;
-  return rt_filter_refuse(f, msg);
+  rt_filter_refuse(f, msg);
+  free(f->failure);
+  f->failure = f->error ? rt_strdup_printf("%s", f->error) : NULL;
+  return 1;
+}
+
+int rt_filter_failed(sirenrt_filter *f) {
+  return rt_filter_refuse(f, rt_strdup_printf("%s", f->failure ? f->failure : "error: the filter's last run failed: "
+                                                                               "run() restarts it"));
 }
 
 /* Turns a particle's recorded error into the filter's rendered error. */
@@ -93,6 +112,8 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
   f->failed = 0;
   free(f->error);
   f->error = NULL;
+  free(f->failure);
+  f->failure = NULL;
   f->last_zero_site = -1;
   f->est_valid = 0;
   if (!keep_tables)
@@ -495,9 +516,11 @@ static int any_failed(const barrier_args *a, int threads) {
   return 0;
 }
 
-/* Appends the barrier to the run's history; 0, or -1 out of memory. */
+/* Appends the barrier to the run's history; 0, or -1 out of memory.  Past SIRENRT_HISTORY_ROWS rows it is
+ * a ring holding the latest ones: a stream of 10^8 steps kept its every row (5 GB beside the memory
+ * limit), and a long-running estimator's user wants the recent barriers, not the first ones. */
 static int record_history(sirenrt_filter *f, rt_weights s, int resampled) {
-  if (f->n_history == f->cap_history) {
+  if (f->n_history == f->cap_history && f->cap_history < SIRENRT_HISTORY_ROWS) {
     int64_t cap = f->cap_history ? 2 * f->cap_history : 64;
     rt_history_row *h = realloc(f->history, (size_t)cap * sizeof *h);
     if (!h) return -1;
@@ -505,8 +528,11 @@ static int record_history(sirenrt_filter *f, rt_weights s, int resampled) {
     f->cap_history = cap;
   }
   int64_t rows = f->stream_open && f->model->n_files > 0 ? f->tables[0].n_rows : -1;
-  f->history[f->n_history++] =
-      (rt_history_row){s.ess, f->log_evidence_done + s.log_sum - log((double)f->n), rows, resampled};
+  double log_evidence = f->log_evidence_done + s.log_sum - log((double)f->n);
+  rt_history_row *slot = &f->history[f->n_history % SIRENRT_HISTORY_ROWS];
+  if (f->n_history >= SIRENRT_HISTORY_ROWS) f->history_dropped_log_evidence = slot->log_evidence;
+  *slot = (rt_history_row){s.ess, log_evidence, rows, resampled};
+  f->n_history++;
   return 0;
 }
 
@@ -1194,6 +1220,7 @@ void sirenrt_filter_free(sirenrt_filter *f) {
             f->profile_s[RT_PHASE_OFFSPRING], f->profile_s[RT_PHASE_COUNT], f->profile_s[RT_PHASE_COPY],
             f->profile_s[RT_PHASE_COLLECT], f->profile_s[RT_PHASE_SERIAL]);
   free(f->error);
+  free(f->failure);
   free(f->est);
   free(f->history);
   rt_pool_free(f->pool);
@@ -1247,7 +1274,7 @@ int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols
                                                 f->model->not_streamable_reason ? f->model->not_streamable_reason
                                                                                 : "unknown reason"));
   if (f->model->n_files < 1) return rt_filter_fail(f, rt_strdup_printf("error: a streamable model must read a file"));
-  if (f->mode == RT_MODE_STREAMING && f->failed) return 1; /* the stream is broken until run() */
+  if (f->mode == RT_MODE_STREAMING && f->failed) return rt_filter_failed(f); /* the stream is broken until run() */
   if (n_cols < 0 || (n_cols > 0 && !row))
     return rt_filter_refuse(f, rt_strdup_printf("error: step: bad row (%lld columns)", (long long)n_cols));
   if (f->mode != RT_MODE_STREAMING) { /* a fresh stream */
@@ -1310,17 +1337,26 @@ int32_t sirenrt_filter_set_file(sirenrt_filter *f, int32_t file_id, const char *
 int32_t sirenrt_filter_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled,
                                int64_t *rows, int64_t cap, int64_t *n) {
   if (!f) return rt_set_last_error("sirenrt_filter_history: no filter"), 1;
-  int64_t rows_n = f->mh ? 0 : f->n_history; /* an MH chain has no resampling barriers */
+  /* an MH chain has no resampling barriers */
+  int64_t rows_n = f->mh ? 0 : f->n_history < SIRENRT_HISTORY_ROWS ? f->n_history : SIRENRT_HISTORY_ROWS;
   if (n) *n = rows_n;
   if (cap < rows_n) return 2;
+  int64_t first = f->mh ? 0 : f->n_history - rows_n;
   for (int64_t k = 0; k < rows_n; k++) {
-    const rt_history_row *h = &f->history[k];
+    const rt_history_row *h = &f->history[(first + k) % SIRENRT_HISTORY_ROWS];
     if (ess) ess[k] = h->ess;
     if (log_evidence) log_evidence[k] = h->log_evidence;
     if (resampled) resampled[k] = h->resampled;
     if (rows) rows[k] = h->rows;
   }
   return 0;
+}
+
+int64_t sirenrt_filter_history_dropped(const sirenrt_filter *f, double *log_evidence) {
+  if (!f) return rt_set_last_error("sirenrt_filter_history_dropped: no filter"), -1;
+  int64_t dropped = f->mh || f->n_history <= SIRENRT_HISTORY_ROWS ? 0 : f->n_history - SIRENRT_HISTORY_ROWS;
+  if (log_evidence) *log_evidence = dropped ? f->history_dropped_log_evidence : 0.0;
+  return dropped;
 }
 
 const char *sirenrt_filter_error(const sirenrt_filter *f) {

@@ -423,6 +423,7 @@ struct sirenrt_filter {
   int32_t owns_tables;
   double log_evidence_done; /* sum of log mean weights over finished epochs */
   int32_t failed;
+  int32_t restored;    /* made by sirenrt_filter_load: an engine invariant broken later may be the checkpoint's */
   char *error;         /* rendered, "" when none */
   int32_t last_zero_site;
   double *w;           /* scratch: normalised weights */
@@ -449,8 +450,10 @@ struct sirenrt_filter {
   int threads;         /* particles are resumed by this many threads (pool when > 1) */
   struct rt_pool *pool;
   pthread_mutex_t table_lock; /* data files are read lazily, by whichever particle needs one first */
-  struct rt_history_row *history; /* one row per resample() barrier of this run (sirenrt_filter_history) */
-  int64_t n_history, cap_history;
+  char *failure;       /* the message of what failed the filter, kept until run() restarts it */
+  struct rt_history_row *history; /* the run's last SIRENRT_HISTORY_ROWS resample() barriers (sirenrt_filter_history) */
+  int64_t n_history, cap_history; /* n_history: every barrier of the run, also those the ring dropped */
+  double history_dropped_log_evidence; /* after the latest barrier dropped */
   double *est;         /* cached estimate (est_valid) */
   int64_t est_n;
   int32_t est_valid;
@@ -498,6 +501,9 @@ int rt_filter_fail(sirenrt_filter *f, char *msg); /* takes ownership of msg; ret
 int32_t rt_filter_run_rows(sirenrt_filter *f, const double *rows, int64_t n_rows, int64_t n_cols);
 int32_t rt_filter_rerun(sirenrt_filter *f);
 int rt_filter_refuse(sirenrt_filter *f, char *msg); /* the same, for a call refused: f does not fail */
+/* A call refused because f failed: 1, with f's error the failure's again (a refusal since, such as
+ * save()'s, replaced it). */
+int rt_filter_failed(sirenrt_filter *f);
 /* progress.c: at a barrier, before it resamples (counts it; calls the hook when its interval has
  * passed), and at the end of run().  Only with f->progress set.  0, or 1 with the filter failed (the hook said stop). */
 int rt_progress(sirenrt_filter *f);
@@ -721,6 +727,9 @@ int rt_build_symsets(sirenrt_filter *f);
  * marks its roots (the frame's 'S' slots at its pc, or its result words; the 'S' elements of the
  * lists its roots reach) and sweeps.  Sets *failed when out of memory. */
 void rt_sym_collect_particle(sirenrt_filter *f, int64_t i, int *failed);
+/* Whether every root word of particle i (frame slots, list elements, result) is a constant or a live
+ * node of its state: a restored checkpoint's are checked before use (checkpoint.c). */
+int rt_sym_roots_valid(sirenrt_filter *f, int64_t i);
 /* Drops every particle's symbolic state (a run restarts, the filter is freed). */
 void rt_sym_release_all(sirenrt_filter *f);
 /* The expected value (ARCHITECTURE.md §10.4) of symbolic word w in particle ctx; 0, or -1 with the error on ctx. */

@@ -256,6 +256,10 @@ void rt_sym_sweep(rt_sym_state *s) {
 
 int64_t rt_sym_live_nodes(const rt_sym_state *s) { return s ? s->live : 0; }
 
+int rt_sym_readable(const rt_sym_state *s, uint64_t w) { return rt_sym_valid(s, w); }
+
+int rt_sym_serves(const rt_sym_state *s, int method, int32_t n_vars) { return s->method == method && s->n_vars == n_vars; }
+
 uint8_t rt_sym_plan_bits(const rt_sym_state *s, int32_t v) {
   if (!s || v < 0 || v >= s->n_vars) return 0;
   return s->plan[v];
@@ -285,6 +289,103 @@ int rt_sym_save(const rt_sym_state *s, uint8_t **buf, int64_t *len) {
   *buf = b;
   *len = (int64_t)n;
   return 0;
+}
+
+/* A loaded pool is used as the engine left it, so it must be one the engine could have left: every
+ * word of a live node names a live node (a node's kind fixes which words are references), a node's
+ * fields are in range, no node reaches itself (walks that follow parameters and DS links would not
+ * end), the free list threads every free node once, and the counters agree with the nodes.  A
+ * checkpoint is outside data (ARCHITECTURE.md, Streaming and the C ABI): anything else is refused. */
+static int live_ref(const rt_sym_state *s, uint64_t w) {
+  return rt_sym_is_node(w) && rt_sym_index(w) < s->top && s->nodes[rt_sym_index(w)].kind != RT_NODE_FREE;
+}
+
+/* The links a walk may follow out of node n: its words, and for a DS parent with a marginal child or
+ * a pending posterior the reference in u.memo. */
+static int node_links(const rt_sym_node *n, uint64_t out[4]) {
+  int k = 0;
+  for (int j = 0; j < 3; j++)
+    if (rt_sym_is_node(n->w[j])) out[k++] = n->w[j];
+  if ((n->kind == RT_NODE_RV && (n->flags & RT_DS_PENDING)) || n->kind == RT_NODE_POST) out[k++] = n->u.memo;
+  return k;
+}
+
+static int valid_node(const rt_sym_state *s, const rt_sym_node *n) {
+  uint64_t links[4];
+  int k = node_links(n, links);
+  for (int j = 0; j < k; j++)
+    if (!live_ref(s, links[j])) return 0;
+  switch (n->kind) {
+    case RT_NODE_RV:
+      if (n->family >= SIRENRT_N_FAMILIES || n->rv_state > RT_RV_OBSERVED || n->ann > SIRENRT_ANN_SYMBOLIC ||
+          n->var < -1 || n->var >= s->n_vars || (n->flags & ~(RT_DS_INIT | RT_DS_PENDING)))
+        return 0;
+      if ((n->flags & RT_DS_PENDING) && s->nodes[rt_sym_index(n->u.memo)].kind != RT_NODE_POST) return 0;
+      if (n->family == SIRENRT_FAM_CATEGORICAL && n->rv_state == RT_RV_SYMBOLIC) {
+        /* u.value counts the probabilities chained from w[2] in chunks */
+        double count = n->u.value;
+        int64_t chunks = 0;
+        for (uint64_t c = n->w[2]; rt_sym_is_node(c); c = s->nodes[rt_sym_index(c)].w[0])
+          if (s->nodes[rt_sym_index(c)].kind != RT_NODE_PROBS || ++chunks > (int64_t)s->top) return 0;
+        if (!(count >= 1 && count <= (double)chunks * RT_PROBS_PER_CHUNK) || count != (double)(int64_t)count) return 0;
+      }
+      return 1;
+    case RT_NODE_POST: return n->family < SIRENRT_N_FAMILIES;
+    case RT_NODE_PROBS: return !rt_sym_is_node(n->w[0]) || s->nodes[rt_sym_index(n->w[0])].kind == RT_NODE_PROBS;
+    default: return n->kind <= RT_NODE_LAST;
+  }
+}
+
+/* No node reaches itself: a depth-first walk without recursion, each node finished once (its stamp
+ * says 1 while on the path, 2 once done; stamps are the walks' and start at 0 on a loaded pool). */
+static int acyclic(rt_sym_state *s) {
+  uint32_t *stack = malloc((size_t)(s->top ? s->top : 1) * sizeof *stack);
+  uint8_t *next = calloc(s->top ? s->top : 1, 1); /* the link of each node on the path to follow next */
+  int ok = stack && next;
+  for (uint32_t root = 0; ok && root < s->top; root++) {
+    if (s->nodes[root].kind == RT_NODE_FREE || s->nodes[root].stamp) continue;
+    uint32_t depth = 0;
+    stack[depth++] = root;
+    s->nodes[root].stamp = 1;
+    while (ok && depth) {
+      uint32_t i = stack[depth - 1];
+      uint64_t links[4];
+      int k = node_links(&s->nodes[i], links);
+      if (next[i] == k) {
+        s->nodes[i].stamp = 2;
+        depth--;
+        continue;
+      }
+      uint32_t j = rt_sym_index(links[next[i]++]);
+      if (s->nodes[j].stamp == 1) ok = 0;
+      else if (!s->nodes[j].stamp) {
+        s->nodes[j].stamp = 1;
+        stack[depth++] = j;
+      }
+    }
+  }
+  for (uint32_t i = 0; i < s->top; i++) s->nodes[i].stamp = 0;
+  free(stack);
+  free(next);
+  return ok;
+}
+
+static int valid_pool(rt_sym_state *s) {
+  int64_t live = 0, free_nodes = 0;
+  for (uint32_t i = 0; i < s->top; i++) {
+    const rt_sym_node *n = &s->nodes[i];
+    if (n->kind == RT_NODE_FREE) free_nodes++;
+    else if (live++, !valid_node(s, n)) return 0;
+  }
+  if (live != s->live || s->live_after_sweep < 0 || s->live_after_sweep > live || s->n_rvs < 0) return 0;
+  /* The free list: free nodes only, each once (the mark is free to use: it starts at 0 too). */
+  int64_t listed = 0, ok = 1;
+  for (uint32_t i = s->free_head; ok && i != RT_SYM_NONE; i = (uint32_t)s->nodes[i].w[0]) {
+    if (i >= s->top || s->nodes[i].kind != RT_NODE_FREE || s->nodes[i].mark) ok = 0;
+    else s->nodes[i].mark = 1, listed++;
+  }
+  for (uint32_t i = 0; i < s->top; i++) s->nodes[i].mark = 0;
+  return ok && listed == free_nodes && acyclic(s);
 }
 
 rt_sym_state *rt_sym_load(const uint8_t *buf, int64_t len) {
@@ -330,6 +431,10 @@ rt_sym_state *rt_sym_load(const uint8_t *buf, int64_t len) {
       sym_free(s);
       return NULL;
     }
+  }
+  if (!valid_pool(s)) {
+    sym_free(s);
+    return NULL;
   }
   return s;
 }

@@ -92,6 +92,10 @@ uint8_t rt_sym_plan_bits(const rt_sym_state *s, int32_t v);
 
 /* Checkpoints: a flat copy of the state (pool, counters, plan bits); -1 out of memory / bad input. */
 int rt_sym_save(const rt_sym_state *s, uint8_t **buf, int64_t *len);
+/* Whether state s (NULL: none) can read word w: a constant, or a reference to one of its live nodes. */
+int rt_sym_readable(const rt_sym_state *s, uint64_t w);
+/* Whether state s serves `method` (RT_METHOD_*) over n_vars program variables. */
+int rt_sym_serves(const rt_sym_state *s, int method, int32_t n_vars);
 rt_sym_state *rt_sym_load(const uint8_t *buf, int64_t len);
 
 #endif

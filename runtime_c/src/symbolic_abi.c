@@ -134,36 +134,72 @@ static const uint64_t *list_cell(const sirenrt_ctx *ctx, int64_t h) {
   return NULL; /* nil, or a data row (floats only) */
 }
 
-static const char *mark_value(const sirenrt_ctx *ctx, rt_sym_state *s, const uint64_t *words, const char *t,
-                              uint32_t *n);
+/* A visit of each root word of a particle's state: the collector marks them, a loaded checkpoint's
+ * are checked (rt_sym_roots_valid). */
+typedef void (*sym_visit)(rt_sym_state *s, uint64_t w, void *arg);
 
-/* Marks the 'S' words of every element of list h (element type elem), spines iteratively. */
-static void mark_list(const sirenrt_ctx *ctx, rt_sym_state *s, int64_t h, const char *elem) {
+static const char *each_in_value(const sirenrt_ctx *ctx, rt_sym_state *s, const uint64_t *words, const char *t,
+                                 uint32_t *n, sym_visit visit, void *arg);
+
+/* The 'S' words of every element of list h (element type elem), spines iteratively. */
+static void each_in_list(const sirenrt_ctx *ctx, rt_sym_state *s, int64_t h, const char *elem, sym_visit visit,
+                         void *arg) {
   const uint64_t *cell;
   while ((cell = list_cell(ctx, h))) {
     uint32_t n = 0;
-    mark_value(ctx, s, cell + 3, elem, &n);
+    each_in_value(ctx, s, cell + 3, elem, &n, visit, arg);
     h = (int64_t)cell[2];
   }
 }
 
-/* Marks the 'S' words of a value of type t stored at words[*n ...]; returns the end of t. */
-static const char *mark_value(const sirenrt_ctx *ctx, rt_sym_state *s, const uint64_t *words, const char *t,
-                              uint32_t *n) {
+/* The 'S' words of a value of type t stored at words[*n ...]; returns the end of t. */
+static const char *each_in_value(const sirenrt_ctx *ctx, rt_sym_state *s, const uint64_t *words, const char *t,
+                                 uint32_t *n, sym_visit visit, void *arg) {
   switch (*t) {
-    case 'S': {
-      uint64_t w = words[(*n)++];
-      if (rt_sym_is_node(w)) rt_sym_mark(s, w);
-      return t + 1;
-    }
-    case 'P': return mark_value(ctx, s, words, mark_value(ctx, s, words, t + 1, n), n);
+    case 'S': visit(s, words[(*n)++], arg); return t + 1;
+    case 'P': return each_in_value(ctx, s, words, each_in_value(ctx, s, words, t + 1, n, visit, arg), n, visit, arg);
     case 'L':
-      if (rt_type_has_sym(t + 1)) mark_list(ctx, s, (int64_t)words[*n], t + 1);
+      if (rt_type_has_sym(t + 1)) each_in_list(ctx, s, (int64_t)words[*n], t + 1, visit, arg);
       (*n)++;
       return rt_skip_type(t + 1);
     case 'u': return t + 1;
     default: (*n)++; return t + 1;
   }
+}
+
+/* Every root word of particle i's state s: its result's, or its frame's 'S' slots at its resume
+ * point and the 'S' elements of the lists its list roots reach. */
+static void each_root(sirenrt_filter *f, int64_t i, rt_sym_state *s, sym_visit visit, void *arg) {
+  const sirenrt_ctx *c = &f->ctx[i];
+  const sirenrt_model *m = f->model;
+  uint8_t *frame = f->frames + (size_t)i * m->frame_size;
+  if (f->state[i] == SIRENRT_FINISHED) {
+    uint32_t n = 0;
+    each_in_value(c, s, (const uint64_t *)(frame + m->result_offset), rt_frame_result(m), &n, visit, arg);
+    return;
+  }
+  int32_t pc;
+  memcpy(&pc, frame, sizeof pc);
+  if (pc >= 0 && pc < f->n_symsets) {
+    const rt_rootset *ss = &f->symsets[pc];
+    for (int32_t j = 0; j < ss->n; j++) {
+      uint64_t w;
+      memcpy(&w, frame + ss->slots[j].offset, sizeof w);
+      visit(s, w, arg);
+    }
+  }
+  const rt_rootset *rs = rt_roots_now(f, i);
+  for (int32_t j = 0; j < rs->n; j++)
+    if (rt_type_has_sym(rs->slots[j].elem)) {
+      int64_t h;
+      memcpy(&h, frame + rs->slots[j].offset, sizeof h);
+      each_in_list(c, s, h, rs->slots[j].elem, visit, arg);
+    }
+}
+
+static void mark_word(rt_sym_state *s, uint64_t w, void *arg) {
+  (void)arg;
+  if (rt_sym_is_node(w)) rt_sym_mark(s, w);
 }
 
 void rt_sym_collect_particle(sirenrt_filter *f, int64_t i, int *failed) {
@@ -174,31 +210,18 @@ void rt_sym_collect_particle(sirenrt_filter *f, int64_t i, int *failed) {
     *failed = 1;
     return;
   }
-  const sirenrt_model *m = f->model;
-  uint8_t *frame = f->frames + (size_t)i * m->frame_size;
-  if (f->state[i] == SIRENRT_FINISHED) {
-    uint32_t n = 0;
-    mark_value(c, s, (const uint64_t *)(frame + m->result_offset), rt_frame_result(m), &n);
-  } else {
-    int32_t pc;
-    memcpy(&pc, frame, sizeof pc);
-    if (pc >= 0 && pc < f->n_symsets) {
-      const rt_rootset *ss = &f->symsets[pc];
-      for (int32_t j = 0; j < ss->n; j++) {
-        uint64_t w;
-        memcpy(&w, frame + ss->slots[j].offset, sizeof w);
-        if (rt_sym_is_node(w)) rt_sym_mark(s, w);
-      }
-    }
-    const rt_rootset *rs = rt_roots_now(f, i);
-    for (int32_t j = 0; j < rs->n; j++)
-      if (rt_type_has_sym(rs->slots[j].elem)) {
-        int64_t h;
-        memcpy(&h, frame + rs->slots[j].offset, sizeof h);
-        mark_list(c, s, h, rs->slots[j].elem);
-      }
-  }
+  each_root(f, i, s, mark_word, NULL);
   rt_sym_sweep(s);
+}
+
+static void check_word(rt_sym_state *s, uint64_t w, void *bad) {
+  if (!rt_sym_readable(s, w)) *(int *)bad = 1;
+}
+
+int rt_sym_roots_valid(sirenrt_filter *f, int64_t i) {
+  int bad = 0;
+  each_root(f, i, f->ctx[i].sym, check_word, &bad);
+  return !bad;
 }
 
 void rt_sym_release_all(sirenrt_filter *f) {

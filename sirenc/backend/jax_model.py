@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import hashlib
 import os
-import pickle
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from sirenc.api import exclusive
 from sirenc.backend import jax_results as R
 from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
 
@@ -45,12 +46,6 @@ def _x64():
         return jax.enable_x64(True)
     from jax.experimental import enable_x64
     return enable_x64()
-
-
-@dataclass
-class KeyData:
-    """A JAX key's raw data in a checkpoint (key arrays themselves are not NumPy arrays)."""
-    data: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -161,7 +156,9 @@ class JaxFilter:
         self._final = None       # (results, population state) once the program has finished
         self._history: list = []
         self.closed = False
+        self._lock = threading.RLock()   # one thread at a time (sirenc.api.exclusive)
 
+    @exclusive
     def close(self) -> None:
         """Drops the particles (their device memory); any later use of the filter is an error."""
         self._carry = self._final = self._template = None
@@ -180,6 +177,7 @@ class JaxFilter:
 
     # -- running --------------------------------------------------------------------------------
 
+    @exclusive
     def run(self, rows: Any = None, progress: Any = None, progress_interval: float = 0.1) -> JaxFilter:
         """Run the whole program over ``rows`` (n_rows x n_cols), or the program's data file.
         The run is one call into JAX: ``progress`` (as ``Filter.run``'s) is told once, at its end."""
@@ -211,6 +209,7 @@ class JaxFilter:
             self._history.extend(hists)
             return self._checked(state)
 
+    @exclusive
     def step(self, row: Any) -> JaxFilter:
         """Feed one row of the observation stream and advance every particle."""
         self._open()
@@ -314,6 +313,7 @@ class JaxFilter:
         same = len(set(lengths.tolist())) <= 1
         return table, None if same else lengths
 
+    @exclusive
     def use_file(self, file: int | str | os.PathLike, path: str | os.PathLike) -> JaxFilter:
         """Read the program's data from ``path`` instead (``Filter.use_file``; the JAX back end
         reads one file, the stream of the main fold: file 0)."""
@@ -330,23 +330,19 @@ class JaxFilter:
 
     # -- checkpoints -----------------------------------------------------------------------------
 
+    @exclusive
     def to_bytes(self) -> bytes:
         """The filter as bytes for ``JaxFilter.load``: options, every particle's state and the
-        population's key, so that the loaded filter goes on as this one would, bit for bit."""
-        jax = _jax()
+        population's key, so that the loaded filter goes on as this one would, bit for bit
+        (the format: sirenc/backend/jax_checkpoint.py)."""
+        from sirenc.backend.jax_checkpoint import encode
 
-        def host(tree):
-            return jax.tree_util.tree_map(
-                lambda x: KeyData(np.asarray(jax.random.key_data(x)))
-                if hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key)
-                else (None if x is None else np.asarray(x)),
-                tree, is_leaf=lambda x: x is None)
+        self._open()
+        fields = {"fingerprint": self.model.fingerprint, "seed": self.seed, "n": self.config.n,
+                  "resampler": self.config.resampler, "threshold": self.config.threshold,
+                  "steps": self._steps, "rows": getattr(self, "_rows", 0)}
         with _x64():
-            state = {"fingerprint": self.model.fingerprint, "seed": self.seed, "n": self.config.n,
-                     "resampler": self.config.resampler, "threshold": self.config.threshold,
-                     "steps": self._steps, "rows": getattr(self, "_rows", 0),
-                     "carry": host(self._carry), "final": host(self._final), "history": host(self._history)}
-        return pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+            return encode(fields, {"carry": self._carry, "final": self._final, "history": self._history})
 
     def save(self, path: str | os.PathLike) -> None:
         from sirenc.backend.link import write_atomically
@@ -355,7 +351,11 @@ class JaxFilter:
 
     @classmethod
     def load(cls, model: JaxModel, checkpoint: bytes | str | os.PathLike, devices: Any = None) -> JaxFilter:
-        """The filter saved in ``checkpoint`` (bytes, or a file written by ``save``) for ``model``."""
+        """The filter saved in ``checkpoint`` (bytes, or a file written by ``save``) for ``model``.
+        Nothing in it is executed: a checkpoint that is damaged, crafted or of another model is
+        refused with a SirenUsageError saying why, before any of it is used."""
+        from sirenc.backend.jax_checkpoint import Damaged, KeyData, decode
+
         if not isinstance(model, JaxModel):
             raise SirenUsageError(f"JaxFilter.load needs the JaxModel the filter was saved from, not "
                                   f"{type(model).__name__}")
@@ -365,13 +365,16 @@ class JaxFilter:
                     checkpoint = fh.read()
             except OSError as e:
                 raise SirenUsageError(f"cannot read checkpoint {os.fspath(checkpoint)}: {e.strerror}") from None
+        elif not isinstance(checkpoint, (bytes, bytearray, memoryview)):
+            raise SirenUsageError(f"JaxFilter.load takes bytes or a path, not {type(checkpoint).__name__}")
         try:
-            state = pickle.loads(bytes(checkpoint))
-            ok = isinstance(state, dict) and state.get("fingerprint") == model.fingerprint
-        except Exception:   # noqa: BLE001 - any undecodable input is the same usage error
-            ok = False
-        if not ok:
-            raise SirenUsageError("this checkpoint was not saved from a filter of this model (JAX back end)")
+            header, trees = decode(bytes(checkpoint))
+            if header.get("fingerprint") != model.fingerprint:
+                raise SirenUsageError("this checkpoint was not saved from a filter of this model (JAX back end)")
+            fields = _checked_fields(header)
+            carry, final, history = _checked_trees(model, fields["n"], trees)
+        except Damaged as e:
+            raise SirenUsageError(f"cannot load the JAX checkpoint: {e}") from None
         jax = _jax()
 
         def device(tree):
@@ -379,12 +382,13 @@ class JaxFilter:
                 lambda x: jax.random.wrap_key_data(x.data) if isinstance(x, KeyData)
                 else (jax.numpy.asarray(x) if isinstance(x, np.ndarray) else x),
                 tree, is_leaf=lambda x: isinstance(x, KeyData))
-        f = model.filter(particles=state["n"], seed=state["seed"], resampler=state["resampler"],
-                         ess_threshold=state["threshold"], devices=devices)
+        f = model.filter(particles=fields["n"], seed=fields["seed"], resampler=fields["resampler"],
+                         ess_threshold=fields["threshold"], devices=devices)
         with _x64():
-            f._carry, f._final = device(state["carry"]), device(state["final"])
-            f._history = device(state["history"])
-        f._steps, f._rows = state["steps"], state["rows"]
+            f._carry, f._final, f._history = device(carry), device(final), device(history)
+            if f._carry is not None:
+                _fits(model, f.config, f._carry)
+        f._steps, f._rows = fields["steps"], fields["rows"]
         return f
 
     # -- errors ----------------------------------------------------------------------------------
@@ -441,6 +445,7 @@ class JaxFilter:
         w = _relative_weights(logw)
         return np.full(len(logw), 1.0 / len(logw)) if w is None else w / w.sum()
 
+    @exclusive
     def particles(self, flat: bool = False):
         """Every particle's result and its normalised weight, as ``Filter.particles``."""
         from sirenc.api import unflatten
@@ -467,6 +472,7 @@ class JaxFilter:
             return values, expand_atoms(desc, *values, side, *R.flatten(side, results[user:], self.n_particles)), weights
         return values, expand_atoms(desc, *values), weights
 
+    @exclusive
     def estimate(self) -> Any:
         """Posterior mean of the program's result, shaped like the result type."""
         from sirenc.api import unflatten
@@ -487,6 +493,7 @@ class JaxFilter:
         info = self.model.info
         return by_variable(self.summary(quantiles), info["result_type"], info.get("result_names", []))
 
+    @exclusive
     def summary(self, quantiles: Any = (0.05, 0.5, 0.95)) -> Any:
         from sirenc.summary import quantile_levels, summarize
 
@@ -503,6 +510,7 @@ class JaxFilter:
         raise SirenUsageError("the filter has not run: call run() or step() first")
 
     @property
+    @exclusive
     def log_evidence(self) -> float:
         state = self._state()
         logw = np.asarray(state["logw"], dtype=np.float64)
@@ -512,10 +520,12 @@ class JaxFilter:
         return float(state["logz"]) + float(mx + np.log(np.mean(np.exp(logw - mx))))
 
     @property
+    @exclusive
     def ess(self) -> float:
         w = _relative_weights(np.asarray(self._state()["logw"], dtype=np.float64))
         return 0.0 if w is None else float(w.sum() ** 2 / (w * w).sum())
 
+    @exclusive
     def history(self, frame: bool = False) -> Any:
         """One entry per resample(): ``ess``, ``resampled`` and ``log_evidence``, as ``Filter.history``."""
         parts = [tuple(np.asarray(x) for x in h) for h in self._history]
@@ -528,9 +538,113 @@ class JaxFilter:
             return pd.DataFrame(out)
         return out
 
+    @exclusive
     def runtime_plan(self) -> dict[str, str]:
         text = self.model.info.get("static_runtime_plan", "")
         return dict(line.split(": ", 1) for line in text.splitlines() if line)
+
+
+def _checked_fields(header: dict) -> dict:
+    """A checkpoint's options and counters, each of its type and range (else ``Damaged``)."""
+    from sirenc.api import RESAMPLERS
+    from sirenc.backend.jax_checkpoint import Damaged
+
+    def integer(name: str, low: int, high: int) -> int:
+        v = header.get(name)
+        if isinstance(v, bool) or not isinstance(v, int) or not low <= v < high:
+            raise Damaged(f"its {name} is {v!r}, not an integer in [{low}, {high})")
+        return v
+    fields = {"n": integer("n", 1, 2**31), "seed": integer("seed", 0, 2**64),
+              "steps": integer("steps", 0, 2**63), "rows": integer("rows", 0, 2**63),
+              "resampler": header.get("resampler"), "threshold": header.get("threshold")}
+    if fields["resampler"] not in RESAMPLERS:
+        raise Damaged(f"its resampler is {fields['resampler']!r}")
+    t = fields["threshold"]
+    if isinstance(t, bool) or not isinstance(t, (int, float)) or not 0.0 <= t <= 1.0:
+        raise Damaged(f"its ESS threshold is {t!r}, not a number in [0, 1]")
+    return fields
+
+
+def _checked_trees(model: JaxModel, n: int, trees: dict) -> tuple:
+    """A checkpoint's carry, final answers and history, as the model makes them for ``n``
+    particles: the population's arrays one per particle, no failure recorded (a failed filter
+    goes on no further), the history a list of 1-D (ess, resampled, log evidence) records."""
+    from sirenc.backend.jax_checkpoint import Damaged
+
+    if set(trees) != {"carry", "final", "history"}:
+        raise Damaged("its trees are not those of a filter")
+    carry, final, history = trees["carry"], trees["final"], trees["history"]
+
+    def population(state: Any, what: str) -> None:
+        if not (isinstance(state, dict) and {"logw", "err_site", "key"} <= state.keys()):
+            raise Damaged(f"its {what} holds no population")
+        logw, err = state["logw"], state["err_site"]
+        if not (isinstance(logw, np.ndarray) and logw.shape == (n,) and logw.dtype.kind == "f"):
+            raise Damaged(f"its {what} does not weigh {n} particles")
+        if not (isinstance(err, np.ndarray) and err.shape == () and err.dtype.kind == "i"):
+            raise Damaged(f"its {what} has no failure site")
+        if int(err) != 0:
+            raise Damaged("it is of a filter that failed")
+    if carry is not None:
+        if not model.program.streamed:
+            raise Damaged("it carries a stream, and this program reads none")
+        if not (isinstance(carry, dict) and {"args", "frame", "pop"} <= carry.keys()):
+            raise Damaged("its stream state is malformed")
+        population(carry["pop"], "stream state")
+    if final is not None:
+        if not (isinstance(final, tuple) and len(final) == 2):
+            raise Damaged("its answers are malformed")
+        population(final[1], "answers")
+        _same_shape(model, n, final)
+    if not isinstance(history, list) or not all(
+            isinstance(h, tuple) and len(h) == 3 and all(isinstance(a, np.ndarray) and a.ndim == 1 for a in h)
+            and h[0].dtype.kind == "f" and h[1].dtype == np.bool_ and h[2].dtype.kind == "f"
+            and len(h[0]) == len(h[1]) == len(h[2]) for h in history):
+        raise Damaged("its resampling history is malformed")
+    return carry, final, history
+
+
+def _same_shape(model: JaxModel, n: int, final: tuple) -> None:
+    """``final`` has the structure and types of the model's own answers (a list's room aside)."""
+    from sirenc.backend.jax_checkpoint import Damaged, KeyData
+
+    jax = _jax()
+    program, config = model.program, Config(n, "systematic", 0.0)
+    with _x64():
+        if program.streamed:
+            expected = jax.eval_shape(lambda k: program.finish(config, program.init(config, k)[0])[:2],
+                                      jax.random.key(0))
+        else:
+            expected = jax.eval_shape(lambda k: program.init(config, k)[:2], jax.random.key(0))
+    is_leaf = lambda x: x is None or isinstance(x, KeyData)   # noqa: E731
+    mine, shape = jax.tree_util.tree_flatten(final, is_leaf=is_leaf)
+    theirs, expected_shape = jax.tree_util.tree_flatten(expected, is_leaf=lambda x: x is None)
+    if shape != expected_shape:
+        raise Damaged("its answers are not shaped as this model's")
+    for got, want in zip(mine, theirs):
+        if isinstance(got, KeyData) != jax.dtypes.issubdtype(want.dtype, jax.dtypes.prng_key):
+            raise Damaged("its answers are not shaped as this model's")
+        if isinstance(got, np.ndarray) and (got.dtype != want.dtype or got.ndim != len(want.shape)
+                                            or (want.shape[:1] == (n,) and got.shape[:1] != (n,))):
+            raise Damaged("its answers are not of this model's types")
+
+
+def _fits(model: JaxModel, config: Config, carry: Any) -> None:
+    """The model's finishing code traces on ``carry`` into its own answers' structure: a stream
+    state that does not fit the program is refused here, not where the next step would fail."""
+    from sirenc.backend.jax_checkpoint import Damaged
+
+    jax = _jax()
+    program = model.program
+    try:
+        got = jax.eval_shape(lambda c: program.finish(config, c)[:2], carry)
+        want = jax.eval_shape(lambda k: program.finish(config, program.init(config, k)[0])[:2], jax.random.key(0))
+    except Exception as e:   # noqa: BLE001 - whatever tracing a malformed state raises means the same
+        raise SirenUsageError(f"cannot load the JAX checkpoint: its stream state does not fit this model "
+                              f"({type(e).__name__})") from None
+    if jax.tree_util.tree_structure(got) != jax.tree_util.tree_structure(want) or any(
+            a.dtype != b.dtype for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want))):
+        raise SirenUsageError("cannot load the JAX checkpoint: its stream state does not fit this model")
 
 
 def compile_jax(source: str | os.PathLike, method: str, check: bool = True, analysis_budget: int | None = None,

@@ -206,6 +206,12 @@ class Inference:
         if isinstance(e.value, bool):
             return TBool
         if isinstance(e.value, str):
+            # A string is File.read's file name: one the runtime could not open as written is
+            # refused here, where it is (a NUL would end the name C sees, and another file be read).
+            if not e.value:
+                raise SirenTypeError("a file name cannot be empty", e.span)
+            if "\0" in e.value:
+                raise SirenTypeError("a file name cannot contain a NUL character", e.span)
             return TString
         return TFloat
 

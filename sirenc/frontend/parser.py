@@ -464,8 +464,18 @@ class Parser:
             module, callee = name.text, field
             name_span = join(name.span, field.span)
             if self.kind != "(":
-                raise SirenSyntaxError(f"'{name.text}.{field.text}' is a library function: it can only be "
-                                       f"called, as in {name.text}.{field.text}(...)", name_span)
+                from sirenc.frontend.resolve import _did_you_mean
+
+                full = f"{name.text}.{field.text}"
+                if name.text not in ast.LIBRARY:
+                    raise SirenNameError(f"unknown module '{name.text}' (the library has "
+                                         f"{' and '.join(ast.LIBRARY)})" + _did_you_mean(name.text, ast.LIBRARY),
+                                         name_span)
+                if field.text not in ast.LIBRARY[name.text]:
+                    names = [f"{name.text}.{n}" for n in ast.LIBRARY[name.text]]
+                    raise SirenNameError(f"unknown library function '{full}'" + _did_you_mean(full, names), name_span)
+                raise SirenSyntaxError(f"'{full}' is a library function: it can only be "
+                                       f"called, as in {full}(...)", name_span)
         else:
             name_span = name.span
             if self.kind != "(":

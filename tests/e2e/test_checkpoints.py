@@ -137,3 +137,76 @@ def test_a_model_so_saves_and_loads_through_its_own_exports(model, tmp_path):
     f = stream(so.filter(particles=100, seed=4), ROWS[:20])
     g = pickle.loads(pickle.dumps(f))      # reloads m.so by its path
     assert fingerprint(stream(g, ROWS[20:])) == fingerprint(whole)
+
+
+# -- pickles carry the program, not a path to load (issue 42) -------------------------------------
+
+PLANTED_C = """\
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void) {
+    FILE *f = fopen("%s", "w");
+    if (f) { fputs("the planted library ran\\n", f); fclose(f); }
+}
+"""
+
+
+@needs_tools("cc")
+def test_a_model_so_pickles_as_its_library_not_its_path(model, tmp_path):
+    so = sirenc.compile(str(tmp_path / "m.si"), method="pf", output=tmp_path / "m.so")
+    whole = stream(so.filter(particles=100, seed=4), ROWS)
+    blob = pickle.dumps(stream(so.filter(particles=100, seed=4), ROWS[:20]))
+    # What now lies at the path runs code when loaded: the pickle does not load it.
+    marker = tmp_path / "planted-ran"
+    (tmp_path / "planted.c").write_text(PLANTED_C % marker)
+    (tmp_path / "m.so").unlink()
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", tmp_path / "m.so", tmp_path / "planted.c"], check=True)
+    script = textwrap.dedent(f"""
+        import pickle, sys
+        import numpy as np
+        f = pickle.loads(open({str(tmp_path / "f.pickle")!r}, "rb").read())
+        for r in np.load({str(tmp_path / "rest.npy")!r}):
+            f.step(r)
+        xs, s = f.estimate()
+        print([float(v).hex() for v in xs] + [float(s).hex(), float(f.log_evidence).hex(), float(f.ess).hex()])
+    """)
+    (tmp_path / "f.pickle").write_bytes(blob)
+    np.save(tmp_path / "rest.npy", ROWS[20:])
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == str(fingerprint(whole))
+    assert not marker.exists()
+
+
+@needs_tools("cc")
+def test_a_damaged_pickled_library_is_refused(model, tmp_path):
+    so = sirenc.compile(str(tmp_path / "m.si"), method="pf", output=tmp_path / "m.so")
+    library = (tmp_path / "m.so").read_bytes()
+    blob = bytearray(pickle.dumps(so))
+    at = blob.find(library[4096:4160]) + 32
+    blob[at] ^= 0xFF
+    with pytest.raises(SirenUsageError, match="damaged: its library does not match its SHA-256"):
+        pickle.loads(bytes(blob))
+
+
+def test_a_jit_model_pickles_as_its_program_text(model, tmp_path):
+    whole = stream(model.filter(particles=100, seed=6), ROWS)
+    blob = pickle.dumps(stream(model.filter(particles=100, seed=6), ROWS[:30]))
+    (tmp_path / "m.si").write_text(SOURCE.replace("gaussian(x, 0.5)", "gaussian(x, 5.)"))   # edited since
+    g = pickle.loads(blob)
+    assert fingerprint(stream(g, ROWS[30:])) == fingerprint(whole)
+
+
+@needs_tools("cc")
+def test_filters_of_a_model_so_go_through_multiprocessing(model, tmp_path):
+    import multiprocessing
+
+    so = sirenc.compile(str(tmp_path / "m.si"), method="pf", output=tmp_path / "m.so")
+    halves = [stream(so.filter(particles=100, seed=k), ROWS[:20]) for k in range(2)]
+    (tmp_path / "m.so").unlink()      # the workers need no file: the pickles carry the library
+    with multiprocessing.get_context("spawn").Pool(2) as pool:
+        answers = pool.map_async(_finish, halves).get(timeout=300)
+    assert answers == [fingerprint(stream(h, ROWS[20:])) for h in halves]
+
+
+def _finish(f):
+    return fingerprint(stream(f, ROWS[20:]))

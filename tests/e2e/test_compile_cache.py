@@ -207,3 +207,106 @@ def test_a_failed_link_warns_and_runs_without_the_cache(cache, program, tmp_path
     r, _ = sirenc("run", program, "-p", "10")
     assert r.returncode == 0 and "compile cache is not usable" in r.stderr and "fakecc" in r.stderr
     assert entries(cache) == []
+
+
+# -- what is read back cannot hurt (issue 42) -----------------------------------------------------
+
+PLANTED_C = """\
+#include <stdio.h>
+__attribute__((constructor)) static void planted(void) {
+    FILE *f = fopen("%s", "w");
+    if (f) { fputs("the planted library ran\\n", f); fclose(f); }
+}
+"""
+
+
+def _entry(cache: Path, suffix: str) -> Path:
+    (name,) = [n for n in entries(cache) if n.endswith(suffix)]
+    return cache / "run" / name
+
+
+def _planted_library(tmp_path: Path) -> tuple[Path, Path]:
+    marker = tmp_path / "planted-ran"
+    source = tmp_path / "planted.c"
+    source.write_text(PLANTED_C % marker)
+    library = tmp_path / "planted.so"
+    subprocess.run([os.environ.get("CC", "cc"), "-shared", "-fPIC", "-o", library, source], check=True)
+    return library, marker
+
+
+def test_a_planted_library_is_never_loaded(cache, program, tmp_path):
+    first, _ = sirenc("run", program, "-p", "50")
+    assert first.returncode == 0, first.stderr
+    library, marker = _planted_library(tmp_path)
+    shutil.copy(library, _entry(cache, ".so"))
+    r, loaded = sirenc("run", program, "-p", "50")
+    assert not marker.exists()
+    assert r.returncode == 0 and "xdsl" in loaded, r.stderr
+    assert "warning: the compile cache entry" in r.stderr and "removed" in r.stderr
+    assert result(r.stdout) == result(first.stdout)
+    again, loaded = sirenc("run", program, "-p", "50")
+    assert loaded == [] and again.stderr == ""
+
+
+def test_another_programs_entry_under_the_key_is_not_used(cache, program, tmp_path):
+    mine, _ = sirenc("run", program, "-p", "50")
+    so, meta = _entry(cache, ".so"), _entry(cache, ".json")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "walk.csv").write_text("y\n30.0\n")
+    (other / "walk.si").write_text(WALK_SI)
+    theirs, _ = sirenc("run", other / "walk.si", "-p", "50")
+    assert abs(float(result(theirs.stdout)) - float(result(mine.stdout))) > 5
+    their_meta, their_so = [cache / "run" / n for n in entries(cache) if not n.startswith(so.stem)]
+    for planted in ((their_so, their_meta), (their_so, None)):    # the whole entry, or its library
+        shutil.copy(planted[0], so)
+        if planted[1] is not None:
+            shutil.copy(planted[1], meta)
+        r, loaded = sirenc("run", program, "-p", "50")
+        assert r.returncode == 0 and "xdsl" in loaded, r.stderr
+        assert result(r.stdout) == result(mine.stdout)
+
+
+def test_a_truncated_entry_is_compiled_again(cache, program):
+    first, _ = sirenc("run", program, "-p", "50")
+    so = _entry(cache, ".so")
+    so.write_bytes(so.read_bytes()[: so.stat().st_size // 2])
+    r, loaded = sirenc("run", program, "-p", "50")
+    assert r.returncode == 0 and "xdsl" in loaded, r.stderr
+    assert "warning: the compile cache entry" in r.stderr
+    assert result(r.stdout) == result(first.stdout)
+    assert sirenc("run", program, "-p", "50")[0].returncode == 0
+
+
+def test_entries_are_private(cache, program):
+    old = os.umask(0o002)      # a umask that leaves files group-writable
+    try:
+        assert sirenc("run", program, "-p", "10")[0].returncode == 0
+    finally:
+        os.umask(old)
+    assert (cache / "run").stat().st_mode & 0o077 == 0
+    for name in entries(cache):
+        assert (cache / "run" / name).stat().st_mode & 0o077 == 0, name
+
+
+def test_a_folder_others_can_write_is_emptied_and_made_private(cache, program, tmp_path):
+    first, _ = sirenc("run", program, "-p", "50")
+    library, marker = _planted_library(tmp_path)
+    shutil.copy(library, _entry(cache, ".so"))
+    (cache / "run").chmod(0o777)
+    r, loaded = sirenc("run", program, "-p", "50")
+    assert not marker.exists()
+    assert r.returncode == 0 and "xdsl" in loaded, r.stderr
+    assert "writable by others" in r.stderr
+    assert (cache / "run").stat().st_mode & 0o777 == 0o700
+    assert result(r.stdout) == result(first.stdout)
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="giving a folder away needs root")
+def test_a_folder_of_another_user_is_not_used(cache, program, tmp_path):
+    (cache / "run").mkdir(parents=True, mode=0o700)
+    os.chown(cache / "run", 65534, 65534)
+    r, loaded = sirenc("run", program, "-p", "10")
+    assert r.returncode == 0 and "llvmlite" in loaded, r.stderr
+    assert "belongs to another user" in r.stderr and "Traceback" not in r.stderr
+    assert entries(cache) == []

@@ -138,6 +138,94 @@ def test_a_checkpoint_goes_on_as_the_saved_filter_would(tmp_path):
         JaxFilter.load(other, tmp_path / "f.ckpt")
 
 
+class _Planted:
+    """A pickle that writes a file when it is unpickled."""
+
+    def __init__(self, marker):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (Path(self.marker).write_text, ("the pickle ran\n",))
+
+
+def _noise(particles=50, steps=20):
+    from sirenc.data import read_csv
+
+    model = sirenc.compile(REPO / "benchmarks" / "models" / "noise" / "model.si", "pf", backend="jax")
+    rows = read_csv(REPO / "benchmarks" / "models" / "noise" / "data.csv")
+    f = model.filter(particles=particles, seed=3)
+    for row in rows[:steps]:
+        f.step(row)
+    return model, rows, f
+
+
+def _rewrite_header(data: bytes, change) -> bytes:
+    import struct
+
+    magic, version, length = struct.unpack_from("<8sIQ", data)
+    header = json.loads(data[20:20 + length])
+    change(header)
+    text = json.dumps(header).encode()
+    return struct.pack("<8sIQ", magic, version, len(text)) + text + data[20 + length:]
+
+
+def test_a_jax_checkpoint_is_never_unpickled(tmp_path):
+    import pickle
+
+    from sirenc.backend.jax_model import JaxFilter
+
+    model, _, _ = _noise()
+    marker = tmp_path / "ran"
+    (tmp_path / "f.ckpt").write_bytes(pickle.dumps(_Planted(marker)))
+    with pytest.raises(SirenUsageError, match="not a sirenc checkpoint of the JAX back end"):
+        JaxFilter.load(model, tmp_path / "f.ckpt")
+    assert not marker.exists()
+
+
+def test_damaged_and_crafted_jax_checkpoints_are_refused_saying_why():
+    from sirenc.backend.jax_model import JaxFilter
+
+    model, rows, f = _noise()
+    data = f.to_bytes()
+    refused = {
+        "truncated|SHA-256": data[: len(data) - 100],
+        "SHA-256": data[:-50] + bytes([data[-50] ^ 1]) + data[-49:],
+        "header is not JSON": data[:30] + b"\xff" + data[31:],
+        "format version 7": data[:8] + (7).to_bytes(4, "little") + data[12:],
+        "does not weigh 60 particles": _rewrite_header(data, lambda h: h.update(n=60)),
+        "resampler": _rewrite_header(data, lambda h: h.update(resampler="os.system")),
+        "seed": _rewrite_header(data, lambda h: h.update(seed=-1)),
+        "describes an array": _rewrite_header(data, lambda h: h["arrays"][0].__setitem__(0, "|O")),
+        "larger than the file": _rewrite_header(data, lambda h: h["arrays"][0].__setitem__(1, [2**39])),
+        "missing or reused array": _rewrite_header(
+            data, lambda h: h["trees"].update(final={"t": [{"a": 0}, {"a": 0}]})),
+    }
+    for why, bad in refused.items():
+        with pytest.raises(SirenUsageError, match=why):
+            JaxFilter.load(model, bad)
+    walk = sirenc.compile(REPO / "benchmarks" / "models" / "walk" / "model.si", "pf", backend="jax")
+    with pytest.raises(SirenUsageError, match="not saved from a filter of this model"):
+        JaxFilter.load(walk, data)
+    with pytest.raises(SirenUsageError, match="bytes or a path"):
+        JaxFilter.load(model, 42)
+    loaded = JaxFilter.load(model, data)       # the untouched checkpoint still loads and goes on
+    for row in rows[20:]:
+        loaded.step(row)
+        f.step(row)
+    assert np.array_equal(flat(loaded.estimate()), flat(f.estimate()))
+
+
+def test_a_finished_jax_run_saves_its_answers():
+    from sirenc.backend.jax_model import JaxFilter
+
+    model, rows, _ = _noise()
+    done = model.filter(particles=40, seed=1).run(rows)
+    again = JaxFilter.load(model, done.to_bytes())
+    assert np.array_equal(flat(again.estimate()), flat(done.estimate()))
+    assert again.log_evidence == done.log_evidence
+    assert np.array_equal(again.history()["ess"], done.history()["ess"])
+
+
 def test_use_file_reads_other_data(tmp_path):
     path = REPO / "benchmarks" / "models" / "walk" / "model.si"
     (tmp_path / "d.csv").write_text("y\n1.0\n2.0\n")

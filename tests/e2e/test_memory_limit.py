@@ -99,7 +99,8 @@ def test_cli_bad_memory_limit_exits_2(tmp_path):
     prog.write_text(WALK)
     r = cli("run", str(prog), "--memory-limit", "lots")
     assert r.returncode == 2
-    assert r.stderr == "sirenc: error: --memory-limit must be a size such as 4G or 512M, not 'lots'\n"
+    assert r.stderr == "sirenc: error: --memory-limit must be a number of bytes in [1, 2**63), such as 4G or 512M, "\
+        "not 'lots'\n"
 
 
 # Five cells a step, from a range of a fifth of that: the `::` outgrows the share, not the range.

@@ -214,6 +214,6 @@ def test_memory_limit(tmp_path):
     walk = EXAMPLES / "walk.si"
     assert siren(walk, "-m", "pf", "-p", "10", "-s", "1", "--memory-limit", "64M").returncode == 0
     r = siren(walk, "-m", "pf", "-p", "10", "--memory-limit", "lots")
-    assert r.returncode == 2 and "--memory-limit must be a size" in r.stderr
+    assert r.returncode == 2 and "--memory-limit must be a number of bytes" in r.stderr
     r = siren(walk, "-m", "pf", "-p", "1000000", "--memory-limit", "1K")
     assert r.returncode == 2 and "more than the memory limit" in r.stderr and "Traceback" not in r.stderr

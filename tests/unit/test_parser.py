@@ -333,7 +333,7 @@ ERRORS = [
     ("fold(f, l, 0, 1)", "fold takes three arguments", 1, 13),
     ("fold(1, l, 0)", "the first argument of fold must be the name of a function", 1, 6),
     ("List.map(List.hd, l)", "'List.hd' is a library function", 1, 10),
-    ("M.x + 1", "'M.x' is a library function", 1, 1),
+    ("List.len + 1", "'List.len' is a library function", 1, 1),
     ("let (a, b) <- gaussian(0, 1) in a", "bound to a single name", 1, 5),
     ("let sample x = 1 in x", "'sample' annotates a random variable", 1, 14),
     ("1 > 2", "has no '>'", 1, 3),
