@@ -567,9 +567,9 @@ def cmd_run(args) -> int:
         print(strict_json({
             "method": args.method, "tier": None if args.method == "pf" else model.info.get("tier", 1),
             "handler": args.handler, "particles": args.particles, "seed": args.seed,
-            **({"mh": {**mh, "acceptance_rate": _finite_or_none(outcome.acceptance_rate)}} if mh else {}),
+            **({"mh": {**mh, "acceptance_rate": outcome.acceptance_rate}} if mh else {}),
             "result": _jsonable(outcome.result), "inferred_plan": plan, "runtime_plan": runtime_plan(outcome, plan),
-            "log_evidence": None if mh else outcome.log_evidence, "ess": _finite_or_none(outcome.ess),
+            "log_evidence": None if mh else outcome.log_evidence, "ess": outcome.ess,
             "time_s": outcome.evaluation_time,
             "analysis_time_s": analysis_time, "summary": jsonable(outcome.summary),
             "variables": variables_json(outcome),
@@ -607,12 +607,6 @@ def strict_json(value) -> str:
         return v
 
     return json.dumps(finite(value), allow_nan=False)
-
-
-def _finite_or_none(x: float) -> float | None:
-    """JSON has no NaN: a chain that proposed nothing (no sampled site) has no acceptance rate, and
-    K runs (--runs) have no one ESS."""
-    return x if x == x else None
 
 
 def variables_json(outcome: Outcome) -> dict:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from sirenc.diagnostics import SirenUsageError
-from sirenc.summary import DEFAULT_QUANTILES, Summary, leaves
+from sirenc.summary import DEFAULT_QUANTILES, Summary, finite_or_none, leaves
 
 
 @dataclass(frozen=True)
@@ -176,8 +176,7 @@ def table(r: Runs, limit: int = 20) -> list[str]:
 def jsonable(r: Runs) -> dict:
     """``--json``'s ``runs``: every run's seed and log evidence, and each number's spread (the
     command adds the runs' estimates, shaped as its ``result``)."""
-    def number(x: float) -> float | None:
-        return float(x) if np.isfinite(x) else None
+    number = finite_or_none
 
     def walk(spread: Any) -> Any:
         if isinstance(spread, Spread):

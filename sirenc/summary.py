@@ -438,14 +438,14 @@ def jsonable(summary: Any) -> Any:
     if isinstance(summary, Summary):
         return {"mean": summary.mean, "variance": summary.variance,
                 "quantiles": {f"{q:g}": v for q, v in summary.quantiles.items()}, "particles": summary.particles,
-                "spread_exact": summary.spread_exact, "mcse": _finite_or_none(summary.mcse),
-                "ess": _finite_or_none(summary.ess)}
+                "spread_exact": summary.spread_exact, "mcse": finite_or_none(summary.mcse),
+                "ess": finite_or_none(summary.ess)}
     if isinstance(summary, (tuple, list)):
         return [jsonable(s) for s in summary]
     return None
 
 
-def _finite_or_none(x: float) -> float | None:
+def finite_or_none(x: float) -> float | None:
     """JSON has no infinity or NaN: an ess without Monte Carlo error (every particle exact), or one
     the population cannot tell (every particle one point), is null."""
     return x if np.isfinite(x) else None

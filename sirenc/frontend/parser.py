@@ -464,16 +464,10 @@ class Parser:
             module, callee = name.text, field
             name_span = join(name.span, field.span)
             if self.kind != "(":
-                from sirenc.frontend.resolve import _did_you_mean
+                from sirenc.frontend.resolve import check_library_name
 
                 full = f"{name.text}.{field.text}"
-                if name.text not in ast.LIBRARY:
-                    raise SirenNameError(f"unknown module '{name.text}' (the library has "
-                                         f"{' and '.join(ast.LIBRARY)})" + _did_you_mean(name.text, ast.LIBRARY),
-                                         name_span)
-                if field.text not in ast.LIBRARY[name.text]:
-                    names = [f"{name.text}.{n}" for n in ast.LIBRARY[name.text]]
-                    raise SirenNameError(f"unknown library function '{full}'" + _did_you_mean(full, names), name_span)
+                check_library_name(name.text, field.text, name_span)
                 raise SirenSyntaxError(f"'{full}' is a library function: it can only be "
                                        f"called, as in {full}(...)", name_span)
         else:

@@ -36,6 +36,17 @@ def resolve(program: ast.Program) -> None:
     _Resolver(program).run()
 
 
+def check_library_name(module: str, name: str, span: Span) -> None:
+    """``module.name`` is a function of the library, or a SirenNameError says what is unknown (the
+    parser asks too, for a library name that is not called)."""
+    if module not in ast.LIBRARY:
+        raise SirenNameError(f"unknown module '{module}' (the library has {' and '.join(ast.LIBRARY)})"
+                             + _did_you_mean(module, ast.LIBRARY), span)
+    if name not in ast.LIBRARY[module]:
+        full, names = f"{module}.{name}", [f"{module}.{n}" for n in ast.LIBRARY[module]]
+        raise SirenNameError(f"unknown library function '{full}'" + _did_you_mean(full, names), span)
+
+
 def _did_you_mean(name: str, candidates) -> str:
     candidates = set(candidates)
     known = distributions.OTHER_NAMES.get(name.lower().replace("_", ""))
@@ -163,13 +174,7 @@ class _Resolver:
         span = e.name_span or e.span
         if e.module is not None:
             full = f"{e.module}.{e.name}"
-            if e.module not in ast.LIBRARY:
-                raise SirenNameError(f"unknown module '{e.module}' (the library has "
-                                     f"{' and '.join(ast.LIBRARY)})" + _did_you_mean(e.module, ast.LIBRARY),
-                                     span)
-            if e.name not in ast.LIBRARY[e.module]:
-                names = [f"{e.module}.{n}" for n in ast.LIBRARY[e.module]]
-                raise SirenNameError(f"unknown library function '{full}'" + _did_you_mean(full, names), span)
+            check_library_name(e.module, e.name, span)
             self.arity(e, full)
             if full == "List.map":
                 func = e.args[0]
