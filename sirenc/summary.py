@@ -53,9 +53,10 @@ class Summary:
     over the particles' means m_i, ess = sum_i w_i (m_i - mean)^2 / mcse^2. Particles that hold
     one exact distribution each add no Monte Carlo error: where all their means agree, mcse is 0
     and ess infinite. Where all particles hold one point, mcse is 0 and ess NaN: the population
-    cannot tell an exact answer from one collapsed onto a single ancestor. A population knows nothing of its ancestry, so after resampling these are
-    optimistic (particles descended from one ancestor count as independent); ``sirenc.runs``
-    measures the error across independent runs instead. For an MH chain, ess is the
+    cannot tell an exact answer from one collapsed onto a single ancestor. A population knows
+    nothing of its ancestry, so after resampling these are optimistic (particles descended from
+    one ancestor count as independent); ``sirenc.runs`` measures the error across independent
+    runs instead. For an MH chain, ess is the
     autocorrelation estimate of the draws (``sirenc.chain_stats.effective_size``) and
     mcse = sd / sqrt(ess)."""
 
