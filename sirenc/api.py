@@ -855,7 +855,7 @@ class Filter:
         from sirenc.runtime.ffi import ffi
 
         before = ffi.new("double *")
-        self.model._entry.history_dropped(self._f, before)
+        self.model._entry.history_dropped(self._f, before, ffi.NULL)
 
         n = ffi.new("int64_t *")
         self._check(self.model._entry.history(self._f, ffi.NULL, ffi.NULL, ffi.NULL, ffi.NULL, 0, n) % 2)
@@ -884,7 +884,17 @@ class Filter:
         latest 2**20 (32 MiB), so that a long-running stream's memory does not grow without end."""
         from sirenc.runtime.ffi import ffi
 
-        return int(self.model._entry.history_dropped(self._f, ffi.NULL))
+        return int(self.model._entry.history_dropped(self._f, ffi.NULL, ffi.NULL))
+
+    @property
+    @exclusive
+    def history_dropped_resampled(self) -> int:
+        """How many of the ``history_dropped`` barriers resampled."""
+        from sirenc.runtime.ffi import ffi
+
+        resampled = ffi.new("int64_t *")
+        self.model._entry.history_dropped(self._f, ffi.NULL, resampled)
+        return int(resampled[0])
 
     # ------------------------------------------------------------ checkpoints
 

@@ -493,9 +493,13 @@ def verbose_blocks(outcome: Outcome, resampling: bool = True) -> list[str]:
     out = block("Log Evidence", [repr(outcome.log_evidence)]) + block("ESS", [repr(outcome.ess)])
     ess = outcome.history["ess"] if outcome.history is not None else []
     if resampling and len(ess):
-        resampled = int(outcome.history["resampled"].sum())
-        out += block("Resampling", [f"{len(ess)} resample() steps, {resampled} resampled; ESS before "
-                                    f"resampling: min {ess.min():.6g}, median {float(np.median(ess)):.6g}, "
+        # The history keeps the latest 2**20 barriers; the counts take in the ones it dropped.
+        f = outcome.filter
+        dropped = getattr(f, "history_dropped", 0)
+        resampled = int(outcome.history["resampled"].sum()) + (f.history_dropped_resampled if dropped else 0)
+        kept = f" (the latest {len(ess)})" if dropped else ""
+        out += block("Resampling", [f"{len(ess) + dropped} resample() steps, {resampled} resampled; ESS before "
+                                    f"resampling{kept}: min {ess.min():.6g}, median {float(np.median(ess)):.6g}, "
                                     f"last {ess[-1]:.6g}"])
     return out
 

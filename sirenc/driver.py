@@ -513,6 +513,8 @@ def model_info(c: Compilation, module):
         sites=[Span(s.filename.data, s.line.data, s.column.data) for s in layout.sites.data],
         roots=[r for r in layout.root_list() if r[2] != "S"],
         vars=[v.data for v in fn.attributes["sirenrt.vars"].data] if "sirenrt.vars" in fn.attributes else [],
+        var_sites=[s.value.data for s in fn.attributes["sirenrt.var_sites"].data]
+        if "sirenrt.var_sites" in fn.attributes else [],
         sym_roots=[r for r in layout.root_list() if r[2] == "S"],
         tier=2 if specialized(c) else 1,
         static_runtime_plan="".join(f"{name}: {enc}\n" for name, enc in c.specialization.runtime_plan.items())

@@ -36,6 +36,7 @@ class ModelInfo:
     # sirenrt_sym_assume, and (pc, frame offset, "S"): the frame slots holding a symbolic word
     # at each resume point.
     vars: list[str] = field(default_factory=list)
+    var_sites: list[int] = field(default_factory=list)   # vars' first bindings' site ids (-1: none)
     sym_roots: list[tuple[int, int, str]] = field(default_factory=list)
     # Tier 2 (specialize-conjugacy resolved the symbolic state): 2 and the runtime plan as text
     # ("x: symbolic\ny: sample"), fixed when compiling; else 1 and "".

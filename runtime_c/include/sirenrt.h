@@ -36,7 +36,7 @@
 extern "C" {
 #endif
 
-#define SIRENRT_ABI_VERSION 16
+#define SIRENRT_ABI_VERSION 17
 
 /* The runtime is built with hidden visibility; only what is declared with SIRENRT_API is exported. */
 #if defined(__GNUC__)
@@ -189,6 +189,9 @@ typedef struct sirenrt_model {
    * elements): the random variable that number is, where the program returns one unchanged, else
    * an empty line.  For summaries only; the runtime never reads it. */
   const char *result_names;
+  /* Symbolic methods: NULL, or n_vars site ids, each where its variable is first bound (-1: none),
+   * so that a plan violation found with no site at hand (the final estimate) still has a location. */
+  const int32_t *var_sites;
 } sirenrt_model;
 
 typedef struct sirenrt_options {
@@ -428,12 +431,14 @@ SIRENRT_API int64_t sirenrt_filter_size(const sirenrt_filter *f); /* number of p
  * whether it resampled (an ESS threshold may keep the population), and while streaming the number of
  * rows given so far (else -1).  Any column pointer may be NULL.  Returns 2 with *n set when cap is too
  * small.  sirenrt_filter_history_dropped: how many earlier barriers it no longer holds (-1 without a
- * filter), and in *log_evidence (may be NULL) the log evidence after the last of them (0 when none). */
+ * filter), in *log_evidence (may be NULL) the log evidence after the last of them (0 when none), and
+ * in *resampled (may be NULL) how many of them resampled. */
 /* 2**20 rows, 32 MiB; a power of two (the ring's index is the barrier's number modulo it) */
 #define SIRENRT_HISTORY_ROWS 1048576
 SIRENRT_API int32_t sirenrt_filter_history(const sirenrt_filter *f, double *ess, double *log_evidence,
                                            int32_t *resampled, int64_t *rows, int64_t cap, int64_t *n);
-SIRENRT_API int64_t sirenrt_filter_history_dropped(const sirenrt_filter *f, double *log_evidence);
+SIRENRT_API int64_t sirenrt_filter_history_dropped(const sirenrt_filter *f, double *log_evidence,
+                                                   int64_t *resampled);
 /* Sum over resampling epochs of log mean weight, plus the current partial epoch. */
 SIRENRT_API double sirenrt_filter_log_evidence(const sirenrt_filter *f);
 /* Effective sample size 1 / sum w_i^2 of the weights accumulated since the last resampling. */
@@ -519,7 +524,7 @@ SIRENRT_API int64_t sirenc_size(const sirenrt_filter *f);
 SIRENRT_API int32_t sirenc_set_file(sirenrt_filter *f, int32_t file_id, const char *path);
 SIRENRT_API int32_t sirenc_history(const sirenrt_filter *f, double *ess, double *log_evidence, int32_t *resampled,
                                    int64_t *rows, int64_t cap, int64_t *n);
-SIRENRT_API int64_t sirenc_history_dropped(const sirenrt_filter *f, double *log_evidence);
+SIRENRT_API int64_t sirenc_history_dropped(const sirenrt_filter *f, double *log_evidence, int64_t *resampled);
 SIRENRT_API int32_t sirenc_save(sirenrt_filter *f, uint8_t **buf, int64_t *len);
 SIRENRT_API void sirenc_buffer_free(uint8_t *buf); /* frees sirenc_save's buffer */
 SIRENRT_API sirenrt_filter *sirenc_load(const uint8_t *buf, int64_t len, int32_t threads);

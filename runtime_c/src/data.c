@@ -437,7 +437,6 @@ static int load_table(sirenrt_ctx *ctx, rt_table *t, int32_t id, int32_t site) {
   if (__atomic_load_n(&t->loaded, __ATOMIC_RELAXED)) return 0;
   const char *path = rt_file_path(f, id);
   char *err = NULL;
-  t->budget = &f->budget; /* counted against the filter's memory limit (memory.c) */
   int status = rt_table_read_csv(t, path, &err);
   if (status == 0) return 0;
   if (err && (status == -2 || strncmp(err, "cannot read", 11) == 0)) {

@@ -105,9 +105,15 @@ static int estimate_scalar(char kind, const item *items, int64_t m, size_t offse
   return mean_emit(&a, o);
 }
 
-/* The estimate's error for what particle c recorded while its value was read; takes it from c. */
+/* The estimate's error for what particle c recorded while its value was read, at its site; takes it
+ * from c. */
 static char *take_error(sirenrt_ctx *c) {
-  char *msg = rt_strdup_printf("error: while estimating the result: %s", c->err_msg ? c->err_msg : "out of memory");
+  const sirenrt_model *m = c->filter ? c->filter->model : NULL;
+  char *what = rt_strdup_printf("while estimating the result: %s", c->err_msg ? c->err_msg : "out of memory");
+  int32_t site = c->err_msg ? c->err_site : -1;
+  char *msg = what && site != RT_SITE_RENDERED ? rt_render_site(m, site, "error", what) : NULL;
+  if (what && !msg) msg = rt_strdup_printf("error: %s", what);
+  free(what);
   rt_free_message(c->err_msg);
   c->err_msg = NULL;
   return msg;

@@ -66,8 +66,8 @@ int32_t sirenc_history(const sirenrt_filter *f, double *ess, double *log_evidenc
   return sirenrt_filter_history(f, ess, log_evidence, resampled, rows, cap, n);
 }
 
-int64_t sirenc_history_dropped(const sirenrt_filter *f, double *log_evidence) {
-  return sirenrt_filter_history_dropped(f, log_evidence);
+int64_t sirenc_history_dropped(const sirenrt_filter *f, double *log_evidence, int64_t *resampled) {
+  return sirenrt_filter_history_dropped(f, log_evidence, resampled);
 }
 
 /* The filter's own error, not the thread's: a host reads sirenc_error(f), which would otherwise still

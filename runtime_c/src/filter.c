@@ -108,6 +108,7 @@ static void reset_population(sirenrt_filter *f, int keep_tables) {
   f->budget.over = 0; /* a run that failed at the limit leaves it behind */
   f->log_evidence_done = 0.0;
   f->n_history = 0;
+  f->history_dropped_resampled = 0;
   f->progress_steps = 0;
   f->failed = 0;
   free(f->error);
@@ -530,7 +531,10 @@ static int record_history(sirenrt_filter *f, rt_weights s, int resampled) {
   int64_t rows = f->stream_open && f->model->n_files > 0 ? f->tables[0].n_rows : -1;
   double log_evidence = f->log_evidence_done + s.log_sum - log((double)f->n);
   rt_history_row *slot = &f->history[f->n_history % SIRENRT_HISTORY_ROWS];
-  if (f->n_history >= SIRENRT_HISTORY_ROWS) f->history_dropped_log_evidence = slot->log_evidence;
+  if (f->n_history >= SIRENRT_HISTORY_ROWS) {
+    f->history_dropped_log_evidence = slot->log_evidence;
+    f->history_dropped_resampled += slot->resampled;
+  }
   *slot = (rt_history_row){s.ess, log_evidence, rows, resampled};
   f->n_history++;
   return 0;
@@ -1169,6 +1173,8 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
   f->heap = rt_heap_new(o.threads);
   f->owns_heap = 1;
   if (f->heap) rt_heap_set_budget(f->heap, &f->budget);
+  if (f->tables) /* File.read's tables and the host's rows alike: a stream's rows grow with it */
+    for (int32_t k = 0; k < m->n_files; k++) f->tables[k].budget = &f->budget;
   if (build_rootsets(f)) {
     sirenrt_filter_free(f);
     return NULL;
@@ -1254,10 +1260,11 @@ int32_t rt_filter_run_rows(sirenrt_filter *f, const double *rows, int64_t n_rows
     if (f->model->n_files < 1)
       return rt_filter_fail(f, rt_strdup_printf("error: this model reads no data file, so rows cannot be supplied"));
     rt_table *t = &f->tables[0];
-    t->budget = NULL; /* the host's rows are not counted against the memory limit (memory.c) */
-    for (int64_t r = 0; r < n_rows; r++)
-      if (rt_table_append_row(t, rows + r * n_cols, n_cols))
-        return rt_filter_fail(f, rt_strdup_printf("error: out of memory or too much data for file 0"));
+    for (int64_t r = 0; r < n_rows; r++) {
+      int status = rt_table_append_row(t, rows + r * n_cols, n_cols);
+      if (status == -2) return rt_filter_fail(f, rt_budget_rows_message(&f->budget, "run", n_rows, n_cols));
+      if (status) return rt_filter_fail(f, rt_strdup_printf("error: run: out of memory or too much data for file 0"));
+    }
     t->loaded = 1;
   }
   if (rt_advance(f)) return 1;
@@ -1282,10 +1289,11 @@ int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols
     f->mode = RT_MODE_STREAMING;
     f->stream_open = 1;
     f->tables[0].loaded = 1;
-    f->tables[0].budget = NULL; /* the host's rows are not counted against the memory limit (memory.c) */
   }
-  if (rt_table_append_row(&f->tables[0], row, n_cols))
-    return rt_filter_fail(f, rt_strdup_printf("error: out of memory or stream too long"));
+  int appended = rt_table_append_row(&f->tables[0], row, n_cols);
+  if (appended == -2)
+    return rt_filter_fail(f, rt_budget_rows_message(&f->budget, "step", f->tables[0].n_rows + 1, n_cols));
+  if (appended) return rt_filter_fail(f, rt_strdup_printf("error: step: out of memory or stream too long"));
   if (rt_advance(f)) return 1;
   return check_final_weights(f);
 }
@@ -1352,10 +1360,11 @@ int32_t sirenrt_filter_history(const sirenrt_filter *f, double *ess, double *log
   return 0;
 }
 
-int64_t sirenrt_filter_history_dropped(const sirenrt_filter *f, double *log_evidence) {
+int64_t sirenrt_filter_history_dropped(const sirenrt_filter *f, double *log_evidence, int64_t *resampled) {
   if (!f) return rt_set_last_error("sirenrt_filter_history_dropped: no filter"), -1;
   int64_t dropped = f->mh || f->n_history <= SIRENRT_HISTORY_ROWS ? 0 : f->n_history - SIRENRT_HISTORY_ROWS;
   if (log_evidence) *log_evidence = dropped ? f->history_dropped_log_evidence : 0.0;
+  if (resampled) *resampled = dropped ? f->history_dropped_resampled : 0;
   return dropped;
 }
 

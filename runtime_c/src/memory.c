@@ -14,13 +14,16 @@
  * A list operation that would take more fails at its site, as any run-time error; a promotion into
  * the heap at a barrier fails the filter with a message naming the limit (a heap cell does not know
  * the site that built it); a data file that does not fit fails at its File.read.
- * Not counted: the rows a host passes to run() or step(), and the copy of the population that
- * estimate() advances while a stream is open. */
+ * The rows a host passes to run() or step() are counted as a data file's are: a stream holds every
+ * row it was given (particles and checkpoints may refer to any of them), so it stops with the limit's
+ * message once they fill it.  Not counted: the copy of the population that estimate() advances while a
+ * stream is open. */
 #define _POSIX_C_SOURCE 200809L /* sysconf */
 #include "internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 /* Bytes of fixed state per particle: its frame, its context and one entry of each per-particle
@@ -138,6 +141,15 @@ char *rt_budget_message(const rt_budget *b) {
   return rt_strdup_printf("error: the lists the particles keep across resample() outgrow the filter's memory limit "
                           "(%s); raise the limit (memory_limit, --memory-limit), use fewer particles or keep "
                           "shorter lists", rt_budget_state(state, b));
+}
+
+char *rt_budget_rows_message(const rt_budget *b, const char *what, int64_t n_rows, int64_t n_cols) {
+  char state[200], need[32];
+  return rt_strdup_printf("error: %s: %lld rows of %lld columns (%s) need more than the filter's memory limit "
+                          "leaves (%s); raise the limit (memory_limit, --memory-limit)%s",
+                          what, (long long)n_rows, (long long)n_cols,
+                          human(need, (double)n_rows * (double)(n_cols + 1) * sizeof(double)), rt_budget_state(state, b),
+                          strcmp(what, "step") == 0 ? ": a stream keeps every row it is given" : "");
 }
 
 char *rt_budget_data_message(const rt_budget *b, const char *path, uint64_t need_bytes) {

@@ -85,10 +85,13 @@ static const char *var_name(const sirenrt_ctx *ctx, int32_t var) {
   return "a variable";
 }
 
-/* ARCHITECTURE.md §10.2: the moment a `symbolic` variable is about to be sampled. */
+/* ARCHITECTURE.md §10.2: the moment a `symbolic` variable is about to be sampled.  With no site at
+ * hand (the final estimate), the error points at the variable's binding. */
 static int check_may_sample(sirenrt_ctx *ctx, uint32_t rv, int32_t site) {
   const rt_sym_node *n = &ctx->sym->nodes[rv];
   if (n->ann != SIRENRT_ANN_SYMBOLIC) return 0;
+  const sirenrt_model *m = ctx->filter ? ctx->filter->model : NULL;
+  if (site < 0 && m && m->var_sites && n->var >= 0 && n->var < m->n_vars) site = m->var_sites[n->var];
   rt_fail(ctx, site, "%s is annotated as symbolic but will be sampled", var_name(ctx, n->var));
   return -1;
 }

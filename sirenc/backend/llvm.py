@@ -225,6 +225,8 @@ def _add_descriptor(mod: ir.Module, info: ModelInfo, resume: ir.Function, span_b
         resume_span=span,
         frame_result_type=string(info.frame_result_type or None),
         result_names=string("".join(f"{n}\n" for n in info.result_names) if any(info.result_names) else None),
+        var_sites=_private_array(mod, f"{MODEL_SYMBOL}.var_sites", ir.IntType(32),
+                                 [ir.Constant(ir.IntType(32), s) for s in info.var_sites]),
     )
     g = ir.GlobalVariable(mod, model.type, name=MODEL_SYMBOL)
     g.global_constant = True

@@ -37,7 +37,8 @@ class LayoutAttr(ParametrizedAttribute):
     the run-time error sites by site id; `roots`: per resume point, the frame words
     holding list handles, as [pc, byte offset, descriptor], and (symbolic methods) those
     holding symbolic words, as [pc, byte offset, "S"] (the model's sym_roots).
-    The program variables of a symbolic method are the function's ``sirenrt.vars``.
+    The program variables of a symbolic method are the function's ``sirenrt.vars``, and the
+    site of each one's first binding its ``sirenrt.var_sites``.
 
     `#sirenrt.layout<32 : i64, 8 : i64, ["/data.csv"], [loc("m.si":3:9)], [[1 : i32, 16 : i64, "Lf"]]>`
     """

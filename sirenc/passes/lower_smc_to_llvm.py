@@ -202,6 +202,7 @@ class _Lowering:
     site_ids: dict[tuple[str, int, int], int] = field(default_factory=dict)
     files: list[str] = field(default_factory=list)
     vars: ArrayAttr | None = None   # a symbolic method's program variables (smc.vars)
+    var_sites: dict[int, int] = field(default_factory=dict)   # var index -> its first assume's site
     pool: bytearray = field(default_factory=bytearray)   # every smc.const_list's words, in order
 
     def __post_init__(self) -> None:
@@ -628,7 +629,9 @@ class _Assume(_Pattern):
         e = _Emitter(self.low, op)
         head = _family_and_params(e, op.family.data, op.params)
         var, annotation = e.const_i(op.var.value.data, i32), e.const_i(op.annotation.value.data, i32)
-        word = e.call("sym_assume", *head, var, annotation, e.site())
+        site = self.low.site(op)
+        self.low.var_sites.setdefault(op.var.value.data, site)
+        word = e.call("sym_assume", *head, var, annotation, e.const_i(site, i32))
         if op.result.type == f64:   # `sample`: the drawn value's bits
             word = e.add(llvm.BitcastOp(word, f64)).results[0]
         e.replace([word])
@@ -1029,6 +1032,8 @@ def lower_particle(module: ModuleOp, particle: smc.ParticleOp) -> llvm.FuncOp:
     fn.attributes["sirenrt.layout"] = low.layout()
     if low.vars is not None:
         fn.attributes["sirenrt.vars"] = low.vars
+        fn.attributes["sirenrt.var_sites"] = ArrayAttr([IntegerAttr(low.var_sites.get(v, -1), i32)
+                                                       for v in range(len(low.vars.data))])
     return fn
 
 

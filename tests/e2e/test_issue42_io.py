@@ -141,6 +141,7 @@ def test_history_keeps_the_latest_barriers(walk):
     f.run(rows)
     h = f.history()
     assert len(h["ess"]) == keep and f.history_dropped == 7
+    assert f.history_dropped_resampled == 7 and h["resampled"].all()   # threshold 0: every barrier
     assert h["log_evidence"][-1] == f.log_evidence
     # The increments still add up from the barrier before the first one kept.
     short = sirenc.compile(str(walk)).filter(particles=1, seed=3).run(rows[:8])
@@ -148,7 +149,19 @@ def test_history_keeps_the_latest_barriers(walk):
                       short.history()["log_evidence"][7] - short.history()["log_evidence"][6])
     assert short.history_dropped == 0 and len(short.history()["ess"]) == 8
     f.run(rows[:3])                                   # a new run starts a new history
-    assert f.history_dropped == 0 and len(f.history()["ess"]) == 3
+    assert f.history_dropped == 0 and f.history_dropped_resampled == 0 and len(f.history()["ess"]) == 3
+
+
+def test_verbose_counts_the_barriers_the_history_dropped(walk):
+    keep = 2**20
+    rows = walk.parent / "long.csv"
+    header = (walk.parent / "walk.csv").read_text().splitlines()[0]
+    rows.write_text(header + "\n" + "0.5\n" * (keep + 7))
+    r = cli("run", str(walk), "-p", "1", "-v", "--data", str(rows), "--no-cache")
+    assert r.returncode == 0, r.stderr
+    line = next(l for l in r.stdout.splitlines() if "resample() steps" in l)
+    assert line.startswith(f"{keep + 7} resample() steps, {keep + 7} resampled; ESS before resampling "
+                           f"(the latest {keep}): min 1, median 1, last 1"), line
 
 
 # ------------------------------------------------------------------------------- 7. the C ABI

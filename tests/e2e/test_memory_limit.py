@@ -188,3 +188,30 @@ def test_a_list_rev_past_the_share_is_located_before_it_allocates(tmp_path):
     assert (line, caret) == ("List.len(List.rev(xs))", "         ^")
     r = cli("run", str(prog), "-p", "10", "--memory-limit", "32M")
     assert r.returncode == 0, r.stderr
+
+
+STREAM = ('val step = fun (row, x) -> let x1 <- gaussian(x, 1.) in let () = observe(gaussian(x1, 1.), '
+          'List.hd(row)) in x1 in\nfold(step, File.read("rows.csv"), 0.)\n')
+
+
+def test_a_streams_rows_count_against_the_limit(tmp_path):
+    """A stream holds every row it is given (particles and checkpoints may refer to any), so its rows
+    are counted like a data file's: past the limit, step() fails with the limit's message, and a
+    batch run() of too many rows does too."""
+    import numpy as np
+
+    (tmp_path / "rows.csv").write_text("y,z\n0,0\n")
+    prog = tmp_path / "stream.si"
+    prog.write_text(STREAM)
+    model = sirenc.compile(str(prog))
+    f = model.filter(particles=10, memory_limit="1M")
+    with pytest.raises(sirenc.SirenRuntimeError) as e:
+        for k in range(200_000):   # 2 columns: 16 bytes a row, and a word of the row's start
+            f.step([float(k % 3), 0.0])
+    assert 20_000 < k < 200_000, k
+    assert re.fullmatch(r"error: step: \d+ rows of 2 columns \([\d.]+ [KM]iB\) need more than the filter's memory "
+                        r"limit leaves \(1\.00 MiB: .*\); raise the limit \(memory_limit, --memory-limit\): a stream "
+                        r"keeps every row it is given", e.value.message), e.value.message
+    with pytest.raises(sirenc.SirenRuntimeError, match=r"^error: run: 100000 rows of 2 columns"):
+        model.filter(particles=10, memory_limit="1M").run(np.zeros((100_000, 2)))
+    assert np.isfinite(model.filter(particles=10, memory_limit="64M").run(np.zeros((100_000, 2))).estimate())

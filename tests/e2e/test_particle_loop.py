@@ -205,8 +205,8 @@ def test_the_loop_is_in_the_emitted_code(tmp_path, capsys):
     assert main([str(tmp_path / "m.si"), "--emit=llvm"]) == 0
     text = capsys.readouterr().out
     assert "define internal i64 @siren_resume.span(ptr" in text
-    assert re.search(r"ptr @siren_resume\.span, ptr null, ptr @sirenc_model\.str\.\d+ }", text)  # then
-    # frame_result_type, result_names
+    assert re.search(r"ptr @siren_resume\.span, ptr null, ptr @sirenc_model\.str\.\d+, ptr null }", text)
+    # then frame_result_type, result_names, var_sites
     # The loop runs a copy of the resume whose standard normal draws are inline; the descriptor's
     # resume, which an MH chain runs, still draws through the runtime.
     resume, copy, draw = (text.split(f"define internal {definition}(")[1].split("\n}")[0]

@@ -93,3 +93,15 @@ def test_rejected_plans_are_enforced_at_run_time(method, tmp_path):
             for var in symbolic & set(recorded):
                 assert recorded[var] == "symbolic", (plan.label, var, recorded)
     assert violations > 0, "no rejected plan sampled a symbolic variable: the enforcement is untested"
+
+
+def test_a_violation_found_by_the_final_estimate_points_at_the_binding(tmp_path):
+    """Under DS, outlier plan 2 keeps xt symbolic until the result is estimated, which must sample
+    it; no operation's site is at hand there, so the error points at xt's binding."""
+    plan = next(p for p in all_plans("outlier") if p.number == "2")
+    with pytest.raises(SirenRuntimeError) as e:
+        run(plan, tmp_path, check=False, method="ds").estimate()
+    lines = e.value.message.splitlines()
+    assert re.search(r"outlier\.si:\d+:\d+: error: while estimating the result: "
+                     r"xt is annotated as symbolic but will be sampled$", lines[0]), lines
+    assert "let symbolic xt <- gaussian" in lines[1] and lines[2].strip() == "^", lines

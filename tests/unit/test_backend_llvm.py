@@ -55,7 +55,7 @@ def test_descriptor_contents(toy):
     from sirenc.runtime.abi import abi_version
 
     for field in (f"{{ i32 {abi_version()},", "i32 40, i32 24, ptr @siren_resume, i32 1,", "i32 1, ptr @sirenc_model.files",
-                  "i32 2, ptr @sirenc_model.sites", "i32 0, ptr null, i32 0, ptr null, i32 0, ptr null, i32 1, ptr null, i32 0, ptr @siren_resume.span, ptr null, ptr null }"):
+                  "i32 2, ptr @sirenc_model.sites", "i32 0, ptr null, i32 0, ptr null, i32 0, ptr null, i32 1, ptr null, i32 0, ptr @siren_resume.span, ptr null, ptr null, ptr null }"):
         assert field in line
 
 
@@ -69,7 +69,7 @@ def test_no_files_and_no_sites_give_null_arrays():
     info.sites, info.files = [], []
     text = llvm_ir_text(module, info)
     line = next(l for l in text.splitlines() if l.startswith("@sirenc_model ="))
-    assert line.rstrip().endswith("i32 0, ptr null, i32 0, ptr null, i32 1, ptr null, i32 0, ptr @siren_resume.span, ptr null, ptr null }")
+    assert line.rstrip().endswith("i32 0, ptr null, i32 0, ptr null, i32 1, ptr null, i32 0, ptr @siren_resume.span, ptr null, ptr null, ptr null }")
 
 
 def test_o2_keeps_the_descriptor_and_folds_the_resume_function(toy):
@@ -182,9 +182,10 @@ def test_never_draws_is_set_from_the_calls(method, tier, expected):
     line = next(l for l in llvm_ir_text(*compile_to_llvm_dialect(source, method=method, tier=tier)).splitlines()
                 if l.startswith("@sirenc_model ="))
     # frame_result_type (a tier-2 program's result is symbolic here, so its frame holds the atoms
-    # too), then result_names (the step's x1)
+    # too), result_names (the step's x1), then var_sites (tier 1's variables)
     assert re.search(rf"i32 {int(expected)}, ptr @siren_resume\.span, ptr (null|@sirenc_model\.str\.\d+), "
-                     rf"ptr @sirenc_model\.str\.\d+ }}$", line.rstrip())
+                     rf"ptr @sirenc_model\.str\.\d+, ptr {'@sirenc_model.var_sites' if tier == 1 and method != 'pf' else 'null'} }}$",
+                     line.rstrip())
 
 
 def test_never_draws_allows_only_calls_that_cannot_draw():
