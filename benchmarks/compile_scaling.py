@@ -97,6 +97,7 @@ def measure(shape: str, n: int, method: str, front_only: bool = False, obj: bool
     from sirenc import driver
     from sirenc.backend import llvm as backend
     from sirenc.backend import schedulers
+    from sirenc.deep_stack import run_on_deep_stack
 
     seconds: dict[str, float] = {}
 
@@ -135,9 +136,9 @@ def measure(shape: str, n: int, method: str, front_only: bool = False, obj: bool
                 assert engine.get_global_value_address(backend.MODEL_SYMBOL)
         seconds["code"] = time.process_time() - t
 
-    # The driver's deep-stack worker, as sirenc.compile runs it (the back end too: LLVM's
+    # The deep-stack worker, as sirenc.compile runs it (the back end too: LLVM's
     # passes recurse on some shapes).
-    driver._on_deep_stack(stages)
+    run_on_deep_stack(stages)
     peak_mib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return {"seconds": seconds, "peak_mib": peak_mib}
 
@@ -147,7 +148,7 @@ def profile(shape: str, n: int, method: str) -> None:
     import pstats
 
     prof = cProfile.Profile()
-    from sirenc import driver
+    from sirenc.deep_stack import run_on_deep_stack
 
     def run():
         prof.enable()
@@ -156,7 +157,7 @@ def profile(shape: str, n: int, method: str) -> None:
         finally:
             prof.disable()
 
-    driver._on_deep_stack(run)
+    run_on_deep_stack(run)
     stats = pstats.Stats(prof).strip_dirs()
     stats.sort_stats("cumulative").print_stats(40)
     stats.sort_stats("tottime").print_stats(30)

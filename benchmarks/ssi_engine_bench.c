@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "internal.h"
+#include "population/population.h"
 #include "models.h"
 
 int main(int argc, char **argv) {

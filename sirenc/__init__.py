@@ -5,8 +5,8 @@
     f = model.filter(particles=1000, seed=0)
     f.run(); print(f.estimate(), f.log_evidence)
 
-The API lives in ``sirenc.api`` and is imported on first use, so that
-``import sirenc`` stays cheap (no xDSL, no LLVM).
+The API lives in ``sirenc.api`` (its filter in ``sirenc.native_filter``) and is imported on
+first use, so that ``import sirenc`` stays cheap (no xDSL, no LLVM).
 """
 
 from __future__ import annotations
@@ -41,6 +41,9 @@ def __getattr__(name: str):
     if name == "runs":
         from sirenc.repeated_runs import runs
         return runs
+    if name == "Filter":
+        from sirenc.native_filter import Filter
+        return Filter
     if name in _LAZY:
         from sirenc import api
         return getattr(api, name)

@@ -1,4 +1,4 @@
-"""``python -m sirenc``: the ``sirenc`` command (sirenc/cli.py)."""
+"""``python -m sirenc``: the ``sirenc`` command (sirenc/cli/)."""
 
 import sys
 

@@ -14,7 +14,8 @@ the warnings). The key is a SHA-256 of everything the compiled code depends on:
   the absolute paths, like the program's path in error messages, are compiled into the model);
 - ``--data``'s absolute path (the file is read at run time, so its contents are not part of the
   key: an edited data file is read afresh);
-- the options that change the code: method, ``--no-check``, ``--max-rvs``, ``--analysis-budget``;
+- the options that change the code: method, ``--tier``, ``--no-check``, ``--max-rvs``,
+  ``--analysis-budget``;
 - the compiler: sirenc's version, a hash of the sirenc package's source files (a developer's edit
   invalidates every entry), the runtime archives and header it links, and the host CPU (the code
   is compiled for it, as the JIT's is).

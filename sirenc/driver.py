@@ -3,43 +3,40 @@
     ast -> siren -> plan -> symbolic -> specialized -> smc -> llvm-dialect -> llvm
                                                                llvm-dialect -> obj -> so
 
-``symbolic`` runs the `symbolic-values` pass under ``-m ssi|ds|bp`` (which values may be
-symbolic); under ``-m pf`` every value is concrete and the stage hands on its input.
-``specialized`` runs `specialize-conjugacy` (tier 2) under a symbolic method unless
-``tier=1``: a program whose symbolic state has one structure becomes arithmetic on numbers;
-any other program is handed on unchanged, to the general runtime (tier 1).
+``symbolic`` runs the `symbolic-values` pass under a symbolic method (``-m ssi|ds|bp``,
+sirenc/methods.py: which values may be symbolic); under ``-m pf`` every value is concrete and
+the stage hands on its input. ``specialized`` runs `specialize-conjugacy` (tier 2) under a
+symbolic method unless ``tier=1``: a program whose symbolic state has one structure becomes
+arithmetic on numbers; any other program is handed on unchanged, to the general runtime (tier 1).
 
 ``sirenc --emit=STAGE`` stops after STAGE and prints it. Each stage takes the
 product of the stage it follows; the ``Compilation`` carries what later stages
-need besides it (source, method, options). Passes come from the one registry
-(``sirenc/registry.py``), by name.
+need besides it (source, method, options). A stage applies passes of the one registry
+(``sirenc/registry.py``), by name, in the compilation's xDSL context, which holds the
+registry's dialects: what ``sirenc-opt -p`` runs. ``Compilation.passes`` lists the passes
+applied, each of which prints as its ``-p`` item; a pass hands back what it found (the plan,
+what specialisation did) as its ``result``.
 """
 
 from __future__ import annotations
 
 import gc
 import os
-import sys
 import threading
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from sirenc import diagnostics
+from sirenc import methods
+from sirenc.deep_stack import on_deep_stack, run_on_deep_stack
 from sirenc.diagnostics import SirenUsageError
-
-METHODS = ("pf", "ssi", "ds", "bp")
-# What `sirenc`, `sirenc run`, `sirenc check` and `sirenc.compile` use without -m: the one method
-# whose plan analysis accepts every program. (the original defaults to ssi; the `siren` command
-# keeps that default.)
-DEFAULT_METHOD = "pf"
 
 
 @dataclass
 class Compilation:
     text: str
     path: str                      # the program file, or "<string>"
-    method: str = "pf"
+    method: str = methods.DEFAULT  # a name of sirenc/methods.py's table
     check: bool = True
     max_rvs: int = 4
     analysis_budget: int | None = None   # plan-analysis work budget; None: its DEFAULT_BUDGET
@@ -52,6 +49,24 @@ class Compilation:
     specialization: object | None = None   # what specialize-conjugacy did (symbolic methods, tier 2)
     returned: object | None = None  # which variables the program returns (frontend/result_names.py)
     products: dict[str, object] = field(default_factory=dict)
+    passes: list = field(default_factory=list)   # the passes applied so far, in order (`_apply`)
+    _context: object | None = field(default=None, init=False, repr=False)
+
+    @property
+    def inference(self) -> methods.Method:
+        """The method's entry in the table."""
+        return methods.get(self.method)
+
+    @property
+    def context(self):
+        """The xDSL context the passes run in: the registry's dialects, loaded as a pass needs one."""
+        if self._context is None:
+            from xdsl.context import Context
+
+            from sirenc.registry import register_dialects
+
+            self._context = register_dialects(Context())
+        return self._context
 
     @property
     def base_dir(self) -> str:
@@ -66,11 +81,10 @@ class Compilation:
         return os.path.splitext(os.path.basename(self.path))[0]
 
 
-def open_source(source: str | os.PathLike, method: str = DEFAULT_METHOD, **options) -> Compilation:
+def open_source(source: str | os.PathLike, method: str = methods.DEFAULT, **options) -> Compilation:
     """A compilation of a file path or of program text."""
     source = os.fspath(source)
-    if method not in METHODS:
-        raise SirenUsageError(f"unknown method '{method}' (choose one of {', '.join(METHODS)})")
+    methods.get(method)   # an unknown name is refused before anything is read
     looks_like_path = "\n" not in source and (source.endswith(".si") or os.path.exists(source))
     if looks_like_path:
         try:
@@ -166,40 +180,46 @@ def _siren(c: Compilation, typed):
     return irgen(typed)
 
 
-@_collecting_nothing
-def _plan(c: Compilation, module):
-    from sirenc.passes.plan_analysis import analyze, annotate
+def _apply(c: Compilation, module, name: str, **options):
+    """Applies the registry's pass `name`, with `options`, to `module` in the compilation's context
+    (as ``sirenc-opt -p 'name{options}'`` does); returns the pass, which holds what it found."""
     from sirenc.registry import get_pass
 
-    get_pass("inline-functions")().apply(None, module)
-    get_pass("fold-constants")().apply(None, module)
+    pass_ = get_pass(name)(**options)
+    pass_.apply(c.context, module)
+    c.passes.append(pass_)
+    return pass_
+
+
+@_collecting_nothing
+def _plan(c: Compilation, module):
+    from sirenc.passes.analysis_budget import DEFAULT_BUDGET
+
+    _apply(c, module, "inline-functions")
+    _apply(c, module, "fold-constants")
     _self_check(c, module)
-    # pf always analyses (its plan says every variable is sampled); the symbolic methods
-    # only when checking (--no-check skips the analysis).
-    if c.check or c.method == "pf":
-        c.plan = analyze(module, c.method, c.max_rvs, c.analysis_budget)
-        annotate(module, c.plan)
+    # A method that keeps nothing symbolic always analyses (its plan says every variable is
+    # sampled); the symbolic methods only when checking (--no-check skips the analysis).
+    if c.check or not c.inference.symbolic:
+        budget = DEFAULT_BUDGET if c.analysis_budget is None else c.analysis_budget
+        c.plan = _apply(c, module, "plan-analysis", method=c.method, max_rvs=c.max_rvs, budget=budget).result
     return module
 
 
 @_collecting_nothing
 def _symbolic(c: Compilation, module):
-    from sirenc.registry import get_pass
-
-    if c.method == "pf":
+    if not c.inference.symbolic:
         return module
-    get_pass("symbolic-values")().apply(None, module)
+    _apply(c, module, "symbolic-values")
     _self_check(c, module)
     return module
 
 
 @_collecting_nothing
 def _specialized(c: Compilation, module):
-    from sirenc.passes.specialize_conjugacy import specialize
-
-    if c.method == "pf" or c.tier == 1:
+    if not c.inference.symbolic or c.tier == 1:
         return module
-    c.specialization = specialize(module, c.method)
+    c.specialization = _apply(c, module, "specialize-conjugacy", method=c.method).result
     _self_check(c, module)
     return module
 
@@ -211,22 +231,18 @@ def specialized(c: Compilation) -> bool:
 
 @_collecting_nothing
 def _smc(c: Compilation, module):
-    from sirenc.registry import get_pass
-
     # A specialised program has no symbolic value left: it lowers as a pf program does.
-    method = "pf" if specialized(c) else c.method
-    get_pass("lower-siren-to-smc")(base_dir=c.base_dir, method=method).apply(None, module)
-    get_pass("hoist-above-resample")().apply(None, module)
-    get_pass("spill-across-suspends")().apply(None, module)
+    method = methods.PARTICLE_FILTER if specialized(c) else c.method
+    _apply(c, module, "lower-siren-to-smc", base_dir=c.base_dir, method=method)
+    _apply(c, module, "hoist-above-resample")
+    _apply(c, module, "spill-across-suspends")
     _self_check(c, module)
     return module
 
 
 @_collecting_nothing
 def _llvm_dialect(c: Compilation, module):
-    from sirenc.registry import get_pass
-
-    get_pass("lower-smc-to-llvm")().apply(None, module)
+    _apply(c, module, "lower-smc-to-llvm")
     _self_check(c, module)
     return module
 
@@ -278,8 +294,8 @@ STAGES: dict[str, Stage] = {
     "siren": Stage(_siren, "ast"),
     "plan": Stage(_plan, "siren", transforms=True),
     # Under pf the symbolic stage changes nothing: no copy of its input.
-    "symbolic": Stage(_symbolic, "plan", transforms=lambda c: c.method != "pf"),
-    "specialized": Stage(_specialized, "symbolic", transforms=lambda c: c.method != "pf" and c.tier != 1),
+    "symbolic": Stage(_symbolic, "plan", transforms=lambda c: c.inference.symbolic),
+    "specialized": Stage(_specialized, "symbolic", transforms=lambda c: c.inference.symbolic and c.tier != 1),
     "smc": Stage(_smc, "specialized", transforms=True),
     "llvm-dialect": Stage(_llvm_dialect, "smc", transforms=True),
     "llvm": Stage(_llvm, "llvm-dialect"),
@@ -292,36 +308,16 @@ STAGES: dict[str, Stage] = {
 ORDER = list(STAGES)
 
 
-# Every stage walks the program recursively, so a long chain of `let`s is a deep
-# recursion: the pipeline runs on a thread with room for it.
-_STACK_BYTES = 512 * 1024 * 1024
-_RECURSION_LIMIT = 2_000_000
-_WORKER_NAME = "sirenc-compile"
-
-# The recursion limit and the stack size of new threads belong to the whole process,
-# and several threads may compile at once. So they change only under `_deep_lock`: the
-# stack size just while a worker starts, the limit from the first active compilation
-# until the last one ends (`_deep_active` counts them), then it is put back.
-# So do the cyclic garbage collector's thresholds: a big program is hundreds of
-# thousands of long-lived objects (AST, IR), which the default thresholds make the
-# collector traverse again and again (a quarter of the CPU time of compiling 10^5
-# `let`s). Garbage cycles the passes leave wait for the next, rarer collection.
-_GC_THRESHOLDS = (50_000, 50, 1000)
-_deep_lock = threading.Lock()
-_deep_active = 0
-_saved_limit = 0
-_saved_gc: tuple[int, ...] = ()
-
-
 # The stages from the syntax tree to the `llvm` dialect make objects that live as long as the
 # compilation (tokens, syntax tree, types, each stage's module) and next to no cyclic garbage (none
 # on programs of 10^5 lines: an op a lowering replaces is freed by reference counting,
 # `rewriting.drop`), which the collector would traverse on their way to the oldest generation (a
 # sixth of the front end's time on such a program, from collections of the younger generations that
-# free nothing). So it pauses there, for every thread at once as the thresholds change, until no
+# free nothing). So it pauses there, for every thread at once, until no
 # compilation is in such a stage (`_collecting_nothing`); the back end collects as usual. (Keeping
 # what a stage made frozen changed the order in which objects are finalized at interpreter exit: a
 # model alive then failed its __del__. `_to_oldest_generation` unfreezes it at once.)
+_pause_lock = threading.Lock()
 _paused = 0
 _paused_enabled = False
 
@@ -329,7 +325,7 @@ _paused_enabled = False
 @contextmanager
 def _collector_paused():
     global _paused, _paused_enabled
-    with _deep_lock:
+    with _pause_lock:
         if _paused == 0:
             _paused_enabled = gc.isenabled()
             gc.disable()
@@ -337,7 +333,7 @@ def _collector_paused():
     try:
         yield
     finally:
-        with _deep_lock:
+        with _pause_lock:
             _paused -= 1
             if _paused == 0 and _paused_enabled:
                 _to_oldest_generation()
@@ -356,72 +352,12 @@ def _to_oldest_generation() -> None:
         gc.unfreeze()
 
 
-def on_deep_stack() -> bool:
-    """Whether the caller already runs on a compilation worker (with its deep stack)."""
-    return threading.current_thread().name == _WORKER_NAME and _deep_active > 0
-
-
-def _enter_deep() -> None:
-    global _deep_active, _saved_limit, _saved_gc
-    with _deep_lock:
-        if _deep_active == 0:
-            _saved_limit = sys.getrecursionlimit()
-            sys.setrecursionlimit(max(_saved_limit, _RECURSION_LIMIT))
-            _saved_gc = gc.get_threshold()
-            if _saved_gc[0] > 0:   # 0: the host turned automatic collection off; leave it so
-                gc.set_threshold(*(max(a, b) for a, b in zip(_saved_gc, _GC_THRESHOLDS)))
-        _deep_active += 1
-
-
-def _leave_deep() -> None:
-    global _deep_active
-    with _deep_lock:
-        _deep_active -= 1
-        if _deep_active == 0:
-            sys.setrecursionlimit(_saved_limit)
-            gc.set_threshold(*_saved_gc)
-
-
-def _on_deep_stack(fn, *args):
-    """``fn(*args)`` on a worker thread with a deep stack; its result or its exception."""
-    if on_deep_stack():
-        return fn(*args)
-    outcome: dict[str, object] = {}
-    sources = diagnostics.thread_sources()  # the worker registers and quotes the caller's programs
-
-    def work():
-        diagnostics.share_sources(sources)
-        try:
-            outcome["value"] = fn(*args)
-        except BaseException as e:  # noqa: BLE001 - re-raised on the caller's thread
-            outcome["error"] = e
-
-    worker = threading.Thread(target=work, name=_WORKER_NAME, daemon=True)
-    _enter_deep()
-    try:
-        with _deep_lock:
-            old_stack = threading.stack_size(_STACK_BYTES)
-            try:
-                worker.start()
-            finally:
-                threading.stack_size(old_stack)
-        worker.join()
-    finally:
-        _leave_deep()
-    if "error" in outcome:
-        error = outcome["error"]
-        if isinstance(error, RecursionError):
-            raise SirenUsageError("the program is nested too deeply to compile") from None
-        raise error
-    return outcome["value"]
-
-
 def run_until(c: Compilation, stage: str):
     """Run the pipeline up to and including `stage`; returns that stage's product."""
     if stage not in STAGES:
         raise SirenUsageError(f"unknown stage '{stage}' (choose one of {', '.join(ORDER)})")
     if not on_deep_stack():
-        return _on_deep_stack(run_until, c, stage)
+        return run_on_deep_stack(run_until, c, stage)
     # Back to the latest stage made: without snapshots, a stage that transformed its input
     # consumed the stages before it, and they are not made again.
     chain = [stage]
@@ -447,7 +383,7 @@ def run_until(c: Compilation, stage: str):
 def ast_text(typed) -> str:
     """An indented dump of the AST (``--emit=ast``)."""
     if not on_deep_stack():
-        return _on_deep_stack(ast_text, typed)
+        return run_on_deep_stack(ast_text, typed)
     from dataclasses import fields
 
     from sirenc.diagnostics import Span
@@ -493,7 +429,7 @@ def model_info(c: Compilation, module):
 
     from sirenc.diagnostics import Span
     from sirenc.model_info import RESUME_SYMBOL, ModelInfo
-    from sirenc.passes.lower_smc_to_llvm import never_draws
+    from sirenc.passes.to_llvm.resume_abi import never_draws
 
     fn = next(op for op in module.ops if getattr(op, "sym_name", None) and op.sym_name.data == RESUME_SYMBOL)
     model, layout = fn.attributes["smc.model"], fn.attributes["sirenrt.layout"]
@@ -554,7 +490,7 @@ def jax_info(c: Compilation, module) -> dict:
                 if specialized(c) else "")
 
 
-def jax_model(source, method: str = "pf", check: bool = True, max_rvs: int = 4,
+def jax_model(source, method: str = methods.DEFAULT, check: bool = True, max_rvs: int = 4,
               analysis_budget: int | None = None, tier: int = 2, float32: bool = False):
     """Source file or text -> ``JaxModel`` (the JAX back end)."""
     c = open_source(source, method, check=check, max_rvs=max_rvs, analysis_budget=analysis_budget,
@@ -562,7 +498,7 @@ def jax_model(source, method: str = "pf", check: bool = True, max_rvs: int = 4,
     return run_until(c, "jax")
 
 
-def compile_to_llvm_dialect(source, method: str = "pf", check: bool = True, max_rvs: int = 4,
+def compile_to_llvm_dialect(source, method: str = methods.DEFAULT, check: bool = True, max_rvs: int = 4,
                             analysis_budget: int | None = None, tier: int = 2):
     """Source file or text -> (llvm-dialect module, ModelInfo); the backend's input."""
     c = open_source(source, method, check=check, max_rvs=max_rvs, analysis_budget=analysis_budget,
@@ -573,10 +509,8 @@ def compile_to_llvm_dialect(source, method: str = "pf", check: bool = True, max_
 
 def lower_to_siren(source, inline: bool = True):
     """Source -> `siren` module (inlined unless asked otherwise), for analyses and tests."""
-    from sirenc.passes.inline_functions import inline_all
-
     c = open_source(source)
     module = run_until(c, "siren")
     if inline:
-        inline_all(module)
+        _apply(c, module, "inline-functions")
     return module

@@ -106,13 +106,12 @@ def to_inference_data(filters: Any, seed: int = 0) -> Any:
         import arviz
     except ImportError:
         raise SirenUsageError("to_inference_data needs ArviZ: pip install 'sirenc[arviz]'") from None
-    from sirenc.mh import Chain
 
     many = isinstance(filters, (list, tuple))
     items = list(filters) if many else [filters]
     if not items:
         raise SirenUsageError("to_inference_data needs at least one filter or chain")
-    if len(items) > 1 and not all(isinstance(c, Chain) for c in items):
+    if len(items) > 1 and not all(c.states_in_order for c in items):
         raise SirenUsageError("several filters combine only as MH chains (one ArviZ chain each)")
     if len({id(c.model) for c in items}) > 1 and len({c.model.info["name"] for c in items}) > 1:
         raise SirenUsageError("the chains are of different models")
@@ -120,7 +119,7 @@ def to_inference_data(filters: Any, seed: int = 0) -> Any:
                          "inference_library": "sirenc"}
     for f in items:
         cols, weights = _table(f)
-        if not isinstance(f, Chain):
+        if not f.states_in_order:   # a population: its weights resampled into draws
             pick = _systematic(weights, seed)
             cols = {k: v[pick] for k, v in cols.items()}
             attrs.update(log_evidence=float(f.log_evidence), ess=float(f.ess), particles=int(f.n_particles))

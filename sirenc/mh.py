@@ -7,7 +7,7 @@
 
 A ``Chain`` is a ``Filter``: ``estimate()``, ``particles()`` and ``summary()`` answer from the
 chain's recorded states exactly as a particle filter's answer from its particles, each state with
-weight 1/samples.  The chain runs in the C runtime (runtime_c/src/mh.c, where the acceptance
+weight 1/samples.  The chain runs in the C runtime (runtime_c/src/population/mh.c, where the acceptance
 ratio is derived): each iteration re-runs the whole program over all the data, so a chain cannot
 be streamed (``step``), it estimates no log evidence, has no resampling history, and is not saved
 or pickled; those raise ``SirenUsageError``.
@@ -19,8 +19,9 @@ from typing import Any
 
 import numpy as np
 
-from sirenc.api import CompiledModelError, Filter, Model, _argument_error, _text, check_seed, exclusive, memory_size
+from sirenc.backend.interface import exclusive
 from sirenc.diagnostics import SirenUsageError
+from sirenc.native_filter import Filter, c_text
 
 DEFAULTS = {"samples": 100, "warmup": 0, "thinning": 1}   # ARCHITECTURE.md §18's defaults
 # Bounds the runtime checks too (sirenrt_filter_new_mh).
@@ -40,30 +41,11 @@ def chain_options(samples: Any = None, warmup: Any = None, thinning: Any = None)
     return out
 
 
-def new_chain(model: Model, seed: int, memory_limit: Any, samples: Any, warmup: Any, thinning: Any) -> "Chain":
-    from sirenc.runtime.ffi import ffi
-
-    check_seed(seed)
-    options = chain_options(samples, warmup, thinning)
-    mh = ffi.new("sirenrt_mh_options *", options)
-    opts = ffi.new("sirenrt_options *", {"resampler": 0, "ess_threshold": 0.0, "threads": 1,
-                                         "memory_limit": memory_size(memory_limit)})
-    raw = model._entry.new_mh(int(seed), mh, opts)
-    if raw == ffi.NULL:
-        message = _text(model._entry.error(ffi.NULL))
-        if _argument_error(message) is not None:   # e.g. a memory limit too small for one run
-            raise SirenUsageError(_argument_error(message))
-        raise CompiledModelError(message or "cannot create the MH chain")
-    chain = model._adopt(raw, 0, Chain)
-    chain.options = options
-    return chain
-
-
 class Chain(Filter):
     """An MH chain over a ``Model`` (``Model.filter(handler="mh", ...)``); freed when garbage collected."""
 
     options: dict[str, int]
-    _states_in_order = True
+    states_in_order = True
 
     @exclusive
     def run(self, rows: Any = None, progress: Any = None, progress_interval: float = 0.1) -> "Chain":
@@ -121,7 +103,7 @@ class Chain(Filter):
     @exclusive
     def runtime_plan(self) -> dict[str, str]:
         """The runtime inference plan (ARCHITECTURE.md §16.4) joined over the recorded states."""
-        text = _text(self.model._entry.mh_runtime_plan(self._f))
+        text = c_text(self.model._entry.mh_runtime_plan(self._f))
         return dict(line.split(": ", 1) for line in text.splitlines() if line)
 
     def history(self, frame: bool = False) -> Any:

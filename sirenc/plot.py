@@ -75,20 +75,13 @@ def summary_components(summary: Any, name: str = "result") -> list[tuple[str, An
 def record(f, rows: Any = None, progress: Callable | None = None) -> History:
     """Run filter ``f`` (``rows`` replace its data as in ``Filter.run``), keeping each step's
     ESS and log evidence (``Filter.history``), and for a streamable model the estimate after each
-    data row. ``progress`` gets the reports as in ``Filter.run(progress=...)``."""
-    from sirenc.progress import Progress, Reporter
+    data row. ``progress`` gets the reports as in ``Filter.run(progress=..., progress_interval=0)``;
+    a streamable model's steps are its rows."""
+    from sirenc.streaming import feed, rows_to_feed
 
     start = time.perf_counter()
-    data = _rows(f, rows) if f.model.info["streamable"] else None
-
-    def forward(p: Progress) -> None:
-        if data is not None:    # stepping: the runtime sees the rows one at a time
-            p = Progress(p.steps, len(data) if p.steps <= len(data) else None, p.particles,
-                         time.perf_counter() - start, p.done, p.ess, p.log_evidence)
-        progress(p)
-
-    if data is None:
-        f.run(rows, progress=forward if progress is not None else None, progress_interval=0)
+    if not f.model.info["streamable"]:
+        f.run(rows, progress=progress, progress_interval=0)
         history = History(f.n_particles, f.estimate(), time.perf_counter() - start)
     else:
         per_row: list[list[float]] = []
@@ -97,26 +90,19 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
         labels: list[str] = []
         row_ess: list[float] = []
         row_log_evidence: list[float] = []
-        reporter = Reporter(forward) if progress is not None else None
-        with f._progress(reporter, 0.0):
-            try:
-                for row in data:
-                    f.step(row)
-                    parts = summary_components(f.summary(quantiles=(0.05, 0.95)))
-                    labels = [name for name, _ in parts]
-                    per_row.append([s.mean for _, s in parts])
-                    sds.append([s.sd for _, s in parts])
-                    bands.append([(s.quantiles[0.05], s.quantiles[0.95]) for _, s in parts])
-                    row_ess.append(f.ess)
-                    row_log_evidence.append(f.log_evidence)
-            except BaseException:
-                if reporter is not None:
-                    reporter.reraise()
-                raise
+
+        def after_row() -> None:
+            nonlocal labels
+            parts = summary_components(f.summary(quantiles=(0.05, 0.95)))
+            labels = [name for name, _ in parts]
+            per_row.append([s.mean for _, s in parts])
+            sds.append([s.sd for _, s in parts])
+            bands.append([(s.quantiles[0.05], s.quantiles[0.95]) for _, s in parts])
+            row_ess.append(f.ess)
+            row_log_evidence.append(f.log_evidence)
+
+        feed(f, rows_to_feed(f.model, rows), progress, after_row, interval=0)
         final = f.estimate()
-        if progress is not None:
-            progress(Progress(len(f.history()["ess"]), len(data), f.n_particles, time.perf_counter() - start,
-                              True, f.ess, f.log_evidence))
         widths = {len(r) for r in per_row}
         estimate = np.array(per_row, dtype=np.float64) if per_row and len(widths) == 1 and labels else None
         band = np.array(bands, dtype=np.float64) if estimate is not None else None
@@ -129,18 +115,6 @@ def record(f, rows: Any = None, progress: Callable | None = None) -> History:
     steps = f.history()
     history.ess, history.log_evidence = steps["ess"], steps["log_evidence"]
     return history
-
-
-def _rows(f, rows: Any) -> list[np.ndarray]:
-    """The data rows a stepped run feeds: ``rows``, or the model's data file 0."""
-    if rows is not None:
-        from sirenc.api import _as_float64
-        return list(_as_float64(rows, 2, "rows"))
-    files = f.model.info["files"]
-    if not files:
-        return []
-    from sirenc.data import read_rows
-    return read_rows(files[0])
 
 
 def require_matplotlib():

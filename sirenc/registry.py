@@ -5,7 +5,7 @@ the ``xdsl.universe`` entry point that makes plain ``xdsl-opt`` see them
 (sirenc/universe.py) and the driver all read it, so adding a pass or a dialect
 is one line here::
 
-    PASSES["my-pass"] = "sirenc.passes.my_pass:MyPass"   # as an entry below
+    PASSES["my-pass"] = "sirenc.passes.simplify.my_pass:MyPass"   # its stage's package, as below
 
 An entry names ``module:attribute``. Nothing is imported until the dialect or
 pass is first used: loading the table (which ``xdsl-opt`` does on every start)
@@ -33,15 +33,15 @@ DIALECTS: dict[str, str] = {
 
 # pass name (its ModulePass.name) -> "module:ModulePass subclass"
 PASSES: dict[str, str] = {
-    "inline-functions": "sirenc.passes.inline_functions:InlineFunctions",
-    "fold-constants": "sirenc.passes.fold_constants:FoldConstants",
+    "inline-functions": "sirenc.passes.simplify.inline_functions:InlineFunctions",
+    "fold-constants": "sirenc.passes.simplify.fold_constants:FoldConstants",
     "plan-analysis": "sirenc.passes.plan_analysis:PlanAnalysis",
-    "symbolic-values": "sirenc.passes.symbolic_values:SymbolicValues",
-    "specialize-conjugacy": "sirenc.passes.specialize_conjugacy:SpecializeConjugacy",
-    "lower-siren-to-smc": "sirenc.passes.lower_siren_to_smc:LowerSirenToSMC",
-    "hoist-above-resample": "sirenc.passes.hoist_above_resample:HoistAboveResample",
-    "spill-across-suspends": "sirenc.passes.spill_across_suspends:SpillAcrossSuspends",
-    "lower-smc-to-llvm": "sirenc.passes.lower_smc_to_llvm:LowerSMCToLLVM",
+    "symbolic-values": "sirenc.passes.symbolic.symbolic_values:SymbolicValues",
+    "specialize-conjugacy": "sirenc.passes.tier2.specialize_conjugacy:SpecializeConjugacy",
+    "lower-siren-to-smc": "sirenc.passes.to_smc.lower_siren_to_smc:LowerSirenToSMC",
+    "hoist-above-resample": "sirenc.passes.suspensions.hoist_above_resample:HoistAboveResample",
+    "spill-across-suspends": "sirenc.passes.suspensions.spill_across_suspends:SpillAcrossSuspends",
+    "lower-smc-to-llvm": "sirenc.passes.to_llvm.lower_smc_to_llvm:LowerSMCToLLVM",
 }
 
 

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from sirenc import methods
 from sirenc.diagnostics import SirenUsageError
 from sirenc.summary import DEFAULT_QUANTILES, Summary, finite_or_none, leaves
 
@@ -93,7 +94,7 @@ def runs(model: Any, k: int, particles: int | None = None, seed: int = 0, rows: 
     """``k`` runs of ``model.filter(particles, seed + i, **options).run(rows)``, i = 0..k-1 (a
     native ``Model`` or the JAX back end's; ``handler="mh"`` runs k chains). ``progress`` is
     given to each run's ``Filter.run``."""
-    from sirenc.api import check_seed
+    from sirenc.arguments import check_seed
 
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
         raise SirenUsageError(f"runs must be a positive integer, not {k!r}")
@@ -110,7 +111,7 @@ def runs(model: Any, k: int, particles: int | None = None, seed: int = 0, rows: 
         seconds.append(time.perf_counter() - start)
         summaries.append(f.summary(quantiles))
         evidence.append(float("nan") if chain else f.log_evidence)
-        if model.info["method"] != "pf":
+        if methods.keeps_symbolic_state(model.info["method"]):
             for name, how in f.runtime_plan().items():
                 plan[name] = how if plan.get(name, how) == how else "dynamic"
         if chain:

@@ -1,7 +1,7 @@
 """`siren`: the original's command line (ARCHITECTURE.md §18) on top of sirenc, for scripts written for it.
 
     siren FILE [-v] [-p N] [--samples N] [-w N] [-t N] [-a] [-ao]
-               [-l {smc,mh}] [-m {ssi,ds,bp,pf}] [-s SEED] [--max-rvs K] [--analysis-budget N] [--profile]
+               [-l {smc,mh}] [-m {pf,ssi,ds,bp}] [-s SEED] [--max-rvs K] [--analysis-budget N] [--profile]
                [-W GROUP]
 
 It prints the original's report (Handler, Inference Algorithm, with -a/-ao the Inferred
@@ -33,9 +33,20 @@ import re
 import secrets
 import sys
 
-from sirenc import cli
+from sirenc import methods
+from sirenc.cli.compilation import jit_model
+from sirenc.cli.exit_status import guarded
+from sirenc.cli.options import add_warning_option, method_help
+from sirenc.cli.report import block, format_value, plan_lines, runtime_plan, verbose_blocks
+from sirenc.cli.run_checks import memory_limit_option
+from sirenc.cli.runs import run_filter
+from sirenc.cli.warning_groups import plan_warnings, print_warnings
 from sirenc.diagnostics import SirenPlanError, SirenRuntimeError, SirenUsageError
 from sirenc.passes.analysis_budget import DEFAULT_BUDGET, check_analysis_options
+
+# The original's method without -m (sirenc's commands default to methods.DEFAULT).
+ORIGINAL_DEFAULT = "ssi"
+
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
@@ -54,9 +65,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-ao", "--analyze-only", action="store_true", help="run only the plan analysis")
     p.add_argument("-l", "--handler", choices=("smc", "mh"), default="smc",
                    help="smc (default) or mh")
-    p.add_argument("-m", "--method", choices=("ssi", "ds", "bp", "pf"), default="ssi",
-                   help="ssi (default): semi-symbolic inference; ds: delayed sampling; bp: belief "
-                   "propagation; pf: sirenc's plain particle filter")
+    p.add_argument("-m", "--method", choices=list(methods.METHODS), default=ORIGINAL_DEFAULT,
+                   help=method_help(ORIGINAL_DEFAULT))
     p.add_argument("-s", "--seed", type=int, default=None,
                    help="random seed (default: a fresh one each run)")
     p.add_argument("--max-rvs", type=int, default=4, metavar="K",
@@ -69,7 +79,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--memory-limit", metavar="SIZE",
                    help="memory the particles may use, e.g. 4G or 512M (default: half the machine's memory; "
                    "not an option of the original)")
-    cli.add_warning_option(p)
+    add_warning_option(p)
     return p
 
 
@@ -79,7 +89,7 @@ def _emit(lines: list[str]) -> None:
 
 def run(args) -> int:
     from sirenc import driver
-    from sirenc.api import check_particles, check_seed
+    from sirenc.arguments import check_particles, check_seed
 
     check_particles(args.particles, "--particles")
     if args.seed is not None:
@@ -94,14 +104,14 @@ def run(args) -> int:
         particles = None
     else:
         options, particles = {}, args.particles
-    memory_limit = cli.memory_limit_option(args.memory_limit)
+    memory_limit = memory_limit_option(args.memory_limit)
     analyze = args.analyze or args.analyze_only
     c = driver.open_source(args.file, args.method, check=analyze, max_rvs=args.max_rvs,
                            analysis_budget=args.analysis_budget, snapshots=False)
     driver.run_until(c, "siren")          # syntax, name and type errors: before any output
-    cli.print_warnings(c, args.warnings)
-    _emit(cli.block("Handler", [args.handler.upper()])
-          + cli.block("Inference Algorithm", [args.method.upper()]))
+    print_warnings(c, args.warnings)
+    _emit(block("Handler", [args.handler.upper()])
+          + block("Inference Algorithm", [args.method.upper()]))
     if analyze:
         _emit(["===== Inferred Inference Plan ====="])
         try:
@@ -109,12 +119,12 @@ def run(args) -> int:
         except SirenPlanError as e:
             print(f"{e.render()}\nAnalysisViolatedAnnotationError: {e.message}", file=sys.stderr)
             return 1
-        cli.print_warnings(c, args.warnings, cli.plan_warnings(c))
-        _emit(cli.plan_lines(dict(c.plan.plan)) + cli.block("Analysis Time", [repr(c.plan.seconds)]))
+        print_warnings(c, args.warnings, plan_warnings(c))
+        _emit(plan_lines(dict(c.plan.plan)) + block("Analysis Time", [repr(c.plan.seconds)]))
         if args.analyze_only:
             return 0
     try:
-        model = cli.jit_model(c)
+        model = jit_model(c)
     except SirenPlanError as e:
         print(f"{e.render()}\nRuntimeViolatedAnnotationError: {e.message}", file=sys.stderr)
         return 1
@@ -126,19 +136,19 @@ def run(args) -> int:
     else:
         seed = args.seed
     try:
-        outcome = cli.run_filter(model, particles, seed, summarise=False, memory_limit=memory_limit, **options)
+        outcome = run_filter(model, particles, seed, summarise=False, memory_limit=memory_limit, **options)
     except SirenRuntimeError as e:
         violation = re.search(r"\S+ is annotated as symbolic but will be sampled", e.message)
         if violation is None:
             raise
         print(f"{e.render()}\nRuntimeViolatedAnnotationError: {violation.group(0)}", file=sys.stderr)
         return 1
-    out = cli.block("Evaluation Time", [repr(outcome.evaluation_time)])
-    out += cli.block("Result", [cli.format_value(outcome.result)])
+    out = block("Evaluation Time", [repr(outcome.evaluation_time)])
+    out += block("Result", [format_value(outcome.result)])
     if args.verbose:
-        out += cli.verbose_blocks(outcome, resampling=False)   # what the siren command always printed
+        out += verbose_blocks(outcome, resampling=False)   # what the siren command always printed
     plan = dict(c.plan.plan) if c.plan is not None else {}
-    _emit(out + cli.block("Runtime Inference Plan", cli.plan_lines(cli.runtime_plan(outcome, plan))))
+    _emit(out + block("Runtime Inference Plan", plan_lines(runtime_plan(outcome, plan))))
     return 0
 
 
@@ -157,7 +167,7 @@ def _profiled(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
-    return cli.guarded(_profiled if args.profile else run, args, prog="siren")
+    return guarded(_profiled if args.profile else run, args, prog="siren")
 
 
 if __name__ == "__main__":

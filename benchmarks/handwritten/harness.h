@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "internal.h"
+#include "population/population.h"
 
 typedef struct bench {
   const char *path;

@@ -534,7 +534,7 @@ SIRENRT_API const char *sirenc_runtime_plan(sirenrt_filter *f);
 SIRENRT_API void sirenc_set_progress(sirenrt_filter *f, sirenrt_progress_fn fn, void *user, double interval_s);
 
 /* ------------------------------------------------------------------------------------------------
- * MH handler (runtime_c/src/mh.c).  A single-site Metropolis-Hastings chain over the
+ * MH handler (runtime_c/src/population/mh.c).  A single-site Metropolis-Hastings chain over the
  * sampled sites of the program, for any method: each iteration chooses a site of the current trace
  * uniformly, runs the whole program again over all the data with that site drawn afresh from its
  * distribution and every other one reused, and accepts with the lightweight-MH ratio (in mh.c).

@@ -1,7 +1,7 @@
 /* export.c — the C ABI of a compiled model.so: thin wrappers binding the population API to
  * the `sirenc_model` global the compiler emits.  Built as its own static library
  * (libsirenrt_export.a) so that libsirenrt.so itself has no undefined symbol. */
-#include "internal.h"
+#include "population/population.h"
 #include "sirenrt.h"
 
 #include <stdlib.h>

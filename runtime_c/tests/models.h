@@ -8,7 +8,7 @@
 #include <stddef.h>
 
 #include "check.h" /* bits_to_double, double_to_bits */
-#include "internal.h"
+#include "population/population.h"
 #include "sirenrt.h"
 
 /* Observations of the random walk x_t = x_{t-1} + sqrt(q) z_t (x_0 = 0), y_t = x_t + sqrt(r) z'_t, drawn

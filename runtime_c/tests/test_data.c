@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 
 static char dir[] = "/tmp/sirenrt_test_data_XXXXXX";
 

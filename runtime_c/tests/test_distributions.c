@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "internal.h"
+#include "base/base.h"
 
 enum { N_DRAWS = 400000 };
 

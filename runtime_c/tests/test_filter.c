@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 #include "models.h"
 
 enum { T = 30 };

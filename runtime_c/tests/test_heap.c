@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 
 
 /* trail.si: keeps its whole trajectory as a list of (x, [x, y]), drops its two newest entries every

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "mh.h"
+#include "population/population.h"
 
 #define LOG_2PI 1.8378770664093453
 static double lnorm(double x, double mu, double var) {

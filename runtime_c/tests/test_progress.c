@@ -2,7 +2,7 @@
  * barrier counted, reports rate-limited, a last report at the end of run(), a nonzero answer stops
  * the run, the answers unchanged by a hook, and estimate()'s clone never reports. */
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 #pragma GCC diagnostic ignored "-Wunused-function" /* models.h defines more models than this uses */
 #include "models.h"
 

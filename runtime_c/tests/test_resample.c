@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 
 static const char *scheme_name[] = {"systematic", "multinomial", "stratified", "residual"};
 

@@ -2,7 +2,7 @@
  * (seed, slot, epoch, domain), streams keyed many at once (every SIMD kernel gives the scalar streams),
  * and the primitive variates (uniform, bounded integers, ziggurat normal). */
 #include "check.h"
-#include "internal.h"
+#include "base/base.h"
 
 /* The S-box entry of x, by the soft round's SubBytes: a state of sixteen x's, no MixColumns, key 0. */
 static uint8_t sbox_of(uint8_t x) {

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 #include "models.h"
 
 enum { T = 25, N = 5003 };

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "sym_node.h"
+#include "engine/sym_node.h"
 
 #define C(x) rt_sym_word(x)
 #define D(w) rt_sym_double(w)

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 #include "models.h"
-#include "sym.h"
+#include "engine/sym.h"
 
 enum { T = 30, LONG_T = 2000 };
 static double ys[LONG_T];

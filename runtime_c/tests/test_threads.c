@@ -1,5 +1,5 @@
-/* test_threads.c — a small model run by 1 to 8 threads, for ThreadSanitizer (tests/unit/
- * test_runtime_tsan.py builds it with -DSIRENRT_TSAN=ON; ctest runs it in every test build).
+/* test_threads.c — a small model run by 1 to 8 threads, for ThreadSanitizer
+ * (tests/unit/test_runtime_ctest.py builds it with -DSIRENRT_TSAN=ON; ctest runs it in every test build).
  *
  * The particles' first resume reads both data files lazily, so at every thread count several threads
  * meet rt_ensure_table at once (issue 11: TSan saw a race on rt_table.loaded there); a missing and a
@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 #include "models.h"
 
 /* model.si:

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 
 static sirenrt_ctx fresh_ctx(void) {
   sirenrt_ctx c;

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "internal.h"
+#include "population/population.h"
 
 /* |got - want| in units in the last place of want (a double near it; 2^-1074 in the subnormals). */
 static double ulps(double got, long double want) {

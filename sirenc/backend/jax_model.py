@@ -28,8 +28,11 @@ from typing import Any
 
 import numpy as np
 
-from sirenc.api import exclusive
+from sirenc.arguments import RESAMPLERS, as_float64, check_resampling, check_seed, check_table, no_rows
+from sirenc.backend import interface
 from sirenc.backend import jax_results as R
+from sirenc.backend.interface import exclusive
+from sirenc.descriptors import unflatten
 from sirenc.diagnostics import SirenRuntimeError, SirenUsageError
 
 
@@ -56,7 +59,7 @@ class Config:
     sharding: Callable[[int], Any] | None = None
 
 
-class JaxModel:
+class JaxModel(interface.Model):
     """A compiled program for the JAX back end (``sirenc.compile(..., backend="jax")``)."""
 
     def __init__(self, module: Any, info: dict, float32: bool = False):
@@ -78,8 +81,6 @@ class JaxModel:
         devices to shard the particles over (their number must divide ``particles``); default
         the first device. ``threads``, ``memory_limit`` and ``handler="mh"`` are the native back
         end's options: refused here with a message (not a TypeError)."""
-        from sirenc.api import check_resampling, check_seed
-
         unknown = sorted(set(mh) - {"samples", "warmup", "thinning"})
         if unknown:
             raise SirenUsageError(f"unknown filter option {unknown[0]!r}")
@@ -143,7 +144,7 @@ def _sharding(devices: Any, n: int):
     return sharding
 
 
-class JaxFilter:
+class JaxFilter(interface.Filter):
     """One particle population of a ``JaxModel``."""
 
     def __init__(self, model: JaxModel, config: Config, seed: int):
@@ -155,21 +156,19 @@ class JaxFilter:
         self._template = None
         self._final = None       # (results, population state) once the program has finished
         self._history: list = []
-        self.closed = False
-        self._lock = threading.RLock()   # one thread at a time (sirenc.api.exclusive)
+        self._closed = False
+        self._lock = threading.RLock()   # one thread at a time (interface.exclusive)
 
     @exclusive
     def close(self) -> None:
         """Drops the particles (their device memory); any later use of the filter is an error."""
         self._carry = self._final = self._template = None
         self._history = []
-        self.closed = True
+        self._closed = True
 
-    def __enter__(self) -> JaxFilter:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def _open(self) -> None:
         if self.closed:
@@ -213,12 +212,10 @@ class JaxFilter:
     def step(self, row: Any) -> JaxFilter:
         """Feed one row of the observation stream and advance every particle."""
         self._open()
-        from sirenc.api import _as_float64
-
         program = self.model.program
         if not program.streamed:
             raise SirenUsageError("this program does not fold over a data stream: use run()")
-        arr = _as_float64(row, 1, "row")
+        arr = as_float64(row, 1, "row")
         with _x64():
             if self._carry is None:   # a fresh stream (after run() too, which leaves no carry)
                 self._start()
@@ -293,7 +290,6 @@ class JaxFilter:
     def _table(self, rows: Any):
         """The data as rows reversed (a list's head is its last column) and padded, and the row
         lengths (None when every row has the same length)."""
-        from sirenc.api import _as_float64, _check_table, _no_rows
         from sirenc.data import read_rows
 
         if rows is None:
@@ -302,8 +298,8 @@ class JaxFilter:
                 raise SirenUsageError("this program reads no data file: give run() its rows")
             ragged = read_rows(path)
         else:
-            _check_table(rows)
-            arr = _as_float64(rows, 2, "rows") if not _no_rows(rows) else np.empty((0, 0))
+            check_table(rows)
+            arr = as_float64(rows, 2, "rows") if not no_rows(rows) else np.empty((0, 0))
             ragged = list(arr)
         width = max((len(r) for r in ragged), default=0)
         table = np.zeros((len(ragged), width), dtype=np.float64)
@@ -343,11 +339,6 @@ class JaxFilter:
                   "steps": self._steps, "rows": getattr(self, "_rows", 0)}
         with _x64():
             return encode(fields, {"carry": self._carry, "final": self._final, "history": self._history})
-
-    def save(self, path: str | os.PathLike) -> None:
-        from sirenc.backend.link import write_atomically
-
-        write_atomically(path, self.to_bytes())
 
     @classmethod
     def load(cls, model: JaxModel, checkpoint: bytes | str | os.PathLike, devices: Any = None) -> JaxFilter:
@@ -448,8 +439,6 @@ class JaxFilter:
     @exclusive
     def particles(self, flat: bool = False):
         """Every particle's result and its normalised weight, as ``Filter.particles``."""
-        from sirenc.api import unflatten
-
         (values, offsets), _, weights = self._flat_results()
         if flat:
             return (values, offsets), weights
@@ -475,8 +464,6 @@ class JaxFilter:
     @exclusive
     def estimate(self) -> Any:
         """Posterior mean of the program's result, shaped like the result type."""
-        from sirenc.api import unflatten
-
         (flat, offsets), weights = self.particles(flat=True)
         desc = self.model.info["result_type"]
         if not desc.strip("PfbS"):   # scalars only: one weighted mean per column
@@ -485,13 +472,6 @@ class JaxFilter:
         from sirenc.summary import expand_atoms, summarize
 
         return R.means(summarize(desc, *expand_atoms(desc, flat, offsets), weights, ()))
-
-    def variables(self, quantiles: Any = (0.05, 0.5, 0.95)) -> dict[str, Any]:
-        """As ``sirenc.Filter.variables``."""
-        from sirenc.summary import by_variable
-
-        info = self.model.info
-        return by_variable(self.summary(quantiles), info["result_type"], info.get("result_names", []))
 
     @exclusive
     def summary(self, quantiles: Any = (0.05, 0.5, 0.95)) -> Any:
@@ -546,7 +526,6 @@ class JaxFilter:
 
 def _checked_fields(header: dict) -> dict:
     """A checkpoint's options and counters, each of its type and range (else ``Damaged``)."""
-    from sirenc.api import RESAMPLERS
     from sirenc.backend.jax_checkpoint import Damaged
 
     def integer(name: str, low: int, high: int) -> int:
@@ -645,10 +624,3 @@ def _fits(model: JaxModel, config: Config, carry: Any) -> None:
     if jax.tree_util.tree_structure(got) != jax.tree_util.tree_structure(want) or any(
             a.dtype != b.dtype for a, b in zip(jax.tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want))):
         raise SirenUsageError("cannot load the JAX checkpoint: its stream state does not fit this model")
-
-
-def compile_jax(source: str | os.PathLike, method: str, check: bool = True, analysis_budget: int | None = None,
-                tier: int = 2, float32: bool = False) -> JaxModel:
-    """``sirenc.compile(..., backend="jax")``: the pipeline up to the `smc` stage, then a JaxModel."""
-    from sirenc.driver import jax_model
-    return jax_model(source, method, check=check, analysis_budget=analysis_budget, tier=tier, float32=float32)

@@ -39,7 +39,7 @@ from sirenc.backend.schedulers import code_generation, codegen_level
 from sirenc.backend.std_normal import INLINE_STD_NORMAL, add_inline_std_normal
 from sirenc.diagnostics import source_line
 from sirenc.model_info import MODEL_SYMBOL, RESUME_SYMBOL, ModelInfo
-from sirenc.passes.lower_smc_to_llvm import AT_RESAMPLE, RUNNABLE
+from sirenc.passes.to_llvm.resume_abi import AT_RESAMPLE, RUNNABLE
 from sirenc.runtime.abi import abi_version, defines
 
 _I8 = ir.IntType(8)

@@ -23,7 +23,7 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr, Float32Type, Float64Type, FloatAttr, IntegerAttr, IntegerType, ModuleOp, StringAttr,
 )
 
-from sirenc.passes.lower_smc_to_llvm import COLD_CALL
+from sirenc.passes.to_llvm.resume_abi import COLD_CALL
 
 _BINARY = {
     "llvm.add": "add", "llvm.sub": "sub", "llvm.mul": "mul", "llvm.and": "and", "llvm.or": "or",

@@ -50,7 +50,7 @@ def add_inline_std_normal(mod: ir.Module, runtime_draw: ir.Function) -> ir.Funct
     # Both branches to the runtime are expected not to be taken: it finishes about 1 draw in 80, and
     # refills an empty buffer (a block's words serve two draws).  LLVM then lays that path out of the
     # span loop's way and keeps the loop's values in registers, as for the lowering's rare calls
-    # (COLD_CALL in sirenc/passes/lower_smc_to_llvm.py).
+    # (COLD_CALL in sirenc/passes/to_llvm/resume_abi.py).
     expect = ir.Function(mod, ir.FunctionType(_I1, [_I1, _I1]), name="llvm.expect.i1")
 
     b = ir.IRBuilder(entry)

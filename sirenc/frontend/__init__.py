@@ -13,21 +13,20 @@ instance where the original Siren reads the program differently) are collected i
 
 from __future__ import annotations
 
+from sirenc.deep_stack import on_deep_stack, run_on_deep_stack
 from sirenc.diagnostics import SirenSyntaxError, SirenUsageError
 from sirenc.frontend.types import TypedProgram
 
 
 def load_source(text: str, path: str = "<string>") -> TypedProgram:
     """Parse, resolve and type-check the program ``text`` (named ``path`` in diagnostics)."""
-    from sirenc import driver
-
-    # A long chain of `let`s is a deep tree: the driver's worker thread has room for it
+    # A long chain of `let`s is a deep tree: the compilation worker thread has room for it
     # (and changes the process' recursion limit safely when several threads compile).
-    if not driver.on_deep_stack():
-        return driver._on_deep_stack(load_source, text, path)
-    from sirenc.frontend.parser import parse
+    if not on_deep_stack():
+        return run_on_deep_stack(load_source, text, path)
+    from sirenc.frontend.infer import check
+    from sirenc.frontend.parsing import parse
     from sirenc.frontend.resolve import resolve
-    from sirenc.frontend.types import check
 
     try:
         program = parse(text, path)

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from sirenc.diagnostics import source_text
 from sirenc.frontend import ast
-from sirenc.frontend.types import TBool, TDist, TFloat, TList, TPair, TVar, Type, _Mismatch, prune, show, unify
+from sirenc.frontend.types import Mismatch, TBool, TDist, TFloat, TList, TPair, TVar, Type, prune, show, unify
 
 _MAX_SHOWN = 40
 
@@ -34,7 +34,7 @@ _MAX_SHOWN = 40
 def join(a: Type, b: Type) -> Type:
     """The type both ``a`` and ``b`` convert to, where a bool meets a float; else unify them.
 
-    Raises ``_Mismatch`` when there is none (bindings made on the way are kept:
+    Raises ``Mismatch`` when there is none (bindings made on the way are kept:
     the caller reports an error then).
     """
     a, b = prune(a), prune(b)
@@ -69,7 +69,7 @@ def try_join(a: Type, b: Type) -> Type | None:
     saved = [(v, v.ref) for v in _variables(a) + _variables(b)]
     try:
         return join(a, b)
-    except _Mismatch:
+    except Mismatch:
         for v, ref in saved:
             v.ref = ref
         return None

@@ -1,6 +1,6 @@
 """Warnings where the original Siren implementation reads a program differently (ARCHITECTURE.md §0.1, 4).
 
-    >>> from sirenc.frontend.parser import parse
+    >>> from sirenc.frontend.parsing import parse
     >>> parse("let x = 1 in x + 1 < 2", "m.si").warnings[0][0][:60]
     "the original Siren binds '=' and '<' tighter than arithmetic"
 

@@ -1,4 +1,4 @@
-"""Type inference for a resolved program (the algorithm behind ``types.check``).
+"""Type inference for a resolved program (``check``), over the type terms of ``types``.
 
 Each expression's type is inferred bottom-up, unifying as it goes; builtin
 signatures follow ARCHITECTURE.md §7.4, 8 and 9. A call to a user function (directly, by
@@ -16,7 +16,7 @@ from sirenc.diagnostics import Note, SirenNameError, SirenTypeError, Span
 from sirenc.frontend import ast
 from sirenc.frontend.coercions import converts, truth_message, try_join, widen_message
 from sirenc.frontend.types import (
-    Instance, TBase, TBool, TDist, TFloat, TList, TPair, TString, TUnit, TVar, Type, TypedProgram, _Mismatch,
+    Instance, Mismatch, TBase, TBool, TDist, TFloat, TList, TPair, TString, TUnit, TVar, Type, TypedProgram,
     contains, is_ground, pack, pattern_text, prune, resolve, show, show_all, unify,
 )
 
@@ -24,6 +24,11 @@ _first = itemgetter(0)
 _ARITHMETIC = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 _ON_NUMBERS = {op: f"'{op}' works on numbers" for op in ("+", "-", "*", "/", "<")}
 _MAX_INSTANTIATION_NOTES = 3
+
+
+def check(program: ast.Program) -> TypedProgram:
+    """Infer the types of ``program`` (already name-resolved); errors raise ``SirenTypeError``."""
+    return Inference(program).run()
 
 
 class _Body:
@@ -86,7 +91,7 @@ class Inference:
             body.param = self.pattern(params, env, body)
             try:
                 unify(body.param, arg)
-            except _Mismatch:
+            except Mismatch:
                 raise SirenTypeError(
                     f"'{name}' takes {_describe_pattern(params)} but is called with {show(arg)}",
                     site_span, [Note(f"the parameters of '{name}' are here", params.span)]) from None
@@ -174,7 +179,7 @@ class Inference:
                *notes: Note) -> None:
         try:
             unify(actual, expected)
-        except _Mismatch as mismatch:
+        except Mismatch as mismatch:
             exp, act = show_all(expected, actual)
             if mismatch.args == ("infinite",):
                 message = f"this would need a type that contains itself (expected {exp}, found {act})"
@@ -248,7 +253,7 @@ class Inference:
         try:
             unify(actual, expected)
             return None
-        except _Mismatch:
+        except Mismatch:
             joined = try_join(expected, actual)
             if joined is None:
                 self.expect(node, actual, expected, why, *notes())  # raises the plain type error
@@ -273,7 +278,7 @@ class Inference:
                     matched = self.pattern(pattern, inner, body)
                     try:
                         unify(matched, value)
-                    except _Mismatch:
+                    except Mismatch:
                         raise SirenTypeError(
                             f"this pattern expects {_describe_pattern(pattern)}, but the value has type "
                             f"{show(value)}", pattern.span, [Note("the value is here", e.value.span)]) from None
@@ -342,7 +347,7 @@ class Inference:
         else_ = self.infer(e.else_, env, body)
         try:
             unify(then, else_)
-        except _Mismatch:
+        except Mismatch:
             a, b = show_all(then, else_)
             joined = try_join(then, else_)
             if joined is None:
@@ -366,7 +371,7 @@ class Inference:
         try:
             unify(result, acc)
             return acc
-        except _Mismatch:
+        except Mismatch:
             pass
         r, a = show_all(result, acc)
         error = SirenTypeError(
@@ -422,7 +427,7 @@ class Inference:
             return TUnit
         try:
             unify(value, dist.value)
-        except _Mismatch:
+        except Mismatch:
             v, d = show_all(value, dist.value)
             raise SirenTypeError(f"this value has type {v}, but {dist.family} produces values of type {d}",
                                  e.value.span, [Note("the distribution is here", e.dist.span)]) from None

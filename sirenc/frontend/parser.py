@@ -1,5 +1,6 @@
 """Siren source → ``ast.Program``, by recursive descent with conventional precedence (ARCHITECTURE.md §0.1).
 
+    >>> from sirenc.frontend.parsing import parse
     >>> prog = parse("val inc = fun x -> x + 1 in inc(2) * 3", "m.si")
     >>> type(prog.main).__name__, prog.main.op
     ('BinOp', '*')
@@ -11,15 +12,14 @@ operand of an operator: `1 + let x = 2 in x * 3` is `1 + (let x = 2 in x * 3)`.
 
 ``grammar.lark`` states the same grammar declaratively; a differential test checks
 that both agree. Where the original implementation reads a program differently,
-``compat`` adds warnings to ``Program.warnings``.
+``compat`` adds warnings to ``Program.warnings`` (``parsing.parse`` runs both).
 """
 
 from __future__ import annotations
 
-from sirenc import diagnostics
 from sirenc.diagnostics import Note, SirenNameError, SirenSyntaxError, Span
 from sirenc.frontend import ast
-from sirenc.frontend.lexer import KEYWORDS, Token, tokenize
+from sirenc.frontend.lexer import KEYWORDS, Token
 
 _EXPR_START = frozenset(
     {"number", "string", "name", "true", "false", "nil", "(", "[", "let", "if", "fold",
@@ -40,20 +40,6 @@ MAX_BRACKET_DEPTH = 1000
 def join(first: Span, last: Span) -> Span:
     """The span from the start of ``first`` to the end of ``last``."""
     return _new(Span, first[:3] + last[3:])
-
-
-def parse(text: str, path: str) -> ast.Program:
-    """Parse a whole program; syntax errors raise ``SirenSyntaxError``."""
-    from sirenc.frontend import compat  # compat subclasses Parser
-
-    if text.startswith("\ufeff"):  # a byte-order mark: not part of the program
-        text = text[1:]
-    diagnostics.register_source(path, text)
-    tokens = tokenize(text, path)
-    parser = Parser(tokens, path)
-    program = parser.parse_program()
-    program.warnings.extend(compat.original_reading_warnings(program, tokens, parser.parenthesized))
-    return program
 
 
 class Parser:

@@ -1,6 +1,6 @@
 """Name resolution: every variable bound, every callee known, no recursion (ARCHITECTURE.md §5).
 
-    >>> from sirenc.frontend.parser import parse
+    >>> from sirenc.frontend.parsing import parse
     >>> resolve(parse("let x = 1 in y", "m.si"))
     Traceback (most recent call last):
     ...

@@ -137,18 +137,18 @@ def show_all(*types: Type) -> list[str]:
     return [show(t, names) for t in types]
 
 
-class _Mismatch(Exception):
-    pass
+class Mismatch(Exception):
+    """Two types that no binding of type variables makes equal (``unify``)."""
 
 
 def unify(a: Type, b: Type) -> None:
-    """Make ``a`` and ``b`` equal by binding variables, or raise ``_Mismatch`` and bind nothing."""
+    """Make ``a`` and ``b`` equal by binding variables, or raise ``Mismatch`` and bind nothing."""
     if a is b:
         return
     trail: list[TVar] = []
     try:
         _unify(a, b, trail)
-    except _Mismatch:
+    except Mismatch:
         for v in trail:
             v.ref = None
         raise
@@ -161,13 +161,13 @@ def _unify(a: Type, b: Type, trail: list[TVar]) -> None:
     cls = a.__class__  # (no type class has subclasses)
     if cls is TVar:
         if _occurs(a, b):
-            raise _Mismatch("infinite")
+            raise Mismatch("infinite")
         a.ref = b
         trail.append(a)
     elif b.__class__ is TVar:
         _unify(b, a, trail)
     elif cls is not b.__class__:
-        raise _Mismatch()
+        raise Mismatch()
     elif cls is TList:
         _unify(a.elem, b.elem, trail)
     elif cls is TPair:
@@ -176,7 +176,7 @@ def _unify(a: Type, b: Type, trail: list[TVar]) -> None:
     elif cls is TDist and a.family == b.family:
         _unify(a.value, b.value, trail)
     elif a != b:
-        raise _Mismatch()
+        raise Mismatch()
 
 
 def _occurs(v: TVar, t: Type) -> bool:
@@ -269,13 +269,6 @@ class TypedProgram:
     functions: dict[str, Instance]  # callees before callers
 
 
-def check(program: ast.Program) -> TypedProgram:
-    """Infer the types of ``program`` (already name-resolved); errors raise ``SirenTypeError``."""
-    from sirenc.frontend.infer import Inference
-
-    return Inference(program).run()
-
-
 def pattern_text(p: ast.Pattern) -> str:
     if isinstance(p, ast.PVar):
         return p.name
@@ -286,5 +279,5 @@ def pattern_text(p: ast.Pattern) -> str:
 
 __all__ = [
     "TBase", "TFloat", "TBool", "TUnit", "TString", "TPair", "TList", "TDist", "TVar", "Type",
-    "Instance", "TypedProgram", "check", "show", "unify", "resolve", "prune",
+    "Instance", "TypedProgram", "show", "unify", "resolve", "prune",
 ]

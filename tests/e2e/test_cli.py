@@ -251,7 +251,7 @@ def test_unused_functions_warn_only_with_W_unused(tmp_path, command):
 
 
 def test_warning_groups():
-    from sirenc.cli import shown_warnings
+    from sirenc.cli.warning_groups import shown_warnings
 
     found = [("function 'f' is never called, so it is not type-checked", None), ("something else", None)]
     assert shown_warnings(found) == found[1:]

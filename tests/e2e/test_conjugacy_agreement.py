@@ -1,7 +1,7 @@
 """The plan analysis and the runtime agree on every conjugate pair (ARCHITECTURE.md §11), pair by pair.
 
 The analysis' rules (sirenc/passes/plan_analysis/conjugacy.py) and the runtime's
-(runtime_c/src/conjugacy.c) are two implementations of one table; this test is what keeps them
+(runtime_c/src/engine/conjugacy.c) are two implementations of one table; this test is what keeps them
 one.  Each case is a small program whose parent is annotated `symbolic`, once where the rule's
 check passes and once where one of its preconditions fails.  The analysis must accept exactly the
 programs the runtime runs without sampling the parent: an accepted program compiled and run with

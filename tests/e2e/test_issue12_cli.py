@@ -43,13 +43,14 @@ def test_python_dash_m_sirenc_is_the_command():
 
 
 def test_every_command_defaults_to_the_same_method():
-    from sirenc.cli import COMMANDS, _compile_parser
-    from sirenc.driver import DEFAULT_METHOD
+    from sirenc.cli import COMMANDS
+    from sirenc.cli.options import compile_options
+    from sirenc.methods import DEFAULT
 
-    parsers = [_compile_parser(), *(make() for make, _ in COMMANDS.values())]
-    assert {p.parse_args([str(WALK)]).method for p in parsers} == {DEFAULT_METHOD}
+    options = [compile_options, *(make for make, _ in COMMANDS.values())]
+    assert {make().parse([str(WALK)]).method for make in options} == {DEFAULT}
     checked = json.loads(run("-m", "sirenc", "check", WALK, "--json").stdout)
-    assert checked["method"] == DEFAULT_METHOD
+    assert checked["method"] == DEFAULT
 
 
 @needs_runtime

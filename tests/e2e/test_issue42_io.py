@@ -18,7 +18,7 @@ import pytest
 
 import sirenc
 import sirenc.data
-from sirenc.api import memory_size
+from sirenc.arguments import memory_size
 from sirenc.diagnostics import SirenDataError, SirenRuntimeError, SirenUsageError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -92,19 +92,20 @@ def test_run_and_check_json_are_strict(tmp_path):
 
 
 def test_strict_json_refuses_what_it_does_not_know():
-    from sirenc.cli import strict_json
+    from sirenc.cli.report import strict_json
 
     assert json.loads(strict_json({"a": [float("inf"), (float("nan"), 1.5)], "b": np.float64("-inf")}),
                       parse_constant=_refuse_constant) == {"a": [None, [None, 1.5]], "b": None}
 
 
 def test_memory_error_is_an_out_of_memory_error(walk, monkeypatch, capsys):
-    from sirenc import api, cli as sirenc_cli
+    from sirenc import cli as sirenc_cli
+    from sirenc.native_filter import Filter
 
     def summary(self, *args, **kwargs):
         raise MemoryError
 
-    monkeypatch.setattr(api.Filter, "summary", summary)
+    monkeypatch.setattr(Filter, "summary", summary)
     assert sirenc_cli.main(["run", str(walk), "-p", "10", "--no-cache", "-q"]) == 1
     err = capsys.readouterr().err
     assert err.startswith("sirenc: error: out of memory") and "use fewer particles" in err
@@ -305,7 +306,7 @@ def test_after_a_failed_run_estimate_names_the_failure():
 ])
 def test_an_uncalled_unknown_library_name_is_unknown(src, message):
     from sirenc.diagnostics import SirenNameError
-    from sirenc.frontend.parser import parse
+    from sirenc.frontend.parsing import parse
 
     with pytest.raises(SirenNameError) as info:
         parse(src, "t.si")

@@ -16,7 +16,7 @@ import sys
 import pytest
 
 import sirenc
-from sirenc.api import memory_size
+from sirenc.arguments import memory_size
 from sirenc.diagnostics import SirenUsageError
 
 WALK = "val step = fun (y, x) -> let x1 <- gaussian(x, 1.) in x1 in fold(step, List.range(0., 3.), 0.)"

@@ -1,4 +1,4 @@
-"""The MH handler (ARCHITECTURE.md §15.2; runtime_c/src/mh.c, sirenc/mh.py) end to end.
+"""The MH handler (ARCHITECTURE.md §15.2; runtime_c/src/population/mh.c, sirenc/mh.py) end to end.
 
 Statistics: on conjugate models (and a categorical one) with a known posterior, a chain's mean and variance of the result
 lie within 5 Monte Carlo standard errors of the exact ones, where the standard errors come from

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import sirenc
-from sirenc.api import CompiledModelError
+from sirenc.native_filter import CompiledModelError
 from sirenc.runtime.ffi import ffi, runtime_lib
 
 ROOT = Path(__file__).resolve().parents[2]

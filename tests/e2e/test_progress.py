@@ -241,7 +241,7 @@ def test_ctrl_c_stops_a_long_run_at_once(tmp_path):
 def test_off_a_terminal_the_cli_still_installs_a_hook_so_ctrl_c_works():
     from types import SimpleNamespace
 
-    from sirenc.cli import progress_bar
+    from sirenc.cli.runs import progress_bar
 
     for quiet in (True, False):     # under pytest standard error is not a terminal
         hook = progress_bar(SimpleNamespace(quiet=quiet))

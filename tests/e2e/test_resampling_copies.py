@@ -1,4 +1,4 @@
-"""The copy pass of a resampling barrier (runtime_c/src/filter.c): a model without lists or symbolic
+"""The copy pass of a resampling barrier (runtime_c/src/population/barrier.c): a model without lists or symbolic
 states takes its own path (copy_plain), which lists each chunk's sources before copying.  It must
 put every copy where the general path does.  A model that carries a list of its past states takes
 the general path and draws the same numbers, so the two give the same particles bit for bit.  The

@@ -1,5 +1,5 @@
 """A streamed row's elements, ``List.hd(List.tl^k(row))``, are read in place along with the row
-(sirenc/passes/row_elements.py): the answers, and the errors of a row too short for a read, are
+(sirenc/passes/to_llvm/row_elements.py): the answers, and the errors of a row too short for a read, are
 what the list operations give, for rows read from the data file and rows fed one at a time."""
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import pytest
 
 import sirenc
 from markers import needs_runtime
+from sirenc.native_filter import CompiledModelError
 
 pytestmark = needs_runtime
 
@@ -199,12 +200,12 @@ def test_a_symbolic_state_that_outgrows_the_memory_limit_is_a_located_error():
         "  x1\nin", "  (x1, x1 :: xs)\nin").replace('File.read("data.csv")), 0.)', 'File.read("data.csv")), (0., []))')
     f = sirenc.compile(history, method="ssi", tier=1).filter(particles=100, seed=1, memory_limit="4M")
     # the particle's share, or the filter's pool that all states, lists and data draw from
-    with pytest.raises(sirenc.api.CompiledModelError,
+    with pytest.raises(CompiledModelError,
                        match=r"<string>:\d+:\d+: error: .*symbolic state.*memory limit"):
         f.run(np.random.default_rng(0).normal(size=(5000, 1)))
     # Tier 2 keeps the trajectory as a list of numbers: the list outgrows the limit instead.
     f = sirenc.compile(history, method="ssi").filter(particles=100, seed=1, memory_limit="4M")
-    with pytest.raises(sirenc.api.CompiledModelError, match=r"lists .* outgrow the filter's memory limit"):
+    with pytest.raises(CompiledModelError, match=r"lists .* outgrow the filter's memory limit"):
         f.run(np.random.default_rng(0).normal(size=(5000, 1)))
 
 

@@ -1,4 +1,4 @@
-"""The byte layout of a native checkpoint (runtime_c/src/checkpoint.c, format 2), read far enough to
+"""The byte layout of a native checkpoint (runtime_c/src/population/checkpoint.c, format 2), read far enough to
 name every field, so that tests can damage one field on purpose and recompute the checksum (an
 FNV-1a that detects accidents, not tampering: what the loader must survive is any bytes at all).
 

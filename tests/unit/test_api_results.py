@@ -1,12 +1,14 @@
-"""sirenc.api without a compiled model: result unflattening and input checks."""
+"""The Python API without a compiled model: result unflattening and input checks."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from sirenc.api import CompiledModelError, _as_float64, unflatten
+from sirenc.arguments import as_float64
+from sirenc.descriptors import unflatten
 from sirenc.diagnostics import SirenUsageError
+from sirenc.native_filter import CompiledModelError
 
 
 @pytest.mark.parametrize("desc, flat, expected", [
@@ -46,18 +48,18 @@ def test_length_mismatch_is_reported():
 
 
 def test_rows_must_be_float64_c_contiguous_2d():
-    ok = _as_float64([[1, 2], [3, 4]], 2, "rows")
+    ok = as_float64([[1, 2], [3, 4]], 2, "rows")
     assert ok.dtype == np.float64 and ok.shape == (2, 2)
     with pytest.raises(SirenUsageError, match="dtype float64"):
-        _as_float64(np.zeros((2, 2), dtype=np.float32), 2, "rows")
+        as_float64(np.zeros((2, 2), dtype=np.float32), 2, "rows")
     with pytest.raises(SirenUsageError, match="C-contiguous"):
-        _as_float64(np.zeros((3, 4))[:, ::2], 2, "rows")
+        as_float64(np.zeros((3, 4))[:, ::2], 2, "rows")
     with pytest.raises(SirenUsageError, match="2-D"):
-        _as_float64(np.zeros(3), 2, "rows")
+        as_float64(np.zeros(3), 2, "rows")
     with pytest.raises(SirenUsageError, match="numbers"):
-        _as_float64([["a", "b"]], 2, "rows")
+        as_float64([["a", "b"]], 2, "rows")
     with pytest.raises(SirenUsageError, match="1-D"):
-        _as_float64(np.zeros((1, 3)), 1, "row")
+        as_float64(np.zeros((1, 3)), 1, "row")
 
 
 def test_runtime_messages_are_shown_as_rendered():

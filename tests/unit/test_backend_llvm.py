@@ -189,7 +189,7 @@ def test_never_draws_is_set_from_the_calls(method, tier, expected):
 
 
 def test_never_draws_allows_only_calls_that_cannot_draw():
-    from sirenc.passes.lower_smc_to_llvm import never_draws
+    from sirenc.passes.to_llvm.resume_abi import never_draws
 
     assert never_draws([]) and never_draws(["sirenrt_observe_gaussian", "sirenrt_list_head_word",
                                             "sirenrt_stream_row", "sirenrt_add_log_weight", "sirenrt_file"])

@@ -1,12 +1,19 @@
-"""The driver's table of stages: each product is a snapshot, and the pipeline forks."""
+"""The driver's table of stages: each product is a snapshot, and the pipeline forks; a stage
+applies registry passes as sirenc-opt does."""
 
 from __future__ import annotations
 
+import io
 from pathlib import Path
 
-from sirenc import driver
+import pytest
+from xdsl.printer import Printer
 
-WALK = Path(__file__).resolve().parents[2] / "examples" / "walk.si"
+from sirenc import driver
+from sirenc.opt import SirencOptMain
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+WALK = EXAMPLES / "walk.si"
 
 
 def _names(module) -> set[str]:
@@ -61,3 +68,29 @@ def test_without_snapshots_a_later_stage_starts_from_the_latest_product(monkeypa
                                                               stage.after, stage.transforms))
     assert "llvm.func" in _names(driver.run_until(c, "llvm-dialect"))
     assert ran == []                       # nothing before the plan was made again
+
+
+def _with_locations(module) -> str:
+    # The locations carry the sites of run-time errors into the lowered program.
+    out = io.StringIO()
+    Printer(stream=out, print_debuginfo=True).print_op(module)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(("program", "method", "tier"), [("walk.si", "ds", 2), ("coin.si", "ssi", 1)])
+def test_sirenc_opt_runs_what_the_driver_ran(tmp_path, program, method, tier):
+    # The passes a compilation lists, as sirenc-opt's -p pipeline on its siren module, make each
+    # of its stages: the driver and sirenc-opt run the same registry passes in the same kind of context.
+    c = driver.open_source(EXAMPLES / program, method, tier=tier)
+    siren = tmp_path / "siren.mlir"
+    siren.write_text(_with_locations(driver.run_until(c, "siren")))
+    for stage in ("plan", "specialized", "llvm-dialect"):
+        want = _with_locations(driver.run_until(c, stage))
+        out = tmp_path / f"{stage}.mlir"
+        pipeline = ",".join(str(p) for p in c.passes)
+        SirencOptMain(args=[str(siren), "--print-debuginfo", "-p", pipeline, "-o", str(out)]).run()
+        assert out.read_text().rstrip("\n") == want, pipeline
+    # What the driver reports came out of the passes it ran.
+    assert [p.name for p in c.passes][:3] == ["inline-functions", "fold-constants", "plan-analysis"]
+    assert c.plan is c.passes[2].result and c.plan.plan
+    assert driver.specialized(c) == (tier == 2)

@@ -78,8 +78,8 @@ def test_the_collector_pauses_up_to_the_llvm_dialect(monkeypatch):
     for the back end and after; a host's choice to turn it off is left so."""
     import sirenc.frontend
     import sirenc.frontend.irgen
-    import sirenc.passes.inline_functions
-    import sirenc.passes.lower_smc_to_llvm
+    import sirenc.passes.simplify.inline_functions
+    import sirenc.passes.to_llvm.lower_smc_to_llvm
 
     seen = []
 
@@ -94,8 +94,8 @@ def test_the_collector_pauses_up_to_the_llvm_dialect(monkeypatch):
 
     recording(sirenc.frontend, "load_source")
     recording(sirenc.frontend.irgen, "irgen")
-    recording(sirenc.passes.inline_functions, "inline_all")
-    recording(sirenc.passes.lower_smc_to_llvm, "lower_module")
+    recording(sirenc.passes.simplify.inline_functions, "inline_all")
+    recording(sirenc.passes.to_llvm.lower_smc_to_llvm, "lower_module")
     llvm = driver.STAGES["llvm"]
     monkeypatch.setitem(driver.STAGES, "llvm", dataclasses.replace(
         llvm, run=lambda c, p: (seen.append(("llvm", gc.isenabled())), llvm.run(c, p))[1]))

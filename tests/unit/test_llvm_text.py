@@ -12,7 +12,7 @@ from xdsl.dialects import llvm as llvm_dialect
 
 from sirenc import driver
 from sirenc.backend.llvm_text import module_text
-from sirenc.passes.lower_smc_to_llvm import COLD_CALL
+from sirenc.passes.to_llvm.resume_abi import COLD_CALL
 
 REPO = Path(__file__).resolve().parents[2]
 # Between them: phis, lists in a private global (a GEP of a typed pointer), log and sqrt

@@ -13,7 +13,7 @@ from lark.exceptions import LarkError
 
 from sirenc.diagnostics import SirenError, SirenNameError, SirenSyntaxError, Span
 from sirenc.frontend import ast
-from sirenc.frontend.parser import parse
+from sirenc.frontend.parsing import parse
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -576,7 +576,7 @@ def test_long_chains_parse_without_recursion_on_their_length(src):
     import sys
 
     from sirenc.frontend.resolve import resolve
-    from sirenc.frontend.types import check
+    from sirenc.frontend.infer import check
 
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(1000)

@@ -1,4 +1,4 @@
-"""Step 0 of lower-smc-to-llvm (sirenc/passes/row_elements.py) on the benchmark models' smc:
+"""Step 0 of lower-smc-to-llvm (sirenc/passes/to_llvm/row_elements.py) on the benchmark models' smc:
 which elements of the streamed row it reads in place, and the reads it keeps for the rows it
 cannot read there."""
 
@@ -12,7 +12,7 @@ from xdsl.dialects import scf
 from sirenc import driver
 from sirenc.ir import smc
 from sirenc.passes.rewriting import ops_of
-from sirenc.passes.row_elements import NextRowReadingOp, read_rows_in_place
+from sirenc.passes.to_llvm.row_elements import NextRowReadingOp, read_rows_in_place
 
 MODELS = Path(__file__).resolve().parents[2] / "benchmarks" / "models"
 

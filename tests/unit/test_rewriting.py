@@ -8,7 +8,7 @@ import weakref
 
 from sirenc import driver
 from sirenc.ir import siren
-from sirenc.passes.lower_siren_to_smc import lower_module
+from sirenc.passes.to_smc.lower_siren_to_smc import lower_module
 from sirenc.passes.rewriting import ops_of
 
 

@@ -36,14 +36,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import DictionaryAttr, ModuleOp, StringAttr
 from xdsl.passes import ModulePass
 
+from sirenc import methods
 from sirenc.diagnostics import Note, SirenPlanError, SirenUsageError, Span
 from sirenc.ir import siren
 from sirenc.ir.locations import span_of
 from sirenc.passes.plan_analysis import domain as D
-from sirenc.passes.plan_analysis.bp import BPState
-from sirenc.passes.plan_analysis.ds import DSState
 from sirenc.passes.plan_analysis.interpreter import Interpreter
-from sirenc.passes.plan_analysis.ssi import SSIState
 from sirenc.passes.rewriting import ops_of
 from sirenc.passes.analysis_budget import check_analysis_options
 from sirenc.passes.plan_analysis.base import BUDGET_OPTION, DEFAULT_BUDGET, BudgetExhausted, UnknownOperation
@@ -51,8 +49,6 @@ from sirenc.passes.plan_analysis.state import (
     DYNAMIC, SAMPLE, SYMBOLIC, Cause, GiveUp, InternalInconsistency, Shared, Violation,
 )
 
-METHODS = {"ssi": SSIState, "ds": DSState, "bp": BPState}
-ALL_METHODS = ("pf", "ssi", "ds", "bp")
 RECURSION_LIMIT = 8000     # deep expressions from long known loops
 
 
@@ -113,36 +109,42 @@ def analyze(module: ModuleOp, method: str = "ssi", max_rvs: int = 4,
     """
     if budget is None:
         budget = DEFAULT_BUDGET
-    if method not in ALL_METHODS:
-        raise SirenUsageError(f"unknown method '{method}' (choose one of {', '.join(ALL_METHODS)})")
+    inference = methods.get(method)
     check_analysis_options(max_rvs, budget)
     start = time.perf_counter()
     main = _main(module)
     assumes = _Assumes([op for op in ops_of(main) if type(op) is siren.AssumeOp])
-    if method == "pf":
-        result = _particle_filter(assumes)
+    if inference.symbolic:
+        result = _abstract_run(main, assumes, inference, max_rvs, budget)
     else:
-        result = _abstract_run(main, assumes, method, max_rvs, budget)
+        result = _every_variable_sampled(assumes, method)
     result.seconds = time.perf_counter() - start
     return result
 
 
-def _particle_filter(assumes: _Assumes) -> PlanResult:
+def _every_variable_sampled(assumes: _Assumes, method: str) -> PlanResult:
+    """The plan of a method that keeps nothing symbolic."""
     for name in assumes.symbolic:
         op = assumes.annotation_op(name, SYMBOLIC)
+        *others, last = methods.symbolic_names()
         raise SirenPlanError(
-            f"plan cannot be satisfied under pf: '{name}' is annotated symbolic but may be sampled",
+            f"plan cannot be satisfied under {method}: '{name}' is annotated symbolic but may be sampled",
             span_of(op),
-            [Note("the particle filter (-m pf) samples every random variable; "
-                  "use -m ssi, ds or bp to keep it symbolic")],
+            [Note(f"the particle filter (-m {method}) samples every random variable; "
+                  f"use -m {', '.join(others)} or {last} to keep it symbolic")],
         )
-    return PlanResult("pf", {name: SAMPLE for name in assumes.names})
+    return PlanResult(method, {name: SAMPLE for name in assumes.names})
 
 
-def _abstract_run(main: func.FuncOp, assumes: _Assumes, method: str, max_rvs: int, budget: int) -> PlanResult:
+def _abstract_run(main: func.FuncOp, assumes: _Assumes, inference: methods.Method, max_rvs: int,
+                  budget: int) -> PlanResult:
+    method = inference.name
+    # Imported before the interning restarts: what the state's modules build as they load is not
+    # the program's work (the work, and so the verdict, is the same in every process).
+    state_class = inference.plan_state_class()
     D.reset_interning()
     shared = Shared(max_rvs=max_rvs, budget=budget)
-    state = METHODS[method](shared)
+    state = state_class(shared)
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, RECURSION_LIMIT))
     try:
@@ -279,9 +281,13 @@ class PlanAnalysis(ModulePass):
     method: str = "ssi"
     max_rvs: int = 4
     budget: int = DEFAULT_BUDGET
+    # What the last `apply` found, which the driver reports (not an option: the module keeps the plan).
+    result: PlanResult | None = field(default=None, init=False, compare=False, repr=False)
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        annotate(op, analyze(op, self.method, self.max_rvs, self.budget))
+        result = analyze(op, self.method, self.max_rvs, self.budget)
+        annotate(op, result)
+        object.__setattr__(self, "result", result)   # a ModulePass is frozen; its options stay so
 
 
-__all__ = ["DEFAULT_BUDGET", "PlanAnalysis", "PlanResult", "UnknownOperation", "analyze", "annotate", "METHODS"]
+__all__ = ["DEFAULT_BUDGET", "PlanAnalysis", "PlanResult", "UnknownOperation", "analyze", "annotate"]

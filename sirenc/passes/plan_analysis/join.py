@@ -12,20 +12,18 @@ disappears into ``TopE``/``TopD`` must not be annotated ``symbolic``.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Self
 
 from sirenc.passes.plan_analysis import domain as D
 from sirenc.passes.plan_analysis.base import MAX_SIZE, SAMPLE, SYMBOLIC, Entry, GiveUp
 from sirenc.passes.plan_analysis.domain import RV, TOP, TOPD, UNK, UNKC, Const, Delta, Dist, Distr, Expr, TopD, TopE, UnkD, UnkE
 
-if TYPE_CHECKING:
-    from sirenc.passes.plan_analysis.state import AbsState
-
 MAX_DEPTH = 5      # joins deeper than this summarise to UnkE (ARCHITECTURE.md §17.2)
 
 
 class JoinMixin:
-    """The join half of ``AbsState`` (see ``state.py``)."""
+    """The join half of ``AbsState`` (see ``state.py``): the other side of a join is a state of
+    the same algorithm (``Self``)."""
 
 
     def entry_rename(self, e: Entry, old: RV, new: RV) -> None:
@@ -56,7 +54,7 @@ class JoinMixin:
                 out.update(self.distr(rv).rvs())
         return out
 
-    def unify(self, e1: Expr, e2: Expr, other: AbsState) -> tuple[Expr, Expr]:
+    def unify(self, e1: Expr, e2: Expr, other: Self) -> tuple[Expr, Expr]:
         """Rename ``other``'s handles in ``e2`` to the matching handles of ``e1``."""
         mapping: dict[RV, set[RV]] = {}
         _match_rvs(mapping, e1, e2)
@@ -91,14 +89,14 @@ class JoinMixin:
             e1 = D.rename(e1, temp, canon)
         return e1, e2
 
-    def narrow_join_expr(self, e1: Expr, e2: Expr, other: AbsState) -> Expr:
+    def narrow_join_expr(self, e1: Expr, e2: Expr, other: Self) -> Expr:
         """Unify ``other`` into ``self``, join the two values, join the states."""
         e1, e2 = self.unify(e1, e2, other)
         e = self.join_expr(e1, e2, other)
         self.join(other)
         return e
 
-    def join(self, other: AbsState) -> None:
+    def join(self, other: Self) -> None:
         for rv in list(self.entries) + [rv for rv in other.entries if rv not in self.entries]:
             if rv in self.entries and rv in other.entries:
                 self.entry_join(rv, other)
@@ -111,14 +109,14 @@ class JoinMixin:
         self.counter = max(self.counter, other.counter)
         self.join_plan(other)
 
-    def entry_join(self, rv: RV, other: AbsState) -> None:
+    def entry_join(self, rv: RV, other: Self) -> None:
         mine, theirs = self.entry(rv), other.entry(rv)
         anns = (mine.annotation, theirs.annotation)
         mine.annotation = SYMBOLIC if SYMBOLIC in anns else SAMPLE if SAMPLE in anns else None
         mine.pv = mine.pv | theirs.pv
         self.set_distr(rv, self.join_distr(mine.distr, theirs.distr, other))
 
-    def _widen(self, parents: list[RV], other: AbsState | None, mine: bool = True, force: bool = False) -> bool:
+    def _widen(self, parents: list[RV], other: Self | None, mine: bool = True, force: bool = False) -> bool:
         """Too many parents (or ``force``): make them dynamic and report that ``TopE`` is due.
 
         Whatever disappears into ``TopE``/``TopD`` can no longer be tracked, so
@@ -133,7 +131,7 @@ class JoinMixin:
                 other.set_dynamic(p)
         return True
 
-    def join_expr(self, e1: Expr, e2: Expr, other: AbsState, depth: int = 0) -> Expr:
+    def join_expr(self, e1: Expr, e2: Expr, other: Self, depth: int = 0) -> Expr:
         self.shared.tick()
         t1, t2 = type(e1), type(e2)
         if depth > MAX_DEPTH:
@@ -171,13 +169,13 @@ class JoinMixin:
             return TOP
         return self._unknown(list(e1.rvs()) + list(e2.rvs()), other)
 
-    def _unknown(self, parents: list[RV], other: AbsState | None) -> Expr:
+    def _unknown(self, parents: list[RV], other: Self | None) -> Expr:
         parents = list(D._dedup(parents))
         if self._widen(parents, other):
             return TOP
         return UnkE(parents)
 
-    def _join_lists(self, es1: tuple, es2: tuple, other: AbsState, depth: int) -> Expr:
+    def _join_lists(self, es1: tuple, es2: tuple, other: Self, depth: int) -> Expr:
         if not es1:
             return D.Lst(*es2)
         if not es2:
@@ -202,7 +200,7 @@ class JoinMixin:
                 out.append(UnkE(rest_parents))
         return D.Lst(*out)
 
-    def join_distr(self, d1: Distr, d2: Distr, other: AbsState) -> Distr:
+    def join_distr(self, d1: Distr, d2: Distr, other: Self) -> Distr:
         t1, t2 = type(d1), type(d2)
         if t1 is Dist and t2 is Dist and d1.family == d2.family:
             return Dist(d1.family, tuple(

@@ -1,6 +1,6 @@
 // RUN: %sirenc-opt -p lower-smc-to-llvm --split-input-file %s | filecheck %s
 // The elements of a streamed row that the step reads, List.hd(List.tl^k(row)), are read in
-// place along with the row (lower-smc-to-llvm's step 0, sirenc/passes/row_elements.py) when the
+// place along with the row (lower-smc-to-llvm's step 0, sirenc/passes/to_llvm/row_elements.py) when the
 // row goes only to smc.head and smc.tail ops that follow one another: here elements 0 and 2,
 // through tails that two reads share. The row must have 3 values (the deepest op, the head
 // of List.tl^2, reads element 2) for any of them to be read in place; else, or for a row that

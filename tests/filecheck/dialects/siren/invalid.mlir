@@ -1,5 +1,5 @@
 // RUN: %sirenc-opt %s --verify-diagnostics --split-input-file | filecheck %s
-// One case per error the siren dialect's verifiers (sirenc/ir/siren.py) raise,
+// One case per error the siren dialect's verifiers (sirenc/ir/siren/) raise,
 // in the order of the ops there; each case must fail with its own message.
 
 func.func @const_width() {

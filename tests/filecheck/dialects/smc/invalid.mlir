@@ -1,5 +1,5 @@
 // RUN: %sirenc-opt %s --verify-diagnostics --split-input-file | filecheck %s
-// One case per error the smc dialect's verifiers (sirenc/ir/smc.py) raise, in the
+// One case per error the smc dialect's verifiers (sirenc/ir/smc/) raise, in the
 // order of the definitions there; each case must fail with its own message.
 // Attributes and types are verified as they are parsed (no op to point at).
 

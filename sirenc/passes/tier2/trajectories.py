@@ -1,0 +1,182 @@
+"""Lists of symbolic values (trajectories, ``x :: xs``) on tier 2.
+
+An element that is no longer the head is kept as a record of numbers in a concrete list (its mean
+as an affine function of the next element's, with its variance given it where the result carries
+atoms), and the means are computed at the end by one backward pass over the records: the
+smoothing that tier 1's final marginalisation performs swap by swap.
+
+A part of the specializer (`specialize_conjugacy._Specializer`): its list op handlers and the
+records they keep.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import f64
+from xdsl.ir import Attribute, Block, SSAValue
+
+from sirenc.distributions import family
+from sirenc.ir import siren
+from sirenc.ir.siren import is_sym
+from sirenc.passes.tier2.posterior import ATOM_POINT
+from sirenc.passes.tier2.staged_symbolic import R, Emitter, Expr, K, NotSpecialisable, Num
+from sirenc.passes.tier2.staged_values import SList, SPair
+
+
+RECORD = siren.PairType(f64, f64)
+POSTERIOR_RECORD = siren.PairType(f64, RECORD)
+
+
+@dataclass(frozen=True)
+class _Arith:
+    """A number being emitted, with + and * (the backward pass's steps read as formulas)."""
+
+    emit: Emitter
+    value: SSAValue
+
+    def __add__(self, other: "_Arith") -> "_Arith":
+        return _Arith(self.emit, self.emit.arith(siren.AddOp, self.value, other.value))
+
+    def __mul__(self, other: "_Arith") -> "_Arith":
+        return _Arith(self.emit, self.emit.arith(siren.MulOp, self.value, other.value))
+
+
+class Trajectories:
+    """The specializer's handlers of lists of symbolic values, and their records."""
+
+    def nil(self, op: siren.NilOp) -> None:
+        self.staged[op.result] = SList([], None)
+
+    def cons(self, op: siren.ConsOp) -> None:
+        tail = self.get(op.tail)
+        if not isinstance(tail, SList):
+            raise NotSpecialisable("internal: a symbolic list that is not a trajectory", op)
+        self.staged[op.result] = SList([self.get(op.head), *tail.items], tail.records)
+
+    def list_op(self, op) -> None:
+        value = self.get(op.operand)
+        if isinstance(value, SList) and isinstance(op, siren.HdOp | siren.TlOp) and \
+                len(value.items) > (0 if isinstance(op, siren.HdOp) else 1):
+            self._bind(op.result, value.items[0] if isinstance(op, siren.HdOp) else
+                       SList(value.items[1:], value.records))
+            return
+        atoms = self.shadow.get(value) if isinstance(value, SSAValue) else None
+        if isinstance(value, SList):
+            value, atoms = self.trajectory(value, self.posterior and not isinstance(op, siren.LenOp))
+            self.collapsed = True
+        new = type(op)(value)
+        if op.site is not None:
+            new.site = op.site
+        result = self.emit.add(new).result
+        if isinstance(op, siren.LenOp) and self.posterior:   # a length is a point, whatever its elements
+            self.shadow[result] = self._atom_of(result, ATOM_POINT)
+        elif atoms is not None:
+            shadow = self.emit.add(type(op)(atoms)).result
+            # A trajectory's atoms are its elements' variances: an element alone gets a whole atom.
+            self.shadow[result] = self._atom_of(result, float(family("gaussian").id), (result, shadow, 0.0), 1.0, 0.0) \
+                if isinstance(op, siren.HdOp) else shadow
+        self._bind(op.result, K(result) if is_sym(op.result.type) else result)
+
+    def normalize(self, value):
+        """`value` with every trajectory in its loop form: one element, then the records."""
+        if isinstance(value, SPair):
+            return SPair(self.normalize(value.first), self.normalize(value.second))
+        if not isinstance(value, SList):
+            return value
+        records = value.records
+        if records is None:
+            records = self.emit.add(siren.NilOp(siren.ListType(self._record_type()))).result
+        if not value.items:
+            return SList([], records)
+        for k in reversed(range(1, len(value.items))):
+            a, b, c = (self.emit.num(x) for x in self._record(value.items[k], value.items[k - 1]))
+            pair = self.emit.add(siren.PairOp(a, self.emit.add(siren.PairOp(b, c)).result if self.trajectory_atoms
+                                              else b)).result
+            records = self.emit.add(siren.ConsOp(pair, records)).result
+        return SList(value.items[:1], records)
+
+    def _record_type(self) -> Attribute:
+        return POSTERIOR_RECORD if self.trajectory_atoms else RECORD
+
+    def _record(self, item: Expr, after: Expr) -> tuple[Num, Num, Num]:
+        """(a, b, c): the mean of `item` is a * (the mean of `after`) + b, for good, and its
+        variance given `after` is c."""
+        b = self.engine.b
+        item, after = b.eval(item), b.eval(after)
+        if isinstance(item, K):
+            return 0.0, item.v, 0.0
+        if self.engine.method.grafts:
+            raise NotSpecialisable(f"a list of symbolic values under {self.engine.method.name}, whose final "
+                                   "expectation draws its elements (grafting each one prunes the next)")
+        if not isinstance(item, R) or item.rv.family != "gaussian":
+            raise NotSpecialisable("a list of symbolic values whose older elements are not Gaussian "
+                                   "conditionals of the next one")
+        rv = item.rv
+        self.engine.eval_params(rv)
+        mu = rv.params[0]
+        if isinstance(after, R):
+            ab = self.engine.affine(mu, after.rv)
+        else:
+            ab = (K(0.0), mu)
+        if ab is None or not all(isinstance(x, K) for x in ab):
+            raise NotSpecialisable("a list of symbolic values whose older elements depend on more than the "
+                                   "next one (the state would grow)")
+        if not isinstance(rv.params[1], K):
+            raise NotSpecialisable("a list of symbolic values whose older elements have a symbolic variance")
+        self.engine.retired[rv] = True
+        return ab[0].v, ab[1].v, rv.params[1].v
+
+    def trajectory(self, value: SList, atoms: bool) -> tuple[SSAValue, SSAValue | None]:
+        """The per-particle means of a trajectory's elements, as a list of numbers (ARCHITECTURE.md §10.4), and
+        with `atoms` their posterior atoms: the elements' variances alone, a list of numbers beside
+        the means (sirenrt_model.frame_result_type's compact atom), which the backward pass over the
+        records gives as it gives the means (the smoother's); NaN for an element that is not
+        Gaussian (known by its mean alone), and for every one older than it."""
+        self.engine.finished = True
+        means = [self.engine.mean(item) for item in value.items]
+        explicit = [self.emit.num(m) for m in means]
+        out = self._backward(value.records, explicit, lambda a, b, c, prev: (a * prev) + b)
+        if not atoms:
+            return out, None
+        variances = [self._variance(item) for item in value.items]
+        known = [self.emit.num(math.nan if v is None else v) for v in variances]
+        return out, self._backward(value.records, known, lambda a, b, c, prev: (a * a * prev) + c)
+
+    def _variance(self, e: Expr) -> Num | None:
+        """The variance of a Gaussian (or drawn) element whose mean was taken; None for another."""
+        e = self.engine.b.eval(e)
+        if isinstance(e, K) or (isinstance(e, R) and e.rv.realized):
+            return 0.0
+        if isinstance(e, R) and e.rv.family == "gaussian" and isinstance(e.rv.params[1], K):
+            return e.rv.params[1].v
+        return None
+
+    def _backward(self, records: SSAValue | None, explicit: list[SSAValue], step) -> SSAValue:
+        """The explicit numbers, then one per record, each `step(a, b, c, the one before)` on the
+        record's (a, b, c) (c is 0 in a record without one), from the last explicit number."""
+        emit = self.emit
+        out = emit.add(siren.NilOp(siren.ListType(f64))).result
+        # Records follow a first element: a list without one (still empty) has none.
+        if records is not None and explicit:
+            record_type = records.type.element
+            acc_type = siren.PairType(f64, siren.ListType(f64))
+            body = Block(arg_types=[record_type, acc_type])
+            saved, emit.block = emit.block, body
+            record, acc = body.args
+            a, rest = emit.add(siren.FstOp(record)).result, emit.add(siren.SndOp(record)).result
+            if record_type == RECORD:
+                b, c = rest, emit.const(0.0)
+            else:
+                b, c = emit.add(siren.FstOp(rest)).result, emit.add(siren.SndOp(rest)).result
+            prev, done = emit.add(siren.FstOp(acc)).result, emit.add(siren.SndOp(acc)).result
+            m = step(_Arith(emit, a), _Arith(emit, b), _Arith(emit, c), _Arith(emit, prev)).value
+            emit.add(siren.YieldOp(emit.add(siren.PairOp(m, emit.add(siren.ConsOp(m, done)).result)).result))
+            emit.block = saved
+            init = emit.add(siren.PairOp(explicit[-1], out)).result
+            folded = emit.add(siren.FoldOp(records, init, body)).result
+            out = emit.add(siren.RevOp(emit.add(siren.SndOp(folded)).result)).result
+        for m in reversed(explicit):
+            out = emit.add(siren.ConsOp(m, out)).result
+        return out
