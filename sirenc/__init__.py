@@ -22,7 +22,7 @@ from sirenc.diagnostics import (
     SirenUsageError,
 )
 
-_LAZY = ["compile", "load", "Model", "Filter", "runs"]
+_LAZY = ["compile", "load", "Model", "Filter", "runs", "run_many", "FilterBank", "tune"]
 __all__ = [
     "__version__", *_LAZY, "SirenError", "SirenSyntaxError", "SirenNameError", "SirenTypeError", "SirenPlanError",
     "SirenDataError", "SirenRuntimeError", "SirenUsageError",
@@ -41,9 +41,18 @@ def __getattr__(name: str):
     if name == "runs":
         from sirenc.repeated_runs import runs
         return runs
+    if name == "tune":
+        from sirenc.tuning import tune
+        return tune
     if name == "Filter":
         from sirenc.native_filter import Filter
         return Filter
+    if name == "run_many":
+        from sirenc.distributed import run_many
+        return run_many
+    if name == "FilterBank":
+        from sirenc.filter_bank import FilterBank
+        return FilterBank
     if name in _LAZY:
         from sirenc import api
         return getattr(api, name)

@@ -84,12 +84,23 @@ def compile(source: str | os.PathLike, method: str = methods.DEFAULT, check: boo
     if float32:
         raise SirenUsageError("float32 is an option of the JAX back end (backend='jax')")
     c = open_source(source, method, check=check, analysis_budget=analysis_budget, snapshots=False, tier=tier)
-    program = (c.text, c.path if c.path.startswith("<") else os.path.abspath(c.path), method, check,
-               c.max_rvs, analysis_budget, tier)
+    if output is None:
+        return from_compilation(c)
     module = run_until(c, "llvm-dialect")
-    model = from_llvm_dialect(module, model_info(c, module), output=output)
-    if model.path is None:   # a pickle carries the program it was compiled from, not its path
-        model._origin = (_recompile, program)
+    return from_llvm_dialect(module, model_info(c, module), output=output)
+
+
+def from_compilation(c: Any) -> "Model":
+    """The JIT model of the driver's ``Compilation`` ``c``. It pickles as the program it was compiled
+    from (the text, the path it was compiled as, the options), not as a path: a pickle carries it
+    to another process or machine (sirenc/distributed.py), which compiles it for its own CPU."""
+    from sirenc.driver import model_info, run_until
+
+    program = (c.text, c.path if c.path.startswith("<") else os.path.abspath(c.path), c.method, c.check,
+               c.max_rvs, c.analysis_budget, c.tier)
+    module = run_until(c, "llvm-dialect")
+    model = from_llvm_dialect(module, model_info(c, module))
+    model._origin = (_recompile, program)
     return model
 
 
@@ -97,14 +108,10 @@ def _recompile(text: str, path: str, method: str, check: bool, max_rvs: int, bud
                tier: int) -> "Model":
     """A JIT model from its pickle: the program text, compiled as the file ``path`` (its name in
     messages, the folder its data files are read from), whatever that file holds now."""
-    from sirenc.driver import Compilation, model_info, run_until
+    from sirenc.driver import Compilation
 
-    c = Compilation(text, path, method, check=check, max_rvs=max_rvs, analysis_budget=budget,
-                    snapshots=False, tier=tier)
-    module = run_until(c, "llvm-dialect")
-    model = from_llvm_dialect(module, model_info(c, module))
-    model._origin = (_recompile, (text, path, method, check, max_rvs, budget, tier))
-    return model
+    return from_compilation(Compilation(text, path, method, check=check, max_rvs=max_rvs, analysis_budget=budget,
+                                        snapshots=False, tier=tier))
 
 
 def from_llvm_dialect(module: Any, info: ModelInfo,

@@ -56,11 +56,13 @@ def encode(fields: dict, trees: dict[str, Any]) -> bytes:
     """``fields`` (JSON values) and ``trees`` (pytrees of JAX or NumPy arrays) as a checkpoint."""
     import jax
 
+    from sirenc.backend.jax_results import fetched
+
     nodes = {cls: name for name, cls in _nodes().items()}
     arrays: list[np.ndarray] = []
 
     def leaf(x: Any, tag: str) -> dict:
-        arrays.append(np.asarray(x, order="C"))   # not ascontiguousarray: it makes scalars 1-D
+        arrays.append(np.asarray(fetched(x), order="C"))   # not ascontiguousarray: it makes scalars 1-D
         return {tag: len(arrays) - 1}
 
     def tree(x: Any) -> Any:
@@ -74,8 +76,8 @@ def encode(fields: dict, trees: dict[str, Any]) -> bytes:
             children, aux = x.tree_flatten()
             return {"n": nodes[type(x)], "aux": _aux_out(aux), "c": [tree(c) for c in children]}
         if hasattr(x, "dtype") and jax.dtypes.issubdtype(x.dtype, jax.dtypes.prng_key):
-            return leaf(np.asarray(jax.random.key_data(x)), "k")
-        return leaf(np.asarray(x), "a")
+            return leaf(jax.random.key_data(x), "k")
+        return leaf(x, "a")
 
     header = dict(fields, trees={name: tree(t) for name, t in trees.items()})
     little = [a.astype(a.dtype.newbyteorder("<"), copy=False) for a in arrays]

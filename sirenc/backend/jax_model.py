@@ -453,7 +453,7 @@ class JaxFilter(interface.Filter):
         results, state = self._finished()
         results = [R.host(r) for r in results]
         desc, frame = self.model.info["result_type"], self.model.info.get("frame_result_type")
-        weights = self._weights(np.asarray(state["logw"], dtype=np.float64))
+        weights = self._weights(np.asarray(R.fetched(state["logw"]), dtype=np.float64))
         user = R.leaf_count(desc)
         values = R.flatten(desc, results[:user], self.n_particles)
         if frame:   # a tier-2 program returns (result, its posterior atoms)
@@ -493,7 +493,7 @@ class JaxFilter(interface.Filter):
     @exclusive
     def log_evidence(self) -> float:
         state = self._state()
-        logw = np.asarray(state["logw"], dtype=np.float64)
+        logw = np.asarray(R.fetched(state["logw"]), dtype=np.float64)
         mx = np.max(logw)
         if not np.isfinite(mx):
             return float(state["logz"]) + float(mx)
@@ -502,13 +502,13 @@ class JaxFilter(interface.Filter):
     @property
     @exclusive
     def ess(self) -> float:
-        w = _relative_weights(np.asarray(self._state()["logw"], dtype=np.float64))
+        w = _relative_weights(np.asarray(R.fetched(self._state()["logw"]), dtype=np.float64))
         return 0.0 if w is None else float(w.sum() ** 2 / (w * w).sum())
 
     @exclusive
     def history(self, frame: bool = False) -> Any:
         """One entry per resample(): ``ess``, ``resampled`` and ``log_evidence``, as ``Filter.history``."""
-        parts = [tuple(np.asarray(x) for x in h) for h in self._history]
+        parts = [tuple(R.fetched(x) for x in h) for h in self._history]
         ess = np.concatenate([p[0] for p in parts]) if parts else np.empty(0)
         out = {"ess": ess.astype(np.float64),
                "resampled": np.concatenate([p[1] for p in parts]).astype(bool) if parts else np.empty(0, bool),

@@ -29,15 +29,28 @@ def weighted_means(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 def step_history(hists):
     """Per-step history arrays (steps x barriers per step) in order, one entry per barrier."""
-    return tuple(np.asarray(h).reshape(-1) for h in hists)
+    return tuple(fetched(h).reshape(-1) for h in hists)
+
+
+def fetched(value: Any) -> np.ndarray:
+    """A device array's numbers in this process. One sharded over the devices of several processes
+    (a population split over hosts with jax.distributed, docs/jax.md) is gathered from all of them
+    first: a collective, which every process reaches at the same call, as a program run on every
+    host does."""
+    import jax
+
+    if isinstance(value, jax.Array) and not value.is_fully_addressable:
+        from jax.experimental import multihost_utils
+        value = multihost_utils.process_allgather(value, tiled=True)
+    return np.asarray(value)
 
 
 def host(value):
     from sirenc.backend.jax_values import JList
 
     if isinstance(value, JList):
-        return ([np.asarray(c) for c in value.cols], np.asarray(value.length))
-    return np.asarray(value)
+        return ([fetched(c) for c in value.cols], fetched(value.length))
+    return fetched(value)
 
 
 def leaf_count(desc: str) -> int:

@@ -5,6 +5,7 @@
     sirenc run model.si --handler mh [--samples N] [-w W] [-t K]   ... with an MH chain
     sirenc run model.si [--resume CKPT] [--data rows.csv] --save CKPT   ... a stream, saved and resumed
     sirenc check model.si [-m pf|ssi|ds|bp]              check the inference plan
+    sirenc tune model.si --target-error E [-o tuned.si]  the fastest plan that reaches E (or --time-budget S)
     sirenc --version
     sirenc --cflags                                      include flags for a C host (sirenrt.h)
 
@@ -33,8 +34,9 @@ from sirenc.cli.emit import cmd_compile
 from sirenc.cli.exit_status import guarded
 from sirenc.cli.options import check_options, compile_options, run_options
 from sirenc.cli.run import cmd_run
+from sirenc.cli.tune import cmd_tune, tune_options
 
-COMMANDS = {"run": (run_options, cmd_run), "check": (check_options, cmd_check)}
+COMMANDS = {"run": (run_options, cmd_run), "check": (check_options, cmd_check), "tune": (tune_options, cmd_tune)}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -71,11 +71,12 @@ def compile_options() -> Options:
 
     p = Options(
         prog="sirenc",
-        usage="sirenc [options] FILE\n       sirenc {run,check,help} ...",
+        usage="sirenc [options] FILE\n       sirenc {run,check,tune,help} ...",
         description="Compile a Siren program to a native particle filter.",
         epilog="commands:\n"
         "  sirenc run FILE     compile and run a program, print its posterior ('sirenc run --help')\n"
         "  sirenc check FILE   check a program's inference plan ('sirenc check --help')\n"
+        "  sirenc tune FILE    find the fastest plan that reaches a target error ('sirenc tune --help')\n"
         "  sirenc help [CMD]   this help, or a command's",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -97,7 +98,12 @@ def run_options() -> Options:
     p.add_argument("-p", "--particles", type=int, default=None, help="number of particles (default 1000)")
     p.add_argument("-s", "--seed", type=int, default=0, help="random seed (default 0)")
     add_handler_options(p)
-    p.add_argument("--data", metavar="FILE", help="CSV rows (header line first) replacing the data the program reads")
+    p.add_argument("--data", metavar="FILE", help="CSV rows (header line first) replacing the data the program reads; "
+                   "a pattern such as 'streams/*.csv' (quoted) runs one filter per file it matches, on Dask, "
+                   "and reports one row per file (pip install 'sirenc[distributed]')")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run one filter per --data file (the program's own without --data) on the Dask cluster "
+                   "of the scheduler at ADDRESS, such as tcp://host:8786")
     p.add_argument("--save", metavar="FILE",
                    help="feed the data row by row (a streamable program) and write the filter's checkpoint "
                    "to FILE after the last row")

@@ -12,6 +12,7 @@ from sirenc.cli.run_checks import (
     check_checkpoint_options, check_filter_options, check_outputs, handler_options, memory_limit_option,
 )
 from sirenc.cli.runs import checkpointed_run, progress_bar, recorded_run, repeated_runs, run_filter
+from sirenc.cli.streams import run_streams, stream_files
 from sirenc.cli.warning_groups import print_warnings
 from sirenc.diagnostics import SirenUsageError
 
@@ -29,6 +30,9 @@ def cmd_run(args) -> int:
         raise SirenUsageError(f"--seed must be an integer in [0, 2**64), not {args.seed}")
     check_filter_options(args)
     memory_limit = memory_limit_option(args.memory_limit)
+    files = stream_files(args)
+    if files is not None:
+        return run_streams(args, files, memory_limit)
     data = check_readable(args.data) if args.data else None
     check_checkpoint_options(args)
     check_outputs(args)

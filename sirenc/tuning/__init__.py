@@ -1,0 +1,106 @@
+"""`sirenc.tune`: the fastest inference plan that reaches a target error, found by running it.
+
+    >>> import sirenc
+    >>> t = sirenc.tune("examples/walk.si", target_error=1e-3, seed=0)        # doctest: +SKIP
+    >>> print(t.table()); open("walk_tuned.si", "w").write(t.source)          # doctest: +SKIP
+
+The search has four steps, a module each:
+
+1. ``plans``: every `symbolic`/`sample` annotation of the program's unannotated random
+   variables, under each method asked for (pf has one plan), and the program as written;
+2. ``screening``: the plan analysis rejects what a method cannot honour (with its diagnostic),
+   tier 2 says what compiles to plain arithmetic, and a cost model orders the rest;
+3. ``halving``: successive halving over pilot runs at growing particle counts, each plan's
+   error and time against particles estimated by ``accuracy``;
+4. ``choice``: the bootstrap of the pilot runs, for how sure the choice is; ``result`` holds
+   the table.
+
+The package is named ``tuning`` because ``sirenc.tune`` is the function: a submodule of that
+name would take its place as an attribute of ``sirenc``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from typing import Any, Callable
+
+from sirenc import methods as method_table
+from sirenc.diagnostics import SirenUsageError
+
+METHODS = ("ssi", "ds", "bp", "pf")
+SCHEDULE = (100, 1000, 10_000, 100_000)
+
+
+def tune(program: str | os.PathLike, data: Any = None, methods: str | tuple | list = METHODS,
+         target_error: float | None = None, time_budget: float | None = None, seed: int = 0, *,
+         particles: tuple[int, ...] = SCHEDULE, runs: int = 8, keep: float = 1 / 3, bootstrap: int = 200,
+         memory_limit: Any = None, max_rvs: int = 4, analysis_budget: int | None = None,
+         progress: Callable[[str], object] | None = None):
+    """The fastest plan of ``program`` (a path or the program text) to reach ``target_error``,
+    the mean squared error of one run's estimate of the result's numbers against the exact
+    posterior mean; a ``sirenc.tuning.result.Tuning``.
+
+    ``data``: a CSV path that replaces the program's data file (``sirenc run --data``), or rows
+    for ``Filter.run``. ``methods``: a method's name or several. ``time_budget``: seconds that
+    tune may take in all (analysis, compiling and pilot runs); without ``target_error`` tune
+    spends it and targets the smallest error the pilots reach. ``seed`` fixes every pilot run's
+    seed and the bootstrap. ``particles``: the pilots' particle counts, rung by rung; ``runs``:
+    pilot runs per plan and particle count; ``keep``: the fraction of plans each rung keeps;
+    ``bootstrap``: resamplings for the uncertainty of the choice. ``memory_limit`` is each pilot
+    filter's (``Model.filter``'s); ``max_rvs`` and ``analysis_budget`` the plan analysis'.
+    ``progress`` is called with a line of text as the search goes.
+    """
+    from sirenc.arguments import check_seed
+    from sirenc.tuning.halving import Search, Settings
+    from sirenc.tuning.plans import candidates, read_program
+    from sirenc.tuning.screening import Options
+
+    names = _methods(methods)
+    for name, value in (("target_error", target_error), ("time_budget", time_budget)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
+                                  or not math.isfinite(value) or value <= 0):
+            raise SirenUsageError(f"{name} must be a positive number, not {value!r}")
+    if target_error is None and time_budget is None:
+        raise SirenUsageError("tune needs a target error (target_error=, --target-error), a time budget "
+                              "(time_budget=, --time-budget) or both")
+    check_seed(seed)
+    _count("runs", runs, 2)
+    _count("bootstrap", bootstrap, 1)
+    if not particles or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in particles) \
+            or list(particles) != sorted(set(particles)):
+        raise SirenUsageError(f"particles must be increasing positive integers, not {particles!r}")
+    if isinstance(keep, bool) or not isinstance(keep, (int, float)) or not 0 < keep <= 1:
+        raise SirenUsageError(f"keep must be a fraction in (0, 1], not {keep!r}")
+    csv, rows = _data(data)
+    prog = read_program(program)
+    settings = Settings(target=None if target_error is None else float(target_error),
+                        budget=None if time_budget is None else float(time_budget), seed=seed,
+                        schedule=tuple(particles), runs=runs, keep=float(keep), bootstrap=bootstrap,
+                        memory_limit=memory_limit, rows=rows, data=csv,
+                        options=Options(max_rvs=max_rvs, analysis_budget=analysis_budget))
+    return Search(prog, candidates(prog, names), settings, progress).run()
+
+
+def _methods(value: Any) -> list[str]:
+    names = [value] if isinstance(value, str) else list(value) if isinstance(value, (tuple, list)) else None
+    if not names or not all(isinstance(n, str) for n in names):
+        raise SirenUsageError(f"methods must be a method's name or a list of them, not {value!r}")
+    for n in names:
+        method_table.get(n)
+    return list(dict.fromkeys(names))
+
+
+def _count(name: str, value: Any, least: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise SirenUsageError(f"{name} must be an integer of at least {least}, not {value!r}")
+
+
+def _data(data: Any) -> tuple[str | None, Any]:
+    """(a CSV path, rows): a path replaces the program's data file; anything else is rows."""
+    if data is None:
+        return None, None
+    if isinstance(data, (str, os.PathLike)):
+        from sirenc.data import check_readable
+        return check_readable(data), None
+    return None, data
