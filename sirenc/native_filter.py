@@ -341,9 +341,7 @@ class Filter(interface.Filter):
         ``frame=True`` gives a pandas DataFrame."""
         from sirenc.runtime.ffi import ffi
 
-        before = ffi.new("double *")
-        self.model._entry.history_dropped(self._f, before, ffi.NULL)
-
+        _, before, _ = self._dropped()
         n = ffi.new("int64_t *")
         self._check(self.model._entry.history(self._f, ffi.NULL, ffi.NULL, ffi.NULL, ffi.NULL, 0, n) % 2)
         k = int(n[0])
@@ -355,7 +353,7 @@ class Filter(interface.Filter):
             ffi.from_buffer("int32_t[]", resampled, require_writable=True),
             ffi.from_buffer("int64_t[]", rows, require_writable=True), k, n))
         table = {"ess": ess, "resampled": resampled.astype(bool), "log_evidence": logz,
-                 "log_evidence_increment": np.diff(logz, prepend=before[0]), "rows": rows}
+                 "log_evidence_increment": np.diff(logz, prepend=before), "rows": rows}
         if not frame:
             return table
         try:
@@ -369,19 +367,22 @@ class Filter(interface.Filter):
     def history_dropped(self) -> int:
         """How many resample() barriers of the run ``history()`` no longer holds: it keeps the
         latest 2**20 (32 MiB), so that a long-running stream's memory does not grow without end."""
-        from sirenc.runtime.ffi import ffi
-
-        return int(self.model._entry.history_dropped(self._f, ffi.NULL, ffi.NULL))
+        return self._dropped()[0]
 
     @property
     @exclusive
     def history_dropped_resampled(self) -> int:
         """How many of the ``history_dropped`` barriers resampled."""
+        return self._dropped()[2]
+
+    def _dropped(self) -> tuple[int, float, int]:
+        """(barriers the history no longer holds, the log evidence after the last of them, how many
+        of them resampled)."""
         from sirenc.runtime.ffi import ffi
 
-        resampled = ffi.new("int64_t *")
-        self.model._entry.history_dropped(self._f, ffi.NULL, resampled)
-        return int(resampled[0])
+        log_evidence, resampled = ffi.new("double *"), ffi.new("int64_t *")
+        dropped = int(self.model._entry.history_dropped(self._f, log_evidence, resampled))
+        return dropped, float(log_evidence[0]), int(resampled[0])
 
     # ------------------------------------------------------------ checkpoints
 

@@ -205,10 +205,11 @@ typedef struct sirenrt_options {
                                 * and sirenrt_filter_new fails); then one pool, the rest, for the
                                 * young arenas (each particle at most an equal share of the pool),
                                 * the heap of lists kept across resample() (shared cells once), the
-                                * data files read and the symbolic states' node pools.  A list past
-                                * it is a run-time error at its construct (at the barrier for the
-                                * heap); a file, at its File.read; a symbolic state, at the operation.
-                                * Not counted: rows the host passes, estimate()'s copy of a stream.
+                                * data files read, the rows the host passes and the symbolic states'
+                                * node pools.  A list past it is a run-time error at its construct
+                                * (at the barrier for the heap); a file, at its File.read; rows, at
+                                * run or step; a symbolic state, at the operation.
+                                * Not counted: estimate()'s copy of a stream.
                                 * 0: half the machine's memory (or of the container's limit, if
                                 * smaller). */
 } sirenrt_options;

@@ -374,7 +374,7 @@ double rt_family_mean(int family, const double *p, const double *probs, int64_t 
  * rt_budget_take reserves words of the budget (1), or refuses (0); NULL is no budget (always 1).
  * rt_budget_message: the filter's error after a refused reservation ("out of memory" when none was
  * refused); rt_budget_data_message: a data file's that did not fit; rt_budget_rows_message: the rows a
- * host gave to run or step ("what") that did not (n_rows rows of n_cols columns).  rt_arena_reserve:
+ * host gave to run or step ("what") that did not (n_rows rows of n_cols columns), with a note (or NULL).  rt_arena_reserve:
  * reserves an arena's growth to *cap words (or to `need` only, lowering *cap, when that is all that
  * fits); -1 with the error recorded at `site` when not even that fits.  rt_arena_within_limit: may an
  * arena grow to hold `need` words?  Lowers *cap (the capacity it would grow to) to the share; -1 with
@@ -387,7 +387,8 @@ char *rt_budget_message(const rt_budget *b);
 /* "4.00 MiB: 1.20 MiB for the particles' state, 2.75 MiB taken by lists, data and symbolic states" */
 const char *rt_budget_state(char out[200], const rt_budget *b);
 char *rt_budget_data_message(const rt_budget *b, const char *path, uint64_t need_bytes);
-char *rt_budget_rows_message(const rt_budget *b, const char *what, int64_t n_rows, int64_t n_cols);
+char *rt_budget_rows_message(const rt_budget *b, const char *what, int64_t n_rows, int64_t n_cols,
+                             const char *note);
 int rt_arena_reserve(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site);
 int rt_arena_within_limit(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site);
 int rt_list_within_limit(sirenrt_ctx *ctx, const char *construct, int64_t elements, uint32_t cell_words,

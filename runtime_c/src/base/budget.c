@@ -5,7 +5,6 @@
 #include "base.h"
 
 #include <stdio.h>
-#include <string.h>
 
 const char *rt_human_bytes(char out[32], double bytes) {
   static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB", "YiB"};
@@ -51,13 +50,14 @@ char *rt_budget_message(const rt_budget *b) {
                           "shorter lists", rt_budget_state(state, b));
 }
 
-char *rt_budget_rows_message(const rt_budget *b, const char *what, int64_t n_rows, int64_t n_cols) {
+char *rt_budget_rows_message(const rt_budget *b, const char *what, int64_t n_rows, int64_t n_cols,
+                             const char *note) {
   char state[200], need[32];
   return rt_strdup_printf("error: %s: %lld rows of %lld columns (%s) need more than the filter's memory limit "
-                          "leaves (%s); raise the limit (memory_limit, --memory-limit)%s",
+                          "leaves (%s); raise the limit (memory_limit, --memory-limit)%s%s",
                           what, (long long)n_rows, (long long)n_cols,
                           rt_human_bytes(need, (double)n_rows * (double)(n_cols + 1) * sizeof(double)), rt_budget_state(state, b),
-                          strcmp(what, "step") == 0 ? ": a stream keeps every row it is given" : "");
+                          note ? ": " : "", note ? note : "");
 }
 
 char *rt_budget_data_message(const rt_budget *b, const char *path, uint64_t need_bytes) {

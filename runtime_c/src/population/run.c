@@ -37,7 +37,7 @@ int32_t rt_filter_run_rows(sirenrt_filter *f, const double *rows, int64_t n_rows
     rt_table *t = &f->tables[0];
     for (int64_t r = 0; r < n_rows; r++) {
       int status = rt_table_append_row(t, rows + r * n_cols, n_cols);
-      if (status == -2) return rt_filter_fail(f, rt_budget_rows_message(&f->budget, "run", n_rows, n_cols));
+      if (status == -2) return rt_filter_fail(f, rt_budget_rows_message(&f->budget, "run", n_rows, n_cols, NULL));
       if (status) return rt_filter_fail(f, rt_strdup_printf("error: run: out of memory or too much data for file 0"));
     }
     t->loaded = 1;
@@ -67,7 +67,8 @@ int32_t sirenrt_filter_step(sirenrt_filter *f, const double *row, int64_t n_cols
   }
   int appended = rt_table_append_row(&f->tables[0], row, n_cols);
   if (appended == -2)
-    return rt_filter_fail(f, rt_budget_rows_message(&f->budget, "step", f->tables[0].n_rows + 1, n_cols));
+    return rt_filter_fail(f, rt_budget_rows_message(&f->budget, "step", f->tables[0].n_rows + 1, n_cols,
+                                                  "a stream keeps every row it is given"));
   if (appended) return rt_filter_fail(f, rt_strdup_printf("error: step: out of memory or stream too long"));
   if (rt_advance(f)) return 1;
   return check_final_weights(f);
