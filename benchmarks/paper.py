@@ -10,6 +10,7 @@ over the default plans, and the analysis-precision table.
                                              # --default-budget)
     python benchmarks/paper.py --quick --models noise,gtree --particles 1,4 --reps 2 --out /tmp/p
     python benchmarks/paper.py --report-only # redraw the report from results/summary.json
+    python benchmarks/paper.py --full --scheduler tcp://HOST:8786   # the settings on a Dask cluster
 
 For each model and each method (ssi, ds, bp) the sweep runs the default plan (the program without
 annotations: the analysis infers the plan) and every plan benchmarks/plans.py says the analysis
@@ -47,7 +48,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from plans import BENCHMARKS, MODELS, ORACLE, all_plans  # noqa: E402
+from plans import BENCHMARKS, MODELS, ORACLE  # noqa: E402
 
 METHODS = ("ssi", "ds", "bp")
 FULL_PARTICLES = [2 ** k for k in range(11)]          # 1 .. 1024
@@ -166,18 +167,30 @@ def _quantiles(xs: list[float]) -> dict:
     return {"p10": float(q10), "median": float(q50), "p90": float(q90)}
 
 
+def setting(cfg: Config) -> tuple[dict[str, bytes], list]:
+    """What a worker needs of a setting besides sirenc: its files (the annotated program, named
+    <model>.si, and the model's data files) and the true values; so that workers need neither
+    this repository nor its paths."""
+    from plans import Plan
+
+    plan = Plan(cfg.model, cfg.plan, dict(cfg.annotations))
+    files = {data.name: data.read_bytes() for data in (MODELS / cfg.model).glob("*.csv")}
+    files[f"{cfg.model}.si"] = plan.source().encode()
+    return files, truth(cfg.model)
+
+
 def run_config(args: tuple) -> dict:
     """Compile one (model, method, plan) and run it at each particle count, `reps` seeds each."""
-    cfg, particles, reps, tier, run_limit, budgets, memory_limit, resampler = args
+    cfg, (files, true), particles, reps, tier, run_limit, budgets, memory_limit, resampler = args
     budget = budgets[1] if cfg.plan == "default" else budgets[0]
     import sirenc
-    from plans import Plan
     from sirenc.diagnostics import SirenError
 
-    true = truth(cfg.model)
     out = {"model": cfg.model, "method": cfg.method, "plan": cfg.plan, "points": [], "error": None}
     with tempfile.TemporaryDirectory() as tmp:
-        path = Plan(cfg.model, cfg.plan, dict(cfg.annotations)).write(Path(tmp))
+        for name, content in files.items():
+            (Path(tmp) / name).write_bytes(content)
+        path = Path(tmp) / f"{cfg.model}.si"
         start = time.perf_counter()
         try:
             model = sirenc.compile(str(path), method=cfg.method, tier=tier)
@@ -238,24 +251,31 @@ def run_config(args: tuple) -> dict:
 
 def sweep(models: list[str], methods: list[str], particles: list[int], reps: int, jobs: int, tier: int,
           run_limit: float, budget: tuple[float, float], memory_limit: str, resampler: str = "systematic",
-          log=print) -> tuple[list[dict], dict]:
-    """Runs every setting; returns the results and the accepted plans per (model, method)."""
+          log=print, scheduler: str | None = None) -> tuple[list[dict], dict]:
+    """Runs every setting, on `jobs` local processes or on the Dask cluster of `scheduler` (an
+    address); returns the results and the accepted plans per (model, method)."""
     ctx = multiprocessing.get_context("spawn")
-    pool = ctx.Pool(jobs) if jobs > 1 else None
+    pool = ctx.Pool(jobs) if jobs > 1 and scheduler is None else None
     imap = pool.imap_unordered if pool else map
     try:
         keys = [(m, me) for m in models for me in methods]
         found = {(m, me): plans for m, me, plans in imap(_accepted, keys)}
         accepted = {k: found[k] for k in keys}
         cfgs = configs(accepted)
-        log(f"{len(cfgs)} (model, method, plan) settings; particles {particles}; {reps} runs a point; "
-            f"{jobs} workers")
         # Larger jobs first (the defaults and the symbolic-heavy models), so the workers end together.
         weight = {"slds": 3, "slam": 3, "runner": 2, "wheels": 2}
         order = sorted(cfgs, key=lambda c: -(weight.get(c.model, 1) * (4 if c.plan == "default" else 1)))
-        tasks = [(c, particles, reps, tier, run_limit, budget, memory_limit, resampler) for c in order]
+        tasks = [(c, setting(c), particles, reps, tier, run_limit, budget, memory_limit, resampler) for c in order]
+        if scheduler is not None:
+            done = on_cluster(scheduler, tasks, lambda workers: log(
+                f"{len(cfgs)} (model, method, plan) settings; particles {particles}; {reps} runs a point; "
+                f"{workers} Dask worker threads at {scheduler}"))
+        else:
+            log(f"{len(cfgs)} (model, method, plan) settings; particles {particles}; {reps} runs a point; "
+                f"{jobs} workers")
+            done = imap(run_config, tasks)
         results = []
-        for k, r in enumerate(imap(run_config, tasks), 1):
+        for k, r in enumerate(done, 1):
             results.append(r)
             log(f"[{k}/{len(tasks)}] {r['model']} {r['method']} {r['plan']}"
                 + (f" ({r['error']})" if r["error"] else ""))
@@ -264,6 +284,24 @@ def sweep(models: list[str], methods: list[str], particles: list[int], reps: int
             pool.close()
             pool.join()
     return results, accepted
+
+
+def on_cluster(scheduler: str, tasks: list[tuple], started):
+    """`run_config` of each task on the Dask cluster at `scheduler`, as each finishes. This module
+    travels by value (cloudpickle), and each task carries its files and true values, so the
+    workers need sirenc (and Dask) installed, not this repository."""
+    import cloudpickle
+
+    from sirenc.distributed import RETRIES, connected
+
+    cloudpickle.register_pickle_by_value(sys.modules[run_config.__module__])
+    with connected(scheduler, workers=1) as client:
+        from distributed import as_completed
+
+        started(sum(client.nthreads().values()))
+        futures = [client.submit(run_config, t, pure=False, retries=RETRIES) for t in tasks]
+        for future in as_completed(futures):
+            yield future.result()
 
 
 # ---------------------------------------------------------------- the analysis precision (27 of 33)
@@ -557,6 +595,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--particles", default="", help="comma-separated particle counts (overrides the preset)")
     p.add_argument("--reps", type=int, default=0, help="runs a point (overrides the preset)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="run the settings on the Dask cluster of the scheduler at ADDRESS (tcp://host:8786) "
+                        "instead of --jobs local processes (pip install 'sirenc[distributed]')")
     p.add_argument("--tier", type=int, default=2, choices=(1, 2), help="2: tier 2 where it applies; 1: never")
     p.add_argument("--run-limit", type=float, default=0,
                    help="seconds a run may take; past it the plan's larger particle counts are skipped")
@@ -596,14 +637,15 @@ def main(argv: list[str] | None = None) -> int:
     memory_limit = args.memory_limit or (MEMORY_LIMIT if args.full else QUICK_MEMORY_LIMIT)
     results, accepted = sweep(models, methods, particles, reps, args.jobs, args.tier, run_limit, budget,
                               memory_limit, args.resampler,
-                              log=lambda s: print(f"{time.perf_counter() - start:7.1f}s {s}", flush=True))
+                              log=lambda s: print(f"{time.perf_counter() - start:7.1f}s {s}", flush=True),
+                              scheduler=args.scheduler)
     prec = precision(accepted)
     wall = time.perf_counter() - start
     command = "python benchmarks/paper.py " + " ".join(sys.argv[1:] if argv is None else argv)
     meta = {"command": command.strip(), "commit": _git("rev-parse", "HEAD"),
             "dirty": bool(_git("status", "--porcelain", "--", "benchmarks", "sirenc", "runtime_c")),
             "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": _machine(),
-            "jobs": args.jobs, "particles": particles, "reps": reps, "tier": args.tier,
+            "jobs": args.jobs, "scheduler": args.scheduler, "particles": particles, "reps": reps, "tier": args.tier,
             "resampler": args.resampler, "run_limit": run_limit, "budget": budget, "memory_limit": memory_limit, "wall_s": wall, "load_before": load_before,
             "load_after": ", ".join(f"{x:.2f}" for x in os.getloadavg())}
     summary = {"meta": meta, "results": results, "precision": prec}

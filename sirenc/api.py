@@ -281,7 +281,7 @@ class Model(interface.Model):
 
     _origin: tuple | None = None   # (function, arguments) that make a JIT model again, for pickles
 
-    def __init__(self, descriptor: Any, entry: _Entry, keepalive: Any, path: Path | None,
+    def __init__(self, descriptor: Any, entry: Entry, keepalive: Any, path: Path | None,
                  on_free: Callable[[], None] | None = None):
         self._entry = entry
         self._pin = _CodePin(keepalive, on_free)   # JIT model or loaded library: owns the code

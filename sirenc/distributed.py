@@ -267,7 +267,7 @@ def close_client(opened: tuple[Any, Any, bool]) -> None:
 # model.so loaded) once per process, not once per stream. The latest few are kept.
 _MODELS: OrderedDict[str, Any] = OrderedDict()
 _MODELS_LOCK = threading.Lock()
-_MODELS_KEPT = 8
+_MODELS_KEPT = 32      # tune races up to a few dozen plans on each worker
 
 
 @dataclass(frozen=True)
@@ -283,8 +283,25 @@ class ShippedModel:
 
     @classmethod
     def of(cls, model: Any) -> ShippedModel:
-        payload = pickle.dumps(model)
+        return cls.pickled(model)
+
+    @classmethod
+    def made_by(cls, function: Any, *args: Any) -> ShippedModel:
+        """A model that a worker makes by calling ``function(*args)`` (a module-level function,
+        pickled by name): for models that do not pickle themselves, such as tune's plans, which
+        are compiled from an annotated program and the options of the plan analysis."""
+        return cls.pickled(_Call(function, args))
+
+    @classmethod
+    def pickled(cls, thing: Any) -> ShippedModel:
+        payload = pickle.dumps(thing)
         return cls(hashlib.sha256(payload).hexdigest(), payload)
+
+    def loaded(self) -> bool:
+        """Whether this worker process has the model already (its first run is then not the
+        model's first in this process)."""
+        with _MODELS_LOCK:
+            return self.digest in _MODELS
 
     def model(self) -> Any:
         with _MODELS_LOCK:
@@ -298,3 +315,13 @@ class ShippedModel:
             if len(_MODELS) > _MODELS_KEPT:
                 _MODELS.popitem(last=False)
             return model
+
+
+class _Call:
+    """Unpickles as ``function(*args)``: what ``ShippedModel.made_by`` ships."""
+
+    def __init__(self, function: Any, args: tuple):
+        self.function, self.args = function, args
+
+    def __reduce__(self):
+        return self.function, self.args

@@ -158,7 +158,6 @@ class Filter(interface.Filter):
         model was compiled, from the next time the filter reads it (every ``run`` and fresh
         stream reads its files anew). ``file`` is its index in ``model.info["files"]``, or the
         path the program was compiled with (also just its file name, when that is unambiguous)."""
-        from sirenc.runtime.ffi import ffi
 
         files = self.model.info["files"]
         if isinstance(file, (int, np.integer)) and not isinstance(file, bool):

@@ -611,7 +611,6 @@ def _same_shape(model: JaxModel, n: int, final: tuple) -> None:
 def _fits(model: JaxModel, config: Config, carry: Any) -> None:
     """The model's finishing code traces on ``carry`` into its own answers' structure: a stream
     state that does not fit the program is refused here, not where the next step would fail."""
-    from sirenc.backend.jax_checkpoint import Damaged
 
     jax = _jax()
     program = model.program

@@ -35,6 +35,9 @@ def tune_options() -> Options:
                    help="pilot runs per plan and particle count (default 8)")
     p.add_argument("--max-particles", type=int, default=SCHEDULE[-1], metavar="N",
                    help=f"the most particles a pilot run uses (default {SCHEDULE[-1]})")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="make the pilot runs on the Dask cluster of the scheduler at ADDRESS, such as "
+                   "tcp://host:8786 (pip install 'sirenc[distributed]'); the same seeds, so the same estimates")
     p.add_argument("-o", "--output", metavar="FILE", help="write the program with the chosen plan's annotations")
     p.add_argument("--json", action="store_true", help="print the outcome as JSON")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress line (shown only on a terminal)")
@@ -65,7 +68,8 @@ def cmd_tune(args) -> int:
     try:
         result = sirenc.tune(args.file, data=args.data, methods=names, target_error=args.target_error,
                              time_budget=args.time_budget, seed=args.seed, particles=schedule, runs=args.runs,
-                             max_rvs=args.max_rvs, analysis_budget=args.analysis_budget, progress=line)
+                             max_rvs=args.max_rvs, analysis_budget=args.analysis_budget, progress=line,
+                             client=args.scheduler)
     finally:
         if line is not None:
             line.close()

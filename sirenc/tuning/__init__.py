@@ -36,7 +36,7 @@ def tune(program: str | os.PathLike, data: Any = None, methods: str | tuple | li
          target_error: float | None = None, time_budget: float | None = None, seed: int = 0, *,
          particles: tuple[int, ...] = SCHEDULE, runs: int = 8, keep: float = 1 / 3, bootstrap: int = 200,
          memory_limit: Any = None, max_rvs: int = 4, analysis_budget: int | None = None,
-         progress: Callable[[str], object] | None = None):
+         progress: Callable[[str], object] | None = None, client: Any = None):
     """The fastest plan of ``program`` (a path or the program text) to reach ``target_error``,
     the mean squared error of one run's estimate of the result's numbers against the exact
     posterior mean; a ``sirenc.tuning.result.Tuning``.
@@ -49,7 +49,10 @@ def tune(program: str | os.PathLike, data: Any = None, methods: str | tuple | li
     pilot runs per plan and particle count; ``keep``: the fraction of plans each rung keeps;
     ``bootstrap``: resamplings for the uncertainty of the choice. ``memory_limit`` is each pilot
     filter's (``Model.filter``'s); ``max_rvs`` and ``analysis_budget`` the plan analysis'.
-    ``progress`` is called with a line of text as the search goes.
+    ``progress`` is called with a line of text as the search goes. ``client``, a
+    ``distributed.Client`` or a Dask scheduler's address, runs the pilot runs on that cluster's
+    workers (``pip install 'sirenc[distributed]'``; docs/distributed.md), with the same seeds and
+    so the same estimates as here; without it they run in this process, one at a time.
     """
     from sirenc.arguments import check_seed
     from sirenc.tuning.halving import Search, Settings
@@ -79,7 +82,11 @@ def tune(program: str | os.PathLike, data: Any = None, methods: str | tuple | li
                         schedule=tuple(particles), runs=runs, keep=float(keep), bootstrap=bootstrap,
                         memory_limit=memory_limit, rows=rows, data=csv,
                         options=Options(max_rvs=max_rvs, analysis_budget=analysis_budget))
-    return Search(prog, candidates(prog, names), settings, progress).run()
+    if client is None:
+        return Search(prog, candidates(prog, names), settings, progress).run()
+    from sirenc.tuning.cluster import Cluster
+    with Cluster(client) as cluster:
+        return Search(prog, candidates(prog, names), settings, progress, cluster).run()
 
 
 def _methods(value: Any) -> list[str]:

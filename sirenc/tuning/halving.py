@@ -104,8 +104,9 @@ class Trial:
 
 class Search:
     def __init__(self, program: Program, candidates: list[Candidate], settings: Settings,
-                 progress: Callable[[str], object] | None = None):
+                 progress: Callable[[str], object] | None = None, cluster: Any = None):
         self.program = program
+        self.cluster = cluster                  # a tuning.cluster.Cluster, or None: runs in this process
         self.settings = settings
         self.trials = [Trial(c, Row(c.index, c.method, dict(c.plan))) for c in candidates]
         self.progress = progress
@@ -212,7 +213,8 @@ class Search:
             self.say(f"compiling {t.row.describe()} ({k}/{len(accepted)})")
             if self.late(COMPILE_GUESS if self.compile_time is None else self.compile_time, COMPILE_SHARE):
                 break                    # the rest of the budget is the pilot runs'
-            if self.compile(t) and self.lap([(t, 1)], 1, runs=1, keep=False):
+            # A cluster's worker makes its own untimed first run of a plan (tuning/cluster.py).
+            if self.compile(t) and (self.cluster is not None or self.lap([(t, 1)], 1, runs=1, keep=False)):
                 ready.append(t)
         self.lap([(t, 1) for t in ready], 1)
         for t in ready:
@@ -233,6 +235,9 @@ class Search:
         finally:
             restore_source(self.program)
         self.compile_time = max(self.compile_time or 0.0, time.perf_counter() - began)
+        if self.cluster is not None:
+            s = self.settings
+            self.cluster.ship(t.index, self.program, t.candidate, s.options, s.data)
         return True
 
     def lap(self, work: list[tuple[Trial, int]], rung: int, runs: int | None = None, keep: bool = True) -> bool:
@@ -240,11 +245,13 @@ class Search:
         then run k + 1, each round in another order, so that a drift in the machine's speed (other
         work, its clock) falls on all of them alike. The work that does not fit in the time left is
         left out, the last first (``work`` comes best first); when none fits, the budget is spent.
-        ``keep=False``: one untimed run, not recorded. False when the budget ran out."""
+        ``keep=False``: one untimed run, not recorded. False when the budget ran out. On a cluster
+        each trial's runs are a task (``there``), and the lap's work is shared by its workers."""
         runs = self.settings.runs if runs is None else runs
         fitting, expected = [], 0.0
+        width = 1 if self.cluster is None else self.cluster.width
         for t, n in work:
-            expected += runs * self.expected_time(t, n)
+            expected += runs * self.expected_time(t, n) / width
             if self.late(expected):
                 self.exhausted = not fitting
                 break
@@ -254,6 +261,17 @@ class Search:
             self.say(f"rung {rung}: {len(fitting)} plan{'' if len(fitting) == 1 else 's'}, "
                      f"{'/'.join(str(n) for n in sorted({n for _, n in fitting}))} particles")
         limits = {t.index: self.run_limit(t) if keep else None for t, _ in fitting}
+        done = (self.here if self.cluster is None else self.there)(fitting, runs, limits, rung)
+        if keep:
+            for t, n in fitting:
+                if t.racing and len(done[t.index]) > 1:      # a group cut short by the budget still counts
+                    self.record(t, n, done[t.index])
+        return not self.exhausted
+
+    def here(self, fitting: list[tuple[Trial, int]], runs: int, limits: dict, rung: int) -> dict[int, list]:
+        """The lap's runs in this process, interleaved, until the budget is spent: per trial index,
+        its (estimate, seconds) in the order of the runs."""
+        s = self.settings
         done: dict[int, list[tuple[list[float], float]]] = {t.index: [] for t, _ in fitting}
         for k in range(runs):
             shift = k % len(fitting) if fitting else 0
@@ -261,26 +279,36 @@ class Search:
                 if not t.racing or self.exhausted:
                     continue
                 try:
-                    done[t.index].append(run_once(t.model, n, run_seed(self.settings.seed, t.index, n, k),
-                                                  self.settings.rows, self.settings.memory_limit, self.deadline,
-                                                  limits[t.index]))
-                except Overtime as e:
-                    if e.budget:
-                        self.exhausted = True
-                    else:
-                        t.row.status, t.row.rung = DROPPED, rung
-                        t.row.reason = (f"a run with {n} particles took over {e.seconds:.3g} s, "
-                                        f"{RUN_SLACK:g}x another plan's time to the target")
-                except SirenUsageError:
-                    raise
-                except SirenError as e:
-                    t.row.status, t.row.rung, t.row.reason = FAILED, rung, e.message.splitlines()[0]
-                    t.error = e
-        if keep:
-            for t, n in fitting:
-                if t.racing and len(done[t.index]) > 1:      # a group cut short by the budget still counts
-                    self.record(t, n, done[t.index])
-        return not self.exhausted
+                    done[t.index].append(run_once(t.model, n, run_seed(s.seed, t.index, n, k), s.rows,
+                                                  s.memory_limit, self.deadline, limits[t.index]))
+                except (Overtime, SirenError) as e:
+                    self.stopped(t, n, rung, e)
+        return done
+
+    def there(self, fitting: list[tuple[Trial, int]], runs: int, limits: dict, rung: int) -> dict[int, list]:
+        """The lap's runs on the cluster, a task per trial, with the seeds ``here`` gives them."""
+        s = self.settings
+        outcomes = self.cluster.runs([(t.index, n, [run_seed(s.seed, t.index, n, k) for k in range(runs)],
+                                       limits[t.index]) for t, n in fitting], s.rows, s.memory_limit, self.deadline)
+        for t, n in fitting:
+            if outcomes[t.index][1] is not None:
+                self.stopped(t, n, rung, outcomes[t.index][1])
+        return {index: runs for index, (runs, _) in outcomes.items()}
+
+    def stopped(self, t: Trial, n: int, rung: int, e: BaseException) -> None:
+        """What a run of ``t`` with ``n`` particles that raised ``e`` means for the race."""
+        if isinstance(e, Overtime):
+            if e.budget:
+                self.exhausted = True
+            else:
+                t.row.status, t.row.rung = DROPPED, rung
+                t.row.reason = (f"a run with {n} particles took over {e.seconds:.3g} s, "
+                                f"{RUN_SLACK:g}x another plan's time to the target")
+        elif isinstance(e, SirenUsageError):
+            raise e
+        else:
+            t.row.status, t.row.rung, t.row.reason = FAILED, rung, e.message.splitlines()[0]
+            t.error = e
 
     def record(self, t: Trial, particles: int, runs: list[tuple[list[float], float]]) -> None:
         """``runs`` (estimate, seconds) as a group of ``t``; every run of every plan must give as

@@ -31,7 +31,7 @@ class Overtime(Exception):
     is how long it had taken."""
 
     def __init__(self, seconds: float, budget: bool):
-        super().__init__(seconds)
+        super().__init__(seconds, budget)     # both, so that it pickles (from a Dask worker)
         self.seconds = seconds
         self.budget = budget
 

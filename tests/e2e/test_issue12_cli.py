@@ -11,7 +11,6 @@ import sys
 import tomllib
 from pathlib import Path
 
-import pytest
 
 import sirenc
 from markers import needs_runtime

@@ -22,7 +22,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 import fuzzrun
-from checkpoint_layout import NODE_BYTES, STATE_HEADER, field, layout, with_checksum
+from checkpoint_layout import field, layout, with_checksum
 from fuzzcase import FUZZ, check
 from markers import needs_runtime
 
