@@ -32,8 +32,9 @@ particle filter with the same resampling, built with -march=native -ffast-math.
 table's tier-1 runs take minutes.
 
 `--suite` times the eleven benchmark models (benchmarks/models, on their own
-data) under `-m pf` and under every `-m ssi`, `-m ds` and `-m bp` plan the plan
-analysis accepts (benchmarks/plans.py), on tier 2 where it applies (and then on tier 1
+data) under `-m pf`, and under `-m ssi`, `-m ds` and `-m bp` the program as written (plan
+`dflt`: the analysis infers the plan) and every plan the plan analysis accepts
+(benchmarks/plans.py), on tier 2 where it applies (and then on tier 1
 too). The load average is printed: other jobs on the machine
 slow the large N most.
 
@@ -141,6 +142,7 @@ def suite(particles: list[int], models: list[str], repeat: int) -> None:
         runs = [("pf", "-", str(MODELS / name / "model.si"))]
         with tempfile.TemporaryDirectory() as tmp:
             for method in HYBRID:
+                runs.append((method, "dflt", str(MODELS / name / "model.si")))   # the program as written
                 for plan in accepted_plans(name, method):
                     d = Path(tmp) / method / plan.number
                     d.mkdir(parents=True)

@@ -31,11 +31,11 @@ kept as a record of two numbers in a concrete list, and the means are computed a
 backward pass. The rest of `@main` after a loop with several shapes is compiled once per shape.
 
 Where the runtime draws a variable because of the structure alone (a parent that is not
-conjugate to its child, DS and BP's extra parents), the engine emits the same draw at the same
-point. The program stays on tier 1, unchanged, when what the runtime does would depend on the
+conjugate to its child, DS and BP's extra parents, DS's prune), the engine emits the same draw
+at the same point. The program stays on tier 1, unchanged, when what the runtime does would depend on the
 run in a way paths cannot follow; `Specialization.reason` says what and where: a symbolic value
-chosen by a run-time condition outside a loop body, a run-time coefficient, DS's
-prune, a trajectory whose elements are not chained Gaussians (`staged_inference` and below).
+chosen by a run-time condition outside a loop body, a run-time coefficient, a
+trajectory whose elements are not chained Gaussians (`staged_inference` and below).
 A failure of the pass itself also leaves the program on tier 1, reported as an internal error.
 
 The result: each symbolic part of `@main`'s result is replaced by its per-particle posterior

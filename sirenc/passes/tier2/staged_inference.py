@@ -3,11 +3,11 @@
 The same algorithm as the runtime's `rv.c`, `hoist.c`, `conjugacy.c` and `ds.c`, over the
 expressions of `staged_symbolic`: a variable is made a root by swapping it with its parents
 (SSI and BP hoist, DS grafts), observed by emitting a concrete `siren.observe` of its root
-distribution, and drawn by emitting a concrete `siren.assume ... sample`. Wherever the runtime
-would sample a variable on its own (a non-conjugate pair, DS's prune, a second parent under
-DS or BP, a cycle) this engine gives up instead: a specialised program keeps every variable
-symbolic that tier 1 keeps symbolic, so the two agree in distribution and, where nothing is
-drawn, in every number.
+distribution, and drawn by emitting a concrete `siren.assume ... sample`. Where the runtime
+samples a variable on its own because of the structure (a parent with no rule for its child,
+DS's prune, a second parent under DS or BP), this engine emits the same draw at the same point,
+so a specialised program keeps symbolic what tier 1 keeps symbolic, and draws what tier 1 draws,
+in the same order: the two agree in distribution and, where nothing is drawn, in every number.
 """
 
 from __future__ import annotations
@@ -267,7 +267,7 @@ class Engine:
                 return
             except _NonConjugate as e:
                 if self.method.grafts:
-                    raise NotSpecialisable(self._nonconjugate(e.q, e.c)) from None
+                    self.ds_unmarginalize(e.c, e.q)
                 self.value(e.q)
 
     def _hoist_and_eval(self, rv: RV) -> None:
@@ -279,10 +279,6 @@ class Engine:
             self.eval_params(rv)
         if not self.const_params(rv):
             raise _NonConjugate(self.parents(rv)[0], rv)
-
-    def _nonconjugate(self, q: RV, c: RV) -> str:
-        return (f"{_name(c)} ({c.family}) is not conjugate to its parent {_name(q)} ({q.family}) under "
-                f"{self.method.name}: the runtime samples {_name(q)} there")
 
     # -- delayed sampling's node states (ARCHITECTURE.md §13), structure only ----------------------------------
 
@@ -315,12 +311,22 @@ class Engine:
 
     def ds_graft(self, v: RV) -> None:
         if v.ds_state == "M":
-            if self.marginal_child(v) is not None:
-                raise NotSpecialisable(f"delayed sampling samples a child of {_name(v)} here (prune)")
+            self.ds_prune(v)
         elif v.ds_state == "I":
             assert v.ds_parent is not None
             self.ds_graft(v.ds_parent)
             self.ds_marginalize(v)
+
+    def ds_prune(self, v: RV) -> None:
+        """prune (13.3): v's marginal child, and that child's own, drawn deepest first (ds.c's
+        prune_child); each draw gives its parent the posterior given the value."""
+        chain = []
+        c = self.marginal_child(v)
+        while c is not None:
+            chain.append(c)
+            c = self.marginal_child(c)
+        for c in reversed(chain):
+            self.value(c)
 
     @staticmethod
     def ds_marginalize(v: RV) -> None:
@@ -328,6 +334,16 @@ class Engine:
         v.ds_state = "M"
         if q is None or q.ds_state == "R":
             v.ds_parent = None
+
+    @staticmethod
+    def ds_unmarginalize(c: RV, q: RV) -> None:
+        """do_marginalize's case without a rule (ds.c): c does not become q's marginal child, q is
+        drawn instead, and c names no parent once it is. Here graft marked c first (the swap comes
+        later, in the hoist), so the mark is taken back before q is drawn: a draw of q would
+        otherwise prune c."""
+        if c.ds_parent is q:
+            q.children = [k for k in q.children if k is not c]
+            c.ds_parent = None
 
     def ds_realize(self, v: RV) -> None:
         q = v.ds_parent

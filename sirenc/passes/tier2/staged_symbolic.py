@@ -6,9 +6,8 @@ while compiling; only numbers are not. A number is a `float` when the compiler k
 the `SSAValue` (an `f64` of the `siren` program being built) that will hold it: arithmetic on
 numbers emits `siren` arithmetic (`Emitter`), so each conjugate update becomes straight-line code.
 
-What the engine cannot decide from structure alone, or what would make the runtime sample a
-variable the plan keeps symbolic (a non-conjugate pair, a second parent under DS or BP, a prune,
-a symbolic comparison), raises `NotSpecialisable` with the reason: the program then stays on the
+What the engine cannot decide from structure alone (a symbolic comparison, a coefficient known
+only at run time), raises `NotSpecialisable` with the reason: the program then stays on the
 general runtime (tier 1), which handles everything. The rules below mirror the runtime's
 (`runtime_c/src/engine/expr.c`, `conjugacy.c`, `hoist.c`, `ds.c`) one for one, formulas in the same
 order, so that the numbers agree with tier 1 to rounding.
