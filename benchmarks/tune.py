@@ -17,6 +17,33 @@ least time. Then `sirenc.tune` runs with that target (`methods` the one method,
 so it picks among the same plans), and the table gives its pick, its predicted particles and
 time, the pick's own time to the target as brute force measured it, over the best plan's
 (1.0: tune found the fastest), and the seconds tune and brute force took.
+
+    python benchmarks/tune.py --sweep benchmarks/paper/results/summary.json [--models noise] [--methods ssi]
+
+``--sweep``: tune against the results of the paper's sweep (``benchmarks/paper.py --full`` writes
+OUT/summary.json) instead of a brute force of its own. Per (model, method) of the sweep:
+
+* the sweep's targets are paper.py's (``speedups``): per variable, the default plan's
+  90th-percentile error at its largest completed particle count N. A plan's time to the targets
+  is the largest over the variables of its time to reach each (``paper._reaches``: within half
+  an order of magnitude); None if it misses one. The best plan is the one of least time. The
+  sweep's cost for the setting is its run time (runs x median time, summed over the points of
+  every plan) plus its compiling.
+* tune's target is the default plan's error at N by tune's metric (one run's squared error,
+  averaged over the result's numbers): measured here, outside tune's time, as the mean over
+  ``TARGET_SEEDS`` runs at N of the squared error of the flattened estimate against the mean
+  of ``TARGET_SEEDS`` runs at 4N (other seeds; that reference's own noise adds about 1/32 of
+  a run's variance, which is left in). Where the default plan is exact (its runs at one
+  particle agree) that error is 0, which no target can be: tune then gets no target, only its
+  time budget, and targets the smallest error its pilots reach.
+* tune runs on the unannotated program under the one method, with a time budget of a tenth of
+  the sweep's cost; its pick is mapped to the sweep's plan number by its annotations (the
+  program as written, or annotations equal to the plan the analysis infers for it, is
+  "default"; a plan the sweep did not run is "unmatched").
+
+The goals, per setting: the pick's time to the sweep's targets at most ``GOAL_RATIO`` times
+the best plan's, never more than the default's, and tune's time at most a tenth of the
+sweep's cost.
 """
 
 from __future__ import annotations
@@ -35,13 +62,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from paper import QUICK_PARTICLES  # noqa: E402
-from plans import BENCHMARKS, MODELS, Plan, accepted_plans  # noqa: E402
+from paper import METHODS, QUICK_PARTICLES, _curve, _reaches, truth  # noqa: E402
+from plans import BENCHMARKS, MODELS, Plan, accepted_plans, all_plans  # noqa: E402
 
 QUICK_MODELS = ("noise", "gtree", "outlier")
 QUICK_GRID = (*QUICK_PARTICLES, 4096)          # the paper's quick sweep's counts, and one more
 QUICK_REPS = 16
 RUN_LIMIT = 2.0          # seconds: a plan whose run takes longer is not run at larger counts
+TARGET_SEEDS = 8         # --sweep: runs at N (and at 4N, the reference) that measure tune's target
+GOAL_RATIO = 1.5         # --sweep: the pick's time to the targets over the best plan's, at most
 
 
 def brute_force(model: str, method: str, grid: list[int], reps: int) -> dict:
@@ -160,25 +189,167 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+# ---------------------------------------------------------------- --sweep: against paper.py's results
+
+def sweep_setting(model: str, rs: list[dict]) -> dict | None:
+    """One (model, method) of the sweep: each plan's time to the default's targets, the default's
+    largest completed particle count, and what the setting cost; None when the default plan
+    completed no point (there are no targets)."""
+    default = next((r for r in rs if r["plan"] == "default"), None)
+    variables = [v for v, _, _ in truth(model)]
+    if default is None or not _curve(default, variables[0]):
+        return None
+    targets = {v: _curve(default, v)[-1][2] for v in variables}
+
+    def time_to(r: dict) -> float | None:
+        ts = [_reaches(_curve(r, v), t) for v, t in targets.items()]
+        return None if None in ts else max(ts)
+
+    cost = sum(r.get("compile_s", 0.0) + sum(p["runs"] * p["time"]["median"] for p in r["points"] if "time" in p)
+               for r in rs)
+    return {"reach": {r["plan"]: time_to(r) for r in rs}, "particles": _curve(default, variables[0])[-1][0],
+            "cost": cost}
+
+
+def tune_target(path: Path, method: str, particles: int) -> float | None:
+    """The default plan's error at ``particles`` by tune's metric, as the module docstring says;
+    None where the plan is exact (its error is 0)."""
+    import sirenc
+    from sirenc.tuning import accuracy
+    from sirenc.tuning.pilots import Group, run_once
+
+    compiled = sirenc.compile(path, method=method)
+    ones = [run_once(compiled, 1, seed) for seed in range(2)]
+    if accuracy.same_answer(Group(1, np.array([e for e, _ in ones]), np.array([t for _, t in ones]))):
+        return None
+    runs = np.array([run_once(compiled, particles, seed)[0] for seed in range(TARGET_SEEDS)])
+    ref = np.mean([run_once(compiled, 4 * particles, 1000 + seed)[0] for seed in range(TARGET_SEEDS)], axis=0)
+    return float(np.mean((runs - ref) ** 2))
+
+
+def sweep_number(model: str, swept: set[str], tuned) -> str:
+    """The sweep's number of tune's pick (see the module docstring)."""
+    pick = tuned.chosen
+    if all(a is None for a in pick.plan.values()):
+        return "default"
+    number = next((p.number for p in all_plans(model) if p.annotations == pick.plan), None)
+    if number in swept:
+        return number
+    written = next((r for r in tuned.rows if all(a is None for a in r.plan.values())), None)
+    if written is not None and all(written.inferred.get(v) == a for v, a in pick.plan.items()):
+        return "default"
+    return "unmatched"
+
+
+def validate(model: str, method: str, rs: list[dict], seed: int) -> dict:
+    import sirenc
+    from sirenc.diagnostics import SirenError
+
+    row = {"model": model, "method": method}
+    found = sweep_setting(model, rs)
+    if found is None:
+        row["note"] = "the default plan completed no point"
+        return row
+    reach = found["reach"]
+    reached = [k for k, t in reach.items() if t is not None]
+    best = min(reached, key=reach.get)          # the default reaches its own targets
+    row.update(best_plan=best, best_s=reach[best], default_s=reach["default"], sweep_s=found["cost"],
+               budget_s=found["cost"] / 10, particles=found["particles"])
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Plan(model, "default", {}).write(Path(tmp))
+        target = tune_target(path, method, found["particles"])
+        row["target"] = target
+        start = time.perf_counter()
+        try:
+            tuned = sirenc.tune(path, methods=(method,), target_error=target, time_budget=row["budget_s"], seed=seed)
+        except SirenError as e:
+            tuned = None
+            row["note"] = "tune: " + e.message.splitlines()[0]
+        row["tune_s"] = time.perf_counter() - start
+    if tuned is not None:
+        number = sweep_number(model, set(reach), tuned)
+        pick_s = reach.get(number)
+        row.update(tune_pick=tuned.chosen.describe(), tune_plan=number, tune_particles=tuned.chosen.particles,
+                   tune_target=tuned.target_error, pick_s=pick_s,
+                   ratio=None if pick_s is None else pick_s / reach[best])
+    pick_s = row.get("pick_s")
+    row["worse_than_default"] = pick_s is None or pick_s > reach["default"]
+    row["goals"] = {"ratio": row.get("ratio") is not None and row["ratio"] <= GOAL_RATIO,
+                    "not_worse": not row["worse_than_default"],
+                    "time": row["tune_s"] <= row["sweep_s"] / 10}
+    return row
+
+
+def sweep_table(rows: list[dict]) -> str:
+    head = ("model", "method", "N", "tune target", "sweep best", "best ms", "tune's pick", "pick ms", "pick/best",
+            "default ms", "worse?", "tune s", "sweep s", "tune/sweep")
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        if "best_plan" not in r:
+            lines.append("| " + " | ".join([r["model"], r["method"], *["-"] * (len(head) - 3), r["note"]]) + " |")
+            continue
+        pick = r.get("note") or f"{r['tune_plan']} ({r['tune_pick'].split(': ', 1)[1]})"
+        target = r["target"]
+        lines.append("| " + " | ".join([
+            r["model"], r["method"], str(r["particles"]),
+            "exact: none" if target is None else f"{target:.3g}", r["best_plan"], _ms(r["best_s"]), pick,
+            _ms(r.get("pick_s")), "-" if r.get("ratio") is None else f"{r['ratio']:.2f}", _ms(r["default_s"]),
+            "**yes**" if r["worse_than_default"] else "no", f"{r['tune_s']:.1f}", f"{r['sweep_s']:.1f}",
+            f"{r['tune_s'] / r['sweep_s']:.2f}"]) + " |")
+    return "\n".join(lines)
+
+
+def sweep_summary(rows: list[dict]) -> str:
+    n = len(rows)
+    met = {k: sum(r.get("goals", {}).get(k, False) for r in rows) for k in ("ratio", "not_worse", "time")}
+    every = sum(all(r.get("goals", {}).get(k, False) for k in met) for r in rows)
+    return (f"{n} settings: pick/best <= {GOAL_RATIO:g} in {met['ratio']}, never worse than the default in "
+            f"{met['not_worse']}, tune <= 1/10 of the sweep's time in {met['time']}; all three in {every}")
+
+
+def run_sweep(path: Path, models: list[str], methods: list[str], seed: int) -> list[dict]:
+    results = json.loads(path.read_text())["results"]
+    by: dict[tuple[str, str], list[dict]] = {}
+    for r in results:
+        by.setdefault((r["model"], r["method"]), []).append(r)
+    rows = []
+    for key in sorted(by, key=lambda k: (BENCHMARKS.index(k[0]), METHODS.index(k[1]))):
+        if (models and key[0] not in models) or (methods and key[1] not in methods):
+            continue
+        print(f"{key[0]} {key[1]} ...", file=sys.stderr, flush=True)
+        rows.append(validate(*key, by[key], seed))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--quick", action="store_true",
                    help=f"models {', '.join(QUICK_MODELS)}, method ssi, particles {QUICK_GRID}, "
                    f"{QUICK_REPS} runs a point")
     p.add_argument("--models", default="", help=f"comma-separated, of {', '.join(BENCHMARKS)}")
-    p.add_argument("--methods", default="ssi")
+    p.add_argument("--methods", default="", help="comma-separated (default ssi; with --sweep, the sweep's)")
     p.add_argument("--particles", default="", help=f"the brute-force grid (default {','.join(map(str, QUICK_GRID))})")
     p.add_argument("--reps", type=int, default=QUICK_REPS, help="runs a point")
     p.add_argument("--target-particles", type=int, default=256,
                    help="the target is the error of the plan that samples everything at this count of the grid")
     p.add_argument("--seed", type=int, default=0, help="tune's seed")
     p.add_argument("--out", default="", help="also write the rows as JSON here")
+    p.add_argument("--sweep", default="", metavar="SUMMARY",
+                   help="tune against paper.py's results (its summary.json) instead of a brute force")
     args = p.parse_args(argv)
+    if args.sweep:
+        rows = run_sweep(Path(args.sweep), args.models.split(",") if args.models else [],
+                         args.methods.split(",") if args.methods else [], args.seed)
+        print(sweep_table(rows))
+        print(sweep_summary(rows))
+        if args.out:
+            Path(args.out).write_text(json.dumps(rows, indent=1, default=float))
+        return 0
     models = args.models.split(",") if args.models else list(QUICK_MODELS if args.quick else BENCHMARKS)
     grid = [int(n) for n in args.particles.split(",")] if args.particles else list(QUICK_GRID)
     rows = []
     for model in models:
-        for method in args.methods.split(","):
+        for method in (args.methods or "ssi").split(","):
             print(f"{model} {method} ...", file=sys.stderr, flush=True)
             rows.append(compare(model, method, grid, args.reps, args.target_particles, args.seed))
     print(table(rows))
