@@ -266,13 +266,14 @@ def sweep(models: list[str], methods: list[str], particles: list[int], reps: int
         weight = {"slds": 3, "slam": 3, "runner": 2, "wheels": 2}
         order = sorted(cfgs, key=lambda c: -(weight.get(c.model, 1) * (4 if c.plan == "default" else 1)))
         tasks = [(c, setting(c), particles, reps, tier, run_limit, budget, memory_limit, resampler) for c in order]
+
+        def started(workers: str) -> None:
+            log(f"{len(cfgs)} (model, method, plan) settings; particles {particles}; {reps} runs a point; {workers}")
+
         if scheduler is not None:
-            done = on_cluster(scheduler, tasks, lambda workers: log(
-                f"{len(cfgs)} (model, method, plan) settings; particles {particles}; {reps} runs a point; "
-                f"{workers} Dask worker threads at {scheduler}"))
+            done = on_cluster(scheduler, tasks, lambda n: started(f"{n} Dask worker threads at {scheduler}"))
         else:
-            log(f"{len(cfgs)} (model, method, plan) settings; particles {particles}; {reps} runs a point; "
-                f"{jobs} workers")
+            started(f"{jobs} workers")
             done = imap(run_config, tasks)
         results = []
         for k, r in enumerate(done, 1):

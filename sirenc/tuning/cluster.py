@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from sirenc.distributed import RETRIES, ShippedModel, connected
+from sirenc.distributed import RETRIES, ShippedModel, close_client, open_client
 from sirenc.diagnostics import SirenError, SirenRuntimeError
 from sirenc.tuning.pilots import Overtime, run_once
 from sirenc.tuning.screening import compile_model
@@ -29,16 +29,15 @@ class Cluster:
 
     def __init__(self, client: Any):
         self.client = client
-        self.opened = None
         self.shipped: dict[int, ShippedModel] = {}
 
     def __enter__(self) -> Cluster:
-        self.opened = connected(self.client, workers=1)
-        self.c = self.opened.__enter__()
+        self.opened = open_client(self.client, workers=1)
+        self.c = self.opened[0]
         return self
 
     def __exit__(self, *exc) -> None:
-        self.opened.__exit__(*exc)
+        close_client(self.opened)
 
     @property
     def width(self) -> int:

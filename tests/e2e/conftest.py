@@ -53,3 +53,14 @@ def model_so(request, tmp_path_factory, data_file) -> ModelFile:
         source.write_text(TOY_SI)
         sirenc.compile(source, output=out)
     return ModelFile(out, data_file, OBSERVATIONS)
+
+
+@pytest.fixture(scope="session")
+def dask_cluster():
+    """A local Dask cluster of two one-thread worker processes (tests/e2e/test_distributed*.py; a
+    test may kill a worker: its nanny starts another)."""
+    from distributed import LocalCluster
+
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster:
+        yield cluster

@@ -33,11 +33,10 @@ def walk():
 
 
 @pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
+def client(dask_cluster):
+    from distributed import Client
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster, Client(cluster) as c:
+    with Client(dask_cluster) as c:
         yield c
 
 

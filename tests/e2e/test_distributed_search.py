@@ -11,7 +11,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from markers import needs_module, needs_runtime
@@ -22,36 +21,18 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import paper  # noqa: E402
+from tune_walk import write_walk  # noqa: E402
 
-YS = tuple(round(float(y), 3) for y in np.cumsum(np.random.default_rng(7).normal(size=20)))
-WALK = """\
-val first = fun row -> List.hd(row) in
-val step = fun (y, x) ->
-  let x1 <- gaussian(x, 1.) in
-  let () = observe(gaussian(x1, 0.5), y) in
-  let () = resample() in
-  x1
-in
-fold(step, List.map(first, File.read("ys.csv")), 0.)
-"""
 
 
 @pytest.fixture(scope="module")
-def address():
-    from distributed import LocalCluster
-
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                      scheduler_kwargs={"dashboard_address": ":0"}) as cluster:
-        yield cluster.scheduler_address
+def address(dask_cluster):
+    return dask_cluster.scheduler_address
 
 
 @pytest.fixture(scope="module")
 def walk(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("walk")
-    (folder / "ys.csv").write_text("y\n" + "".join(f"{y}\n" for y in YS))
-    path = folder / "walk.si"
-    path.write_text(WALK)
-    return path
+    return write_walk(tmp_path_factory.mktemp("walk"))
 
 
 def errors(results: list[dict]) -> dict:

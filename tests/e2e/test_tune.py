@@ -19,33 +19,18 @@ from linear_gaussian import kalman
 from markers import needs_runtime
 from sirenc.diagnostics import SirenUsageError
 from sirenc.tuning.pilots import flatten
+from tune_walk import Q, R, WALK, YS, write_walk, write_ys
 
 pytestmark = needs_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
-YS = tuple(round(float(y), 3) for y in np.cumsum(np.random.default_rng(7).normal(size=20)))
-Q, R = 1.0, 0.5
-WALK = """\
-val first = fun row -> List.hd(row) in
-val step = fun (y, x) ->
-  let x1 <- gaussian(x, 1.) in
-  let () = observe(gaussian(x1, 0.5), y) in
-  let () = resample() in
-  x1
-in
-fold(step, List.map(first, File.read("ys.csv")), 0.)
-"""
 EXACT = kalman(YS, Q, R)[0]
 TARGET = 1e-3          # pf needs about a thousand particles: its runs cost more than a run's fixed cost
 
 
 @pytest.fixture(scope="module")
 def walk(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("tune")
-    (folder / "ys.csv").write_text("y\n" + "".join(f"{y}\n" for y in YS))
-    path = folder / "walk.si"
-    path.write_text(WALK)
-    return path
+    return write_walk(tmp_path_factory.mktemp("tune"))
 
 
 @pytest.fixture(scope="module")
@@ -164,7 +149,7 @@ def test_a_time_budget_is_kept(walk):
 
 
 def test_annotations_in_the_program_are_kept(tmp_path):
-    (tmp_path / "ys.csv").write_text("y\n" + "".join(f"{y}\n" for y in YS))
+    write_ys(tmp_path)
     two = WALK.replace("  x1\nin", "  let z <- gaussian(x1, 1.) in\n  x1\nin").replace("let x1", "let sample x1")
     path = tmp_path / "fixed.si"
     path.write_text(two)
