@@ -98,11 +98,13 @@ static const sirenrt_span *span_view(const sirenrt_filter *f, int sym, const sir
  * on contexts of the thread's own, keyed for those slots and still in L1, and a particle's own
  * context is touched only when the loop hands it back (lane_return).  Keying every particle's own
  * context and reading it back cost the walk about 4 ns a particle-step at N = 10^5 (a hand-written
- * filter given one context a particle against one keying 16 streams on the stack). */
+ * filter given one context a particle against one keying 16 streams on the stack).  A model with
+ * list slots runs there too: a lane's young arena, emptied when the particle that used it is held
+ * right after the compiled loop returns, stays in L1, where each particle's own arena was a cache
+ * miss at every cons (the walk returning its trajectory at N = 10^5: 78-90 -> 54-59 ns a
+ * particle-step, benchmarks/trajectory.py's `returned`, three alternated pairs). */
 static int lanes_apply(const sirenrt_filter *f, const sirenrt_span *span) {
-  /* (the young cells of a particle that ran on a lane stay in the lane's arena unless it is handed
-   * back: a model with list slots runs on its own contexts) */
-  return span && f->keys_due && rt_resamples_always(f) && f->model->n_vars == 0 && !f->lists;
+  return span && f->keys_due && rt_resamples_always(f) && f->model->n_vars == 0;
 }
 
 /* A lane as a particle's context is before it resumes; its arena stays the lane's. */
@@ -240,9 +242,12 @@ static void resume_range(void *arg, int k, int threads) {
     if (span) {
       int64_t got = f->model->resume_span(span, i, keyed_to);
       int64_t next = got & ~(int64_t)SIRENRT_SPAN_RESUMED;
-      /* Slots [i, next) stopped at resample(), their young cells still in the cache. */
+      /* Slots [i, next) stopped at resample(), their young cells still in the cache (in their
+       * lanes' arenas, when they ran on lanes). */
       if (lists)
-        for (int64_t j = i; j < next; j++) rt_hold_slot(f, k, j, &out->out_of_memory);
+        for (int64_t j = i; j < next; j++)
+          rt_heap_hold(f->heap, k, lanes ? &lane[j - view.ctx_first] : &ctx[j], rt_frame_of(f, j),
+                       rt_roots_now(f, j), &out->out_of_memory);
       /* The compiled loop does not look at the streams: a model that draws may have drawn. */
       drew |= keyed && next > i;
       any_at_resample |= next > i;
@@ -257,11 +262,12 @@ static void resume_range(void *arg, int k, int threads) {
         drew |= keyed;
         if (lanes) {
           sirenrt_ctx *ran_on = &lane[i - view.ctx_first];
-          /* A particle that finished on its lane with nothing flagged left nothing there that its
-           * context needs (its stream is spent; it recorded no error, zero weight or cell), and its
+          /* A particle that finished on its lane with nothing flagged and no young cell (its
+           * result's, which its context takes) left nothing there that its context needs (its
+           * stream is spent; it recorded no error or zero weight), and its
            * context has nothing flagged either: the last pass of a run, where every particle
            * finishes, reads and writes no context, and the next reset need not rewrite them. */
-          if (r == SIRENRT_FINISHED && !ran_on->flagged && !sym) continue;
+          if (r == SIRENRT_FINISHED && !ran_on->flagged && !sym && !ran_on->arena_used) continue;
           lane_return(f, ran_on, c);
           out->touched = 1;
         }
