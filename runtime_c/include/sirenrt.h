@@ -310,9 +310,14 @@ SIRENRT_API void sirenrt_add_log_weight(sirenrt_ctx *ctx, double lp, int32_t sit
  * Element words are raw 64 bits: doubles bitcast by the caller, bools 0/1, list handles as int64.
  * ------------------------------------------------------------------------------------------------ */
 SIRENRT_API int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords); /* words uninitialised */
-/* The same, with the site its errors (a list past the memory limit) are reported at: what generated
- * code calls for `::`.  The site-less forms report at no location. */
+/* The same, with the site its errors (a list past the memory limit) are reported at.  The site-less
+ * forms report at no location. */
 SIRENRT_API int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int32_t site);
+/* What generated code calls for `::`: sirenrt_list_cons_at told the element type (its descriptor,
+ * which outlives the filter: the model's), so that the runtime may make the cell in the population's
+ * heap at once. */
+SIRENRT_API int64_t sirenrt_list_cons_typed(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, const char *elem,
+                                            int32_t site);
 SIRENRT_API void sirenrt_list_set(sirenrt_ctx *ctx, int64_t cell, int32_t i, int64_t word);
 /* A list literal of constants at once: n_elems elements of nwords words each, element i's words at
  * words[i * nwords]; the same cells as consing them from the last one on, with the same errors. */
@@ -470,6 +475,11 @@ SIRENRT_API void sirenrt_filter_set_progress(sirenrt_filter *f, sirenrt_progress
  * the particles' symbolic states (-m ssi; a state shared by several particles counted once) (a
  * diagnostic). */
 SIRENRT_API int64_t sirenrt_filter_memory_words(const sirenrt_filter *f);
+/* Collects the heap of list cells now, wholly: what the last barriers left of cells no particle
+ * reaches any more (the collector runs by itself only once enough was allocated since it last did)
+ * is freed, and the handles move (valid until the next run).  Between runs, to trim a filter's
+ * memory, or to measure what its particles hold.  0, or -1 (sirenrt_filter_error). */
+SIRENRT_API int32_t sirenrt_filter_collect(sirenrt_filter *f);
 /* The runtime inference plan of the final particles, which variables they sampled: "x: symbolic\ny: sample\n", one
  * line per program variable that some particle created, in model->vars order; "" under pf.  Owned
  * by f, valid until its next call. */

@@ -139,8 +139,9 @@ static void force_pool(sirenrt_filter *f, int threads) {
   if (threads > 1 && !f->pool) f->pool = rt_pool_new(threads);
 }
 
-/* Between collections the heap holds at most about twice what the particles reach (and the floor
- * before the first); a collection keeps what they reach and nothing else, and that is the ancestral
+/* Between collections the heap holds at most about nine times what the particles reach (what the
+ * last collection kept and 8 times what the last minor one kept, heap.c; and the floor before the
+ * first; measured: up to 5.6 times); a collection keeps what they reach and nothing else, and that is the ancestral
  * tree, not N trajectories.  Jacob, Murray & Rubenthaler (2015) bound the expected tree
  * by T + c N log N; here c = 10 is generous (measured: about 4). */
 static void test_memory_follows_ancestry(int32_t threads) {
@@ -165,7 +166,7 @@ static void test_memory_follows_ancestry(int32_t threads) {
     int64_t cells, words = reachable_words(f, &cells);
     CHECK(rt_heap_live_words(f->heap) == words, "step %d, %d threads: heap holds %lld words, particles reach %lld",
           t, (int)threads, (long long)rt_heap_live_words(f->heap), (long long)words);
-    CHECK(before <= 2 * words + (1 << 17) + 2 * 16 * N, "step %d: %lld words before the collection, %lld live", t,
+    CHECK(before <= 9 * words + (1 << 17) + 2 * 16 * N, "step %d: %lld words before the collection, %lld live", t,
           (long long)before, (long long)words);
     /* Each step adds an outer cell and a two-cell inner list per surviving lineage. */
     double bound = 3.0 * (t + 10.0 * N * log((double)N));

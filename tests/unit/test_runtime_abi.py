@@ -85,7 +85,7 @@ def every_call_program() -> str:
     return FUNCTIONS + draws + LISTS_AND_DATA
 
 
-NON_FAMILY_CALLS = {"std_normal", "add_log_weight", "list_cons_at", "list_set", "list_from_words",
+NON_FAMILY_CALLS = {"std_normal", "add_log_weight", "list_cons_typed", "list_set", "list_from_words",
                     "list_from_nested_words", "list_head_word",
                     "list_tl", "list_len", "list_rev_at", "list_range", "file", "stream_row"}
 

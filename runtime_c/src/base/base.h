@@ -293,7 +293,11 @@ struct __attribute__((aligned(64))) sirenrt_ctx {
   int32_t err_site;
   char *err_msg;       /* the first error of this particle (malloc'd), NULL if none */
   int64_t want_row;    /* the stream row a NEED_ROW particle waits for */
-  struct rt_sym_state *sym; /* symbolic state (engine/sym.h); NULL until the particle's first symbolic op */
+  union {
+    struct rt_sym_state *sym; /* symbolic state (engine/sym.h); NULL until the particle's first symbolic op */
+    struct rt_nursery *nursery; /* in a lane (logw NULL), which never holds a symbolic state: where its
+                                 * conses go, or NULL (rt_nursery_of) */
+  };
 };
 
 _Static_assert(offsetof(struct sirenrt_ctx, rng) == 0, "a context begins with its stream (sirenrt.h)");
@@ -330,6 +334,21 @@ static inline int rt_is_young(int64_t h) { return h >= 0 && (h & RT_TAG_BITS) ==
 static inline int rt_is_heap(int64_t h) { return h > 0 && (h & RT_TAG_BITS) == 0; }
 static inline uint32_t rt_young_index(int64_t h) { return (uint32_t)h; }
 static inline uint64_t *rt_heap_cell(int64_t h) { return (uint64_t *)(uintptr_t)h; }
+
+/* Where a lane's conses are made (heap.c: its thread's young cells in the population's heap) instead
+ * of in its young arena, so that they need no promotion when the particle stops.  cons makes a cell
+ * of `payload` words (tail and elements) for a list of `len` elements whose elements are of type
+ * `elem`, its tail `tail` moved to the heap first when it is young: the cell's address, with its
+ * element words unset (sirenrt_list_set may write those of `last`, the cell made last); 0 when the
+ * nursery declines (an element type with lists, whose young words would be younger than the cell:
+ * the young arena makes it), or SIRENRT_NIL when the memory limit refuses it. */
+typedef struct rt_nursery {
+  int64_t (*cons)(struct rt_nursery *n, sirenrt_ctx *ctx, int64_t tail, uint32_t payload, uint32_t len,
+                  const char *elem);
+  uint64_t *last;
+} rt_nursery;
+
+static inline rt_nursery *rt_nursery_of(const sirenrt_ctx *ctx) { return ctx->logw ? NULL : ctx->nursery; }
 
 void rt_arena_free(sirenrt_ctx *ctx);
 int rt_arena_copy(sirenrt_ctx *dst, const sirenrt_ctx *src); /* 0 ok, -1 out of memory */
@@ -391,6 +410,7 @@ char *rt_budget_rows_message(const rt_budget *b, const char *what, int64_t n_row
                              const char *note);
 int rt_arena_reserve(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site);
 int rt_arena_within_limit(sirenrt_ctx *ctx, uint64_t need, uint64_t *cap, int32_t site);
+void rt_lists_refused(sirenrt_ctx *ctx, int32_t site); /* rt_budget_message's error, at a site */
 int rt_list_within_limit(sirenrt_ctx *ctx, const char *construct, int64_t elements, uint32_t cell_words,
                          int32_t site);
 const char *rt_human_bytes(char out[32], double bytes); /* "11.6 GiB", "512 bytes" */

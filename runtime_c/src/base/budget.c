@@ -42,12 +42,24 @@ const char *rt_budget_state(char out[200], const rt_budget *b) {
   return out;
 }
 
+#define LISTS_OUTGROW                                                                                 \
+  "the lists the particles keep across resample() outgrow the filter's memory limit (%s); raise the "   \
+  "limit (memory_limit, --memory-limit), use fewer particles or keep shorter lists"
+
 char *rt_budget_message(const rt_budget *b) {
   if (!b || !__atomic_load_n(&b->over, __ATOMIC_RELAXED)) return rt_strdup_printf("error: out of memory");
   char state[200];
-  return rt_strdup_printf("error: the lists the particles keep across resample() outgrow the filter's memory limit "
-                          "(%s); raise the limit (memory_limit, --memory-limit), use fewer particles or keep "
-                          "shorter lists", rt_budget_state(state, b));
+  return rt_strdup_printf("error: " LISTS_OUTGROW, rt_budget_state(state, b));
+}
+
+void rt_lists_refused(sirenrt_ctx *ctx, int32_t site) {
+  const rt_budget *b = ctx->filter ? &ctx->filter->budget : NULL;
+  if (!b || !__atomic_load_n(&b->over, __ATOMIC_RELAXED)) {
+    rt_fail(ctx, site, "out of memory");
+    return;
+  }
+  char state[200];
+  rt_fail(ctx, site, LISTS_OUTGROW, rt_budget_state(state, b));
 }
 
 char *rt_budget_rows_message(const rt_budget *b, const char *what, int64_t n_rows, int64_t n_cols,

@@ -160,7 +160,9 @@ static int64_t list_length(sirenrt_ctx *ctx, int64_t h, int32_t site) {
 
 /* Generated code passes the site of the `::` (or of the construct that conses), so that a list that
  * outgrows the memory limit is reported there; C hosts may use the site-less form. */
-int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int32_t site) {
+/* A cell of nwords element words in front of tail, its words unset: in a lane's nursery when it
+ * takes it (elem: the element type, NULL when not known), else in the young arena. */
+static int64_t cons_cell(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, const char *elem, int32_t site) {
   if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) {
     rt_fail(ctx, site, "internal error: list cell of %d words", (int)nwords);
     return SIRENRT_NIL;
@@ -171,6 +173,12 @@ int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int
     rt_fail(ctx, site, "list longer than %lld elements", (long long)RT_MAX_LIST_LEN);
     return SIRENRT_NIL;
   }
+  rt_nursery *nursery = elem ? rt_nursery_of(ctx) : NULL;
+  if (nursery) {
+    int64_t cell = nursery->cons(nursery, ctx, tail, (uint32_t)nwords + 1, (uint32_t)len + 1, elem);
+    if (cell == SIRENRT_NIL) rt_lists_refused(ctx, site);
+    if (cell) return cell;
+  }
   int64_t at = arena_alloc(ctx, (uint32_t)nwords + 3, site);
   if (at < 0) return SIRENRT_NIL;
   ctx->arena[at] = RT_HEADER(RT_KIND_LIST, nwords + 1, len + 1);
@@ -179,8 +187,16 @@ int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int
   return RT_YOUNG_BIT | at;
 }
 
+int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, int32_t site) {
+  return cons_cell(ctx, tail, nwords, NULL, site);
+}
+
+int64_t sirenrt_list_cons_typed(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, const char *elem, int32_t site) {
+  return cons_cell(ctx, tail, nwords, elem, site);
+}
+
 int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
-  return sirenrt_list_cons_at(ctx, tail, nwords, -1);
+  return cons_cell(ctx, tail, nwords, NULL, -1);
 }
 
 /* sirenrt_list_cons_at with the cell's element words filled in from `words` (NIL on error). */
@@ -290,8 +306,13 @@ int64_t sirenrt_list_from_nested_words(sirenrt_ctx *ctx, const int64_t *words, i
   return list;
 }
 
-/* Cells are immutable once built: only a young cell, just made by cons, may be written. */
+/* Cells are immutable once built: only a young cell, just made by cons, may be written, or the cell a
+ * lane's nursery made last. */
 static uint64_t *young_cell(sirenrt_ctx *ctx, int64_t h) {
+  if (rt_is_heap(h)) {
+    const rt_nursery *nursery = rt_nursery_of(ctx);
+    return nursery && rt_heap_cell(h) == nursery->last ? rt_heap_cell(h) : NULL;
+  }
   return rt_is_young(h) ? (uint64_t *)cell_of(ctx, h) : NULL;
 }
 

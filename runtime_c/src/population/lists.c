@@ -117,6 +117,19 @@ static int collect(sirenrt_filter *f, int major, int held) {
 
 int rt_filter_collect(sirenrt_filter *f, int major) { return collect(f, major, 0); }
 
+int32_t sirenrt_filter_collect(sirenrt_filter *f) {
+  if (!f) {
+    rt_set_last_error("sirenrt_filter_collect: no filter");
+    return -1;
+  }
+  if (f->failed) {
+    rt_filter_failed(f);
+    return -1;
+  }
+  if (!f->lists || !f->owns_heap) return 0;
+  return collect(f, 1, 0) ? -1 : 0;
+}
+
 /* Collects the heap (heap.c) when enough was allocated since it last did, once every particle's cells
  * are in it.  A filter that borrows the heap (estimate()'s clone) never does: the owner's frames name
  * the cells too.  0, or 1 with the filter failed. */

@@ -115,8 +115,7 @@ static void lane_clear(sirenrt_filter *f, sirenrt_ctx *lane) {
   lane->zeroed = 0;
   lane->err_site = 0;
   lane->err_msg = NULL;
-  lane->want_row = 0;
-  lane->sym = NULL;
+  lane->want_row = 0; /* (its nursery stays: a lane holds no symbolic state) */
 }
 
 /* A particle handed back after it ran on a lane: its context takes what the resume left in the lane
@@ -219,7 +218,9 @@ static void resume_range(void *arg, int k, int threads) {
   sirenrt_ctx lane[RT_LANE_RUN];
   if (lanes) {
     memset(lane, 0, sizeof lane);
+    rt_nursery *nursery = lists && f->owns_heap ? rt_heap_nursery(f->heap, k) : NULL;
     for (int l = 0; l < RT_LANE_RUN; l++) {
+      lane[l].nursery = nursery;
       lane_clear(f, &lane[l]);
       rt_rng_init(&lane[l].rng, f->seed, 0, 0, 0); /* its key, held from now on: rekeyed without it */
     }

@@ -47,6 +47,8 @@ void rt_heap_next_epoch(rt_heap *h);
 /* A particle that stops, on thread k: promotes the young cells its roots `now` reach, rewriting the
  * frame, and resets the young arena.  Sets *failed when out of memory (the frame is then not valid). */
 void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const rt_rootset *now, int *failed);
+/* Thread k's nursery (base.h): the lanes of a filter that owns its heap make their cells there. */
+rt_nursery *rt_heap_nursery(rt_heap *heap, int k);
 /* Calls fn(arg, word, elem) for every list handle word of a value of type t stored at `words` (elem: that
  * list's element type), in order; returns the number of words of t. */
 typedef void rt_list_word_fn(void *arg, uint64_t *word, const char *elem);

@@ -47,6 +47,7 @@ class Lowering:
     vars: ArrayAttr | None = None   # a symbolic method's program variables (smc.vars)
     var_sites: dict[int, int] = field(default_factory=dict)   # var index -> its first assume's site
     pool: bytearray = field(default_factory=bytearray)   # every smc.const_list's words, in order
+    texts: dict[str, int] = field(default_factory=dict)   # type descriptors in the pool -> their offsets
 
     def __post_init__(self) -> None:
         if self.model.streamable.value.data:
@@ -98,6 +99,13 @@ class Lowering:
         at = len(self.pool)
         self.pool += words
         return at
+
+    def pooled_text(self, text: str) -> int:
+        """The byte offset of `text`, NUL-terminated, in the pool: one copy of each."""
+        if text not in self.texts:
+            data = text.encode()
+            self.texts[text] = self.pooled(data + bytes(WORD - len(data) % WORD))
+        return self.texts[text]
 
     def add_pool(self) -> None:
         if self.pool:
@@ -160,6 +168,11 @@ class Emitter:
         """The op's site, or -1 (no location) for an op the compiler made without one: a list
         operation's error (the memory limit) then has no line rather than ``<unknown>:0:0``."""
         return self.site() if span_of(self.at) else self.const_i(-1, i32)
+
+    def pool_address(self, at: int) -> SSAValue:
+        """A pointer to byte `at` of the pool."""
+        pool = self.add(llvm.AddressOfOp(POOL, PTR)).result
+        return self.add(llvm.GEPOp(pool, [at], i8, inbounds=True)).result if at else pool
 
     def call(self, name: str, *args: SSAValue, cold: bool = False) -> SSAValue | None:
         """Calls ``sirenrt_<name>(ctx, args..)``; a ``cold`` call (COLD_CALL) is one on a path that is

@@ -11,12 +11,12 @@ from __future__ import annotations
 import struct
 
 from xdsl.dialects import llvm
-from xdsl.dialects.builtin import IntegerAttr, f64, i8, i32, i64
+from xdsl.dialects.builtin import IntegerAttr, f64, i32, i64
 from xdsl.ir import SSAValue
 
 from sirenc.ir import smc
 from sirenc.passes.to_llvm.emitter import Emitter, Pattern
-from sirenc.passes.to_llvm.resume_abi import EQ, FIRST_ROW, NIL, POOL, PTR, ROW_SHIFT, SGE, ULT, WORD
+from sirenc.passes.to_llvm.resume_abi import EQ, FIRST_ROW, NIL, ROW_SHIFT, SGE, ULT, WORD
 
 
 class _Nil(Pattern):
@@ -37,13 +37,16 @@ class _IsNil(Pattern):
 
 
 class _Cons(Pattern):
-    """A cell for the element's words in front of the tail, then each word set."""
+    """A cell for the element's words in front of the tail, then each word set.  The runtime is told
+    the element's type (its descriptor, NUL-terminated in the pool): a cell made straight in the
+    population's heap needs it there for the collector."""
 
     op_type = smc.ConsOp
 
     def rewrite(self, op: smc.ConsOp) -> None:
         e = Emitter(self.low, op)
-        cell = e.call("list_cons_at", op.tail, e.const_i(len(op.head), i32), e.site_if_known())
+        elem = e.pool_address(self.low.pooled_text(op.result.type.element.data))
+        cell = e.call("list_cons_typed", op.tail, e.const_i(len(op.head), i32), elem, e.site_if_known())
         for i, value in enumerate(op.head):
             e.call("list_set", cell, e.const_i(i, i32), e.to_word(value))
         e.replace([cell])
@@ -62,9 +65,7 @@ class _ConstList(Pattern):
             data = struct.pack(f"<{1 + len(element)}q", len(element), *map(ord, element)) + op.words.data.data
         else:
             data = op.words.data.data
-        at = self.low.pooled(data)
-        pool = e.add(llvm.AddressOfOp(POOL, PTR)).result
-        words = e.add(llvm.GEPOp(pool, [at], i8, inbounds=True)).result if at else pool
+        words = e.pool_address(self.low.pooled(data))
         if op.nested:
             n = e.const_i(len(data) // WORD, i64)
             e.replace([e.call("list_from_nested_words", words, n, e.site_if_known())])

@@ -50,7 +50,7 @@ def machine(t: Attribute) -> Attribute:
 _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "std_normal": ((), f64),
     "add_log_weight": ((f64, i32), None),
-    "list_cons_at": ((i64, i32, i32), i64),
+    "list_cons_typed": ((i64, i32, PTR, i32), i64),
     "list_set": ((i64, i32, i64), None),
     "list_from_words": ((PTR, i64, i32, i32), i64),
     "list_from_nested_words": ((PTR, i64, i32), i64),

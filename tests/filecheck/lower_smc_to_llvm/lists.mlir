@@ -25,7 +25,7 @@ builtin.module {
   }) : () -> ()
 }
 
-// CHECK:      llvm.func @sirenrt_list_cons_at(!llvm.ptr, i64, i32, i32) -> i64
+// CHECK:      llvm.func @sirenrt_list_cons_typed(!llvm.ptr, i64, i32, !llvm.ptr, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_set(!llvm.ptr, i64, i32, i64)
 // CHECK-NEXT: llvm.func @sirenrt_list_head_word(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_tl(!llvm.ptr, i64, i32) -> i64
@@ -33,6 +33,8 @@ builtin.module {
 // CHECK-NEXT: llvm.func @sirenrt_list_rev_at(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_range(!llvm.ptr, f64, f64, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_file(!llvm.ptr, i32, i32) -> i64
+// The conses' element types in the pool, each once and NUL-terminated: "Pfb", "Lf".
+// CHECK-NEXT: llvm.mlir.global private constant @siren_resume.lists(dense<[6448720, 26188]> : tensor<2xi64>)
 // CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-SAME:   #sirenrt.layout<16 : i64, 8 : i64, ["/data/rows.csv", "/data/other.csv"], [loc("m.si":5:3), loc("m.si":6:3), loc("m.si":7:3), loc("m.si":8:3), loc("m.si":9:3), loc("m.si":10:3)], []>
 // CHECK:        %[[X:.*]] = llvm.mlir.constant(1.500000e+00 : f64) : f64
@@ -40,9 +42,10 @@ builtin.module {
 
 // smc.nil, smc.cons of a (float, bool) element.
 // CHECK-NEXT:   %[[NIL:.*]] = llvm.mlir.constant(-1) : i64
+// CHECK-NEXT:   %[[PFB:.*]] = llvm.mlir.addressof @siren_resume.lists : !llvm.ptr
 // CHECK-NEXT:   %[[WORDS:.*]] = llvm.mlir.constant(2 : i32) : i32
 // CHECK-NEXT:   %[[NOSITE1:.*]] = llvm.mlir.constant(-1 : i32) : i32
-// CHECK-NEXT:   %[[CELL:.*]] = llvm.call @sirenrt_list_cons_at(%[[CTX]], %[[NIL]], %[[WORDS]], %[[NOSITE1]]) : (!llvm.ptr, i64, i32, i32) -> i64
+// CHECK-NEXT:   %[[CELL:.*]] = llvm.call @sirenrt_list_cons_typed(%[[CTX]], %[[NIL]], %[[WORDS]], %[[PFB]], %[[NOSITE1]]) : (!llvm.ptr, i64, i32, !llvm.ptr, i32) -> i64
 // CHECK-NEXT:   %[[I0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[XW:.*]] = llvm.bitcast %[[X]] : f64 to i64
 // CHECK-NEXT:   llvm.call @sirenrt_list_set(%[[CTX]], %[[CELL]], %[[I0]], %[[XW]]) : (!llvm.ptr, i64, i32, i64) -> ()
@@ -84,9 +87,11 @@ builtin.module {
 
 // A list element is its handle, as it is.  A cons with a location passes its site (a list past the
 // memory limit is reported there); one without (above), -1.
+// CHECK-NEXT:   %[[POOL:.*]] = llvm.mlir.addressof @siren_resume.lists : !llvm.ptr
+// CHECK-NEXT:   %[[LF:.*]] = llvm.getelementptr inbounds %[[POOL]][8] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[SITE5:.*]] = llvm.mlir.constant(5 : i32) : i32
-// CHECK-NEXT:   %[[ROWS:.*]] = llvm.call @sirenrt_list_cons_at(%[[CTX]], %[[SAME]], %[[ONE]], %[[SITE5]]) : (!llvm.ptr, i64, i32, i32) -> i64
+// CHECK-NEXT:   %[[ROWS:.*]] = llvm.call @sirenrt_list_cons_typed(%[[CTX]], %[[SAME]], %[[ONE]], %[[LF]], %[[SITE5]]) : (!llvm.ptr, i64, i32, !llvm.ptr, i32) -> i64
 // CHECK-NEXT:   %[[K0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   llvm.call @sirenrt_list_set(%[[CTX]], %[[ROWS]], %[[K0]], %[[RANGE]]) : (!llvm.ptr, i64, i32, i64) -> ()
 // CHECK-NEXT:   %[[HW:.*]] = llvm.bitcast %[[H0]] : f64 to i64
