@@ -158,10 +158,10 @@ static int64_t list_length(sirenrt_ctx *ctx, int64_t h, int32_t site) {
   return RT_HEADER_LEN(cell[0]);
 }
 
-/* Generated code passes the site of the `::` (or of the construct that conses), so that a list that
- * outgrows the memory limit is reported there; C hosts may use the site-less form. */
 /* A cell of nwords element words in front of tail, its words unset: in a lane's nursery when it
- * takes it (elem: the element type, NULL when not known), else in the young arena. */
+ * takes it (elem: the element type, NULL when not known), else in the young arena.  Generated code
+ * passes the site of the `::` (or of the construct that conses), so that a list that outgrows the
+ * memory limit is reported there; C hosts may use the site-less form. */
 static int64_t cons_cell(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, const char *elem, int32_t site) {
   if (nwords < 0 || nwords > MAX_CELL_WORDS - 1) {
     rt_fail(ctx, site, "internal error: list cell of %d words", (int)nwords);
