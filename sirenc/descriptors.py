@@ -10,6 +10,7 @@ whose errors are verification errors naming the innermost bad element.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import numpy as np
@@ -33,6 +34,12 @@ def skip(descriptor: str, pos: int) -> int:
     if tag == "P":
         return skip(descriptor, skip(descriptor, pos + 1))
     raise ValueError(f"bad type descriptor {descriptor!r}")
+
+
+def logical_of_views(frame: str) -> str:
+    """The result type of a frame result type whose lists may be views (``V k a``, sirenrt.h): each
+    view is the list ``L a`` it stands for."""
+    return re.sub(r"V[0-9]", "L", frame)
 
 
 def unflatten(result_type: str, values: np.ndarray) -> Any:

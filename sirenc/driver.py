@@ -242,6 +242,8 @@ def _smc(c: Compilation, module):
 
 @_collecting_nothing
 def _llvm_dialect(c: Compilation, module):
+    if not (specialized(c) and c.specialization.posterior):   # (whose frame result type is the atoms')
+        _apply(c, module, "store-result-views")
     _apply(c, module, "lower-smc-to-llvm")
     _self_check(c, module)
     return module
@@ -469,10 +471,11 @@ def result_names(c: Compilation, result_type: str) -> list[str]:
 def result_types(c: Compilation, frame: str) -> tuple[str, str]:
     """(the result's type descriptor, the frame's where it differs, else ""): a tier-2 program whose
     result may be symbolic returns (result, its posterior atoms)."""
-    from sirenc.descriptors import skip
+    from sirenc.descriptors import logical_of_views, skip
 
     if not (specialized(c) and c.specialization.posterior):
-        return frame, ""
+        logical = logical_of_views(frame)   # (store-result-views)
+        return logical, ("" if logical == frame else frame)
     return frame[1:skip(frame, 1)], frame
 
 

@@ -41,6 +41,7 @@ PASSES: dict[str, str] = {
     "lower-siren-to-smc": "sirenc.passes.to_smc.lower_siren_to_smc:LowerSirenToSMC",
     "hoist-above-resample": "sirenc.passes.suspensions.hoist_above_resample:HoistAboveResample",
     "spill-across-suspends": "sirenc.passes.suspensions.spill_across_suspends:SpillAcrossSuspends",
+    "store-result-views": "sirenc.passes.to_llvm.result_views:StoreResultViews",
     "lower-smc-to-llvm": "sirenc.passes.to_llvm.lower_smc_to_llvm:LowerSMCToLLVM",
 }
 

@@ -148,7 +148,10 @@ typedef struct sirenrt_root {
  *   f float: 1 word (double bits)    b bool: 1 word (int64 0/1)    u unit: 0 words
  *   S a symbolic word (see "Symbolic values" below): 1 word
  *   P a b: the words of a, then the words of b        L a: 1 word, a list handle (cells hold words(a))
- * e.g. "PfLf" = (float, float list): word 0 = double, word 1 = list handle. */
+ * e.g. "PfLf" = (float, float list): word 0 = double, word 1 = list handle.
+ * A frame result type (frame_result_type) may also hold V k a, a in {f, b}, k a digit: 1 word, a list
+ * handle l standing for the result's list List.rev(l) without its first k elements (the reverse of l's
+ * first len(l) - k cells), which a trajectory returned as List.tl(List.rev(xs)) is stored as. */
 typedef struct sirenrt_model {
   uint32_t abi_version;        /* SIRENRT_ABI_VERSION */
   const char *name, *method;
@@ -183,7 +186,9 @@ typedef struct sirenrt_model {
   sirenrt_span_fn resume_span; /* the loop above compiled with resume inlined; NULL: the runtime's */
   /* NULL: the result words at result_offset are a value of result_type.  Else "P" result_type A:
    * the words there are the result, then the posterior atoms A of its leaves (tier 2 computes each
-   * symbolic leaf's distribution in closed form; sirenrt_filter_posterior reads them). */
+   * symbolic leaf's distribution in closed form; sirenrt_filter_posterior reads them); or
+   * result_type with some of its lists stored as views (V, grammar above), which the runtime reverses
+   * as it reads the result. */
   const char *frame_result_type;
   /* NULL, or one line per scalar tag of result_type (a list's element tag once, for all its
    * elements): the random variable that number is, where the program returns one unchanged, else

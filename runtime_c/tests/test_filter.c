@@ -140,6 +140,46 @@ static void test_estimator_layout(void) {
   sirenrt_filter_free(f);
 }
 
+/* rw_model with its trajectory stored as a view (frame_result_type "PfV1f"): the words hold the list
+ * reversed back (so the built list), and every answer read from them is rw_model's without its
+ * first element, bit for bit.  A view that does not match result_type is refused. */
+static int32_t rw_view_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  int32_t r = rw_resume(ctx, frame, log_weight, rows);
+  rw_frame *f = (rw_frame *)frame;
+  if (r == SIRENRT_FINISHED) f->result_xs = sirenrt_list_rev(ctx, f->result_xs, 1);
+  return r;
+}
+
+static void test_result_views(void) {
+  sirenrt_model view = rw_model;
+  view.resume = rw_view_resume;
+  view.frame_result_type = "PfV1f";
+  sirenrt_filter *a = sirenrt_filter_new(&rw_model, 500, 8, NULL), *b = sirenrt_filter_new(&view, 500, 8, NULL);
+  CHECK(a && b, "view filter: %s", sirenrt_last_error());
+  double ea[T + 2], eb[T + 2];
+  int64_t na = 0, nb = 0;
+  CHECK(run_rw(a, T, ea, T + 2, &na) == 0 && run_rw(b, T, eb, T + 2, &nb) == 0, "view runs");
+  CHECK(na == T + 2 && nb == T + 1 && ea[1] == T && eb[1] == T - 1, "the view drops one element");
+  CHECK(ea[0] == eb[0] && !memcmp(ea + 3, eb + 2, (T - 1) * sizeof(double)), "the view's estimate is the list's");
+  static double va[500 * (T + 2)], vb[500 * (T + 2)];
+  int64_t oa[501], ob[501], nva = 0, nvb = 0;
+  double wa[500], wb[500];
+  CHECK(sirenrt_filter_particles(a, va, 500 * (T + 2), &nva, oa, wa) == 0 &&
+            sirenrt_filter_particles(b, vb, 500 * (T + 2), &nvb, ob, wb) == 0, "particles");
+  int same = nvb == nva - 500;
+  for (int64_t i = 0; i < 500 && same; i++)
+    same = vb[ob[i]] == va[oa[i]] && vb[ob[i] + 1] == T - 1 &&
+           !memcmp(vb + ob[i] + 2, va + oa[i] + 3, (T - 1) * sizeof(double));
+  CHECK(same, "each particle's view is its list without the first element");
+  sirenrt_filter_free(a);
+  sirenrt_filter_free(b);
+  const char *bad[] = {"PfV1b", "PfV1", "PfVxf", "PfLf", "PbV1f", "PfV1fLf"};
+  for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+    view.frame_result_type = bad[k];
+    CHECK(sirenrt_filter_new(&view, 10, 1, NULL) == NULL, "frame result type %s refused", bad[k]);
+  }
+}
+
 static void test_errors(void) {
   sirenrt_filter *f = sirenrt_filter_new(&dead_model, 100, 1, NULL);
   CHECK(sirenrt_filter_run(f, NULL, 0, 0) != 0, "all particles dead must fail");
@@ -569,6 +609,7 @@ int main(void) {
   test_unbiased_over_seeds(SIRENRT_MULTINOMIAL, 0.5);
   test_stream_equals_run();
   test_estimator_layout();
+  test_result_views();
   test_errors();
   test_files();
   test_memory_limit();

@@ -380,6 +380,18 @@ static inline const char *rt_skip_type(const char *desc) {
 static inline const char *rt_frame_result(const sirenrt_model *m) {
   return m->frame_result_type ? m->frame_result_type : m->result_type;
 }
+/* Whether frame_result_type is the result with lists stored as views (sirenrt.h), not "P" result A. */
+static inline int rt_result_views(const sirenrt_model *m) {
+  return m->frame_result_type && strchr(m->frame_result_type, 'V') != NULL;
+}
+/* The type of the result's own words, views and all. */
+static inline const char *rt_result_words_type(const sirenrt_model *m) {
+  return rt_result_views(m) ? m->frame_result_type : m->result_type;
+}
+/* The type of the posterior atoms after the result's words (tier 2), else NULL. */
+static inline const char *rt_result_atoms(const sirenrt_model *m) {
+  return m->frame_result_type && !rt_result_views(m) ? rt_skip_type(m->frame_result_type + 1) : NULL;
+}
 
 /* family.c: a distribution by family id and constant parameters (categorical: probs[0 .. n)).
  * rt_family_bad: 1 with the message in msg (RT_MSG bytes) when ARCHITECTURE.md §9 refuses the parameters.

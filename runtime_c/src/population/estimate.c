@@ -115,9 +115,12 @@ static int estimate_sym(const item *items, int64_t m, size_t offset, out_buf *o,
  * order (per index, over the particles in slot order, weights renormalised, then estimate_scalar's
  * sums), so the same bits, but one sequential walk along each particle's list instead of one pass
  * over every particle per index, which reads the lists at random and, once they outgrow the cache,
- * costs a miss per element.  -1: out of memory or a particle's error (on its context). */
+ * costs a miss per element.  A view (`reversed`) is read the same way, each particle's first len[i]
+ * cells from its head, the cell at p being element len[i] - 1 - p of the view: so the per-index sums
+ * and their order are the reversed list's, and no reversed list is made.  -1: out of memory or a
+ * particle's error (on its context). */
 static int estimate_scalar_list(char kind, const item *items, int64_t m, size_t offset, const int64_t *len,
-                                int64_t longest, out_buf *o) {
+                                int64_t longest, int reversed, out_buf *o) {
   size_t n = (size_t)(longest ? longest : 1);
   double *total = calloc(n, sizeof(double));
   int64_t *cnt = calloc(n, sizeof(int64_t));
@@ -132,9 +135,10 @@ static int estimate_scalar_list(char kind, const item *items, int64_t m, size_t 
   for (int64_t k = 0; k < longest; k++) acc[k] = MEAN_ACC_EMPTY;
   for (int64_t i = 0; i < m; i++) {
     int64_t cursor = (int64_t)items[i].words[offset];
-    for (int64_t k = 0; k < len[i]; k++) {
+    for (int64_t p = 0; p < len[i]; p++) {
       uint64_t w;
       if (rt_list_uncons(items[i].ctx, cursor, &w, 1, &cursor, -1)) goto done;
+      int64_t k = reversed ? len[i] - 1 - p : p;
       mean_add(&acc[k], kind, w, total[k] > 0.0 ? items[i].w / total[k] : 1.0 / (double)cnt[k]);
     }
   }
@@ -147,6 +151,45 @@ done:
   return status;
 }
 
+/* The first error any of the m particles recorded, taken into *err. */
+static void first_error(const item *items, int64_t m, char **err) {
+  for (int64_t i = 0; i < m; i++)
+    if (items[i].ctx->err_msg) {
+      *err = take_error(items[i].ctx);
+      return;
+    }
+}
+
+/* Each particle's list length at words[offset] less `drop` (at least 0), and the longest; -1 on a
+ * particle's error. */
+static int list_lengths(const item *items, int64_t m, size_t offset, int64_t drop, int64_t *lengths,
+                        int64_t *longest) {
+  *longest = 0;
+  for (int64_t i = 0; i < m; i++) {
+    double len = sirenrt_list_len(items[i].ctx, (int64_t)items[i].words[offset]);
+    if (items[i].ctx->err_msg) return -1;
+    lengths[i] = (int64_t)len > drop ? (int64_t)len - drop : 0;
+    if (lengths[i] > *longest) *longest = lengths[i];
+  }
+  return 0;
+}
+
+/* A view 'V' drop kind (sirenrt.h): estimated as the list it stands for. */
+static int estimate_view(char kind, int64_t drop, const item *items, int64_t m, size_t offset, out_buf *o,
+                         char **err) {
+  int64_t *lengths = malloc((size_t)(m ? m : 1) * sizeof(int64_t)), longest;
+  int status = -1;
+  if (!lengths) return -1;
+  if (list_lengths(items, m, offset, drop, lengths, &longest)) {
+    first_error(items, m, err);
+  } else if (!emit(o, (double)longest)) {
+    status = estimate_scalar_list(kind, items, m, offset, lengths, longest, 1, o);
+    if (status) first_error(items, m, err);
+  }
+  free(lengths);
+  return status;
+}
+
 static int estimate_list(const char *elem, item *items, int64_t m, size_t offset, out_buf *o, char **err) {
   const char *end;
   int64_t k = rt_type_words(elem, &end);
@@ -156,17 +199,12 @@ static int estimate_list(const char *elem, item *items, int64_t m, size_t offset
   int64_t *lengths = malloc((size_t)(m ? m : 1) * sizeof(int64_t));
   int status = -1;
   if (!cursor || !sub || !words || !lengths) goto done;
-  int64_t longest = 0;
-  for (int64_t i = 0; i < m; i++) {
-    cursor[i] = (int64_t)items[i].words[offset];
-    double len = sirenrt_list_len(items[i].ctx, cursor[i]);
-    if (items[i].ctx->err_msg) goto particle_error;
-    lengths[i] = (int64_t)len;
-    if (len > (double)longest) longest = (int64_t)len;
-  }
+  int64_t longest;
+  if (list_lengths(items, m, offset, 0, lengths, &longest)) goto particle_error;
+  for (int64_t i = 0; i < m; i++) cursor[i] = (int64_t)items[i].words[offset];
   if (emit(o, (double)longest)) goto done;
   if (*elem == 'f' || *elem == 'b') {
-    status = estimate_scalar_list(*elem, items, m, offset, lengths, longest, o);
+    status = estimate_scalar_list(*elem, items, m, offset, lengths, longest, 0, o);
     if (status) goto particle_error;
     goto done;
   }
@@ -187,11 +225,7 @@ static int estimate_list(const char *elem, item *items, int64_t m, size_t offset
   status = 0;
   goto done;
 particle_error:
-  for (int64_t i = 0; i < m; i++)
-    if (items[i].ctx->err_msg) {
-      *err = take_error(items[i].ctx);
-      break;
-    }
+  first_error(items, m, err);
 done:
   free(cursor);
   free(sub);
@@ -213,6 +247,7 @@ static int estimate_value(const char *type, item *items, int64_t m, size_t offse
       return estimate_value(end, items, m, offset + (size_t)a, o, err);
     }
     case 'L': return estimate_list(type + 1, items, m, offset, o, err);
+    case 'V': return estimate_view(type[2], type[1] - '0', items, m, offset, o, err);
     default: return -1;
   }
 }
@@ -226,7 +261,7 @@ int rt_estimate_population(sirenrt_filter *f, const double *w, double **out, int
                       w[i]};
   out_buf o = {NULL, 0, 0};
   char *err = NULL;
-  int status = estimate_value(f->model->result_type, items, f->n, 0, &o, &err);
+  int status = estimate_value(rt_result_words_type(f->model), items, f->n, 0, &o, &err);
   free(items);
   if (status) {
     free(o.v);
@@ -245,7 +280,7 @@ int rt_flatten_particles(sirenrt_filter *f, double **out, int64_t *n_out, int64_
     item one = {&f->ctx[i], (const uint64_t *)(f->frames + (size_t)i * f->model->frame_size + f->model->result_offset),
                 1.0};
     offsets[i] = o.n;
-    if (estimate_value(f->model->result_type, &one, 1, 0, &o, &err)) {
+    if (estimate_value(rt_result_words_type(f->model), &one, 1, 0, &o, &err)) {
       free(o.v);
       return rt_filter_fail(f, err ? err : rt_strdup_printf("error: out of memory"));
     }
@@ -272,6 +307,25 @@ static int emit_point(out_buf *o, double x) {
   return 0;
 }
 
+/* Particle c's atoms of the view of type t (sirenrt.h's 'V' k a) over list l: its length, then its
+ * elements as points, the last of l's first len - k cells first. */
+static int view_atoms(const char *t, sirenrt_ctx *c, int64_t l, out_buf *o, char **err) {
+  double len = sirenrt_list_len(c, l);
+  int64_t n = (int64_t)len - (t[1] - '0');
+  if (n < 0) n = 0;
+  double *x = malloc((size_t)(n ? n : 1) * sizeof *x);
+  int status = c->err_msg || !x || emit(o, (double)n) ? -1 : 0;
+  for (int64_t p = 0; p < n && !status; p++) {
+    uint64_t w;
+    status = rt_list_uncons(c, l, &w, 1, &l, -1);
+    x[n - 1 - p] = t[2] == 'f' ? rt_double_of(w) : (w != 0 ? 1.0 : 0.0);
+  }
+  for (int64_t p = 0; p < n && !status; p++) status = emit_point(o, x[p]);
+  free(x);
+  if (status && c->err_msg) *err = take_error(c);
+  return status;
+}
+
 /* Particle c's atoms of a value of type t stored at words[*at ...] (sirenrt_filter_posterior's layout);
  * -1: out of memory, or the particle's error in *err. */
 static int atoms_value(const char *t, sirenrt_ctx *c, const uint64_t *words, size_t *at, out_buf *o, char **err) {
@@ -294,6 +348,7 @@ static int atoms_value(const char *t, sirenrt_ctx *c, const uint64_t *words, siz
       if (atoms_value(t + 1, c, words, at, o, err)) return -1;
       return atoms_value(rt_skip_type(t + 1), c, words, at, o, err);
     case 'L': break;
+    case 'V': return view_atoms(t, c, words[(*at)++], o, err);
     default: return -1;
   }
   const char *end;
@@ -382,7 +437,7 @@ int rt_points_of_flat(const char *type, const double *values, const int64_t *off
  * from its frame's side after the result; otherwise derived from the result's words. */
 static int flatten_atoms(sirenrt_filter *f, double **out, int64_t *n_out, int64_t *offsets) {
   const sirenrt_model *m = f->model;
-  const char *end, *side = m->frame_result_type ? rt_skip_type(m->frame_result_type + 1) : NULL;
+  const char *end, *side = rt_result_atoms(m);
   size_t skip = (size_t)rt_type_words(m->result_type, &end);
   out_buf o = {NULL, 0, 0}, u = {NULL, 0, 0}, v = {NULL, 0, 0};
   char *err = NULL;
@@ -393,7 +448,7 @@ static int flatten_atoms(sirenrt_filter *f, double **out, int64_t *n_out, int64_
     size_t at = 0;
     offsets[i] = o.n;
     if (!side) {
-      status = atoms_value(m->result_type, &f->ctx[i], words, &at, &o, &err);
+      status = atoms_value(rt_result_words_type(m), &f->ctx[i], words, &at, &o, &err);
       continue;
     }
     u.n = v.n = 0;

@@ -80,6 +80,22 @@ void rt_reset_population(sirenrt_filter *f, int keep_tables) {
     for (int32_t k = 0; k < f->model->n_files; k++) rt_table_clear(&f->tables[k]);
 }
 
+/* Whether fr is result type rt with some lists stored as views ('V' k a for 'L' a). */
+static int views_of(const char *fr, const char *rt) {
+  const char *end;
+  if (rt_type_words(fr, &end) < 0 || *end) return 0;
+  while (*fr && *rt) {
+    if (*fr == 'V') {
+      if (rt[0] != 'L' || rt[1] != fr[2]) return 0;
+      fr += 3;
+      rt += 2;
+    } else if (*fr++ != *rt++) {
+      return 0;
+    }
+  }
+  return !*fr && !*rt;
+}
+
 sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, uint64_t seed,
                                    const sirenrt_options *opts) {
   const char *end = NULL;
@@ -95,7 +111,10 @@ sirenrt_filter *sirenrt_filter_new(const sirenrt_model *m, int64_t n_particles, 
                              (int)m->never_draws), NULL;
   if (!m->result_type || (words = rt_type_words(m->result_type, &end)) < 0 || *end != '\0')
     return rt_set_last_error("model: bad result type descriptor '%s'", m->result_type ? m->result_type : ""), NULL;
-  if (m->frame_result_type) {
+  if (rt_result_views(m)) {
+    if (!views_of(m->frame_result_type, m->result_type))
+      return rt_set_last_error("model: bad frame result type descriptor '%s'", m->frame_result_type), NULL;
+  } else if (m->frame_result_type) {
     const char *fr = m->frame_result_type, *first;
     size_t n = strlen(m->result_type);
     if (fr[0] != 'P' || strncmp(fr + 1, m->result_type, n) || (words = rt_type_words(fr, &end)) < 0 || *end ||

@@ -7,7 +7,7 @@
 
 #include <stdlib.h>
 
-/* Counts (slots == NULL) or lists the 'L' words of a value of type t at byte `offset`. */
+/* Counts (slots == NULL) or lists the 'L' and 'V' words of a value of type t at byte `offset`. */
 static int32_t result_lists(const char *t, uint32_t *offset, rt_root_slot *slots, const char **end) {
   switch (*t) {
     case 'P': {
@@ -21,6 +21,11 @@ static int32_t result_lists(const char *t, uint32_t *offset, rt_root_slot *slots
       rt_type_words(t + 1, end);
       return 1;
     }
+    case 'V': /* (a view's list: sirenrt.h) */
+      if (slots) *slots = (rt_root_slot){*offset, t + 2};
+      *offset += 8;
+      *end = t + 3;
+      return 1;
     case 'u':
       *end = t + 1;
       return 0;

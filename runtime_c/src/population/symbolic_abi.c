@@ -163,7 +163,7 @@ static const char *each_in_value(const sirenrt_ctx *ctx, rt_sym_state *s, const 
       (*n)++;
       return rt_skip_type(t + 1);
     case 'u': return t + 1;
-    default: (*n)++; return t + 1;
+    default: (*n)++; return rt_skip_type(t); /* (a view holds no symbolic words) */
   }
 }
 

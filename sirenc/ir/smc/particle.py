@@ -52,6 +52,10 @@ class ModelAttr(ParametrizedAttribute):
         return ModelAttr.build(self.result.data, bool(self.streamable.value.data), self.not_streamable_reason.data,
                                self.data_file.data, frame_slots, roots)
 
+    def with_result(self, result: str) -> "ModelAttr":
+        return ModelAttr.build(result, bool(self.streamable.value.data), self.not_streamable_reason.data,
+                               self.data_file.data, self.frame_slots.value.data, self.root_list())
+
     def root_list(self) -> list[tuple[int, int, str]]:
         return [(r.data[0].value.data, r.data[1].value.data, r.data[2].data) for r in self.roots.data]
 

@@ -40,8 +40,8 @@ sym = SymType()
 
 
 def scalars_of(descriptor: str) -> list[Attribute]:
-    """The machine scalars of a value with type descriptor `descriptor` (sirenrt.h's grammar);
-    a malformed descriptor is a VerifyException."""
+    """The machine scalars of a value with type descriptor `descriptor` (sirenrt.h's grammar, with
+    a frame result's views ``V k a``: store-result-views); a malformed descriptor is a VerifyException."""
     out: list[Attribute] = []
 
     def parse(pos: int) -> int:
@@ -63,6 +63,9 @@ def scalars_of(descriptor: str) -> list[Attribute]:
             end = type_end(descriptor, pos + 1)
             out.append(list_type(descriptor[pos + 1:end]))
             return end
+        if kind == "V" and descriptor[pos + 1:pos + 2].isdigit() and descriptor[pos + 2:pos + 3] in ("f", "b"):
+            out.append(list_type(descriptor[pos + 2]))
+            return pos + 3
         raise VerifyException(f"bad type descriptor {descriptor!r}")
 
     if parse(0) != len(descriptor):
@@ -84,6 +87,8 @@ def type_end(descriptor: str, pos: int) -> int:
         return type_end(descriptor, type_end(descriptor, pos + 1))
     if kind == "L":
         return type_end(descriptor, pos + 1)
+    if kind == "V":
+        return pos + 3
     return pos + 1
 
 
