@@ -324,6 +324,10 @@ SIRENRT_API int64_t sirenrt_list_cons_at(sirenrt_ctx *ctx, int64_t tail, int32_t
 SIRENRT_API int64_t sirenrt_list_cons_typed(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, const char *elem,
                                             int32_t site);
 SIRENRT_API void sirenrt_list_set(sirenrt_ctx *ctx, int64_t cell, int32_t i, int64_t word);
+/* sirenrt_list_cons_typed of a one-word element with its word set: `::` of a float, a bool or a list
+ * in one call (a trajectory's cons, every particle-step). */
+SIRENRT_API int64_t sirenrt_list_cons_word(sirenrt_ctx *ctx, int64_t tail, int64_t word, const char *elem,
+                                           int32_t site);
 /* A list literal of constants at once: n_elems elements of nwords words each, element i's words at
  * words[i * nwords]; the same cells as consing them from the last one on, with the same errors. */
 SIRENRT_API int64_t sirenrt_list_from_words(sirenrt_ctx *ctx, const int64_t *words, int64_t n_elems,

@@ -45,6 +45,12 @@ static void test_basic_lists(void) {
   CHECK(sirenrt_list_rev(&c, SIRENRT_NIL, 1) == SIRENRT_NIL, "rev nil");
   CHECK(c.err_msg == NULL, "no error so far");
 
+  /* sirenrt_list_cons_word: the same cell as a cons and a set (off a lane: in the young arena). */
+  int64_t w = sirenrt_list_cons_word(&c, l, (int64_t)double_to_bits(0.25), "f", -1);
+  CHECK(sirenrt_list_len(&c, w) == 4 && nth(&c, w, 0) == 0.25 && nth(&c, w, 1) == 1.0, "cons_word");
+  int64_t lw = sirenrt_list_cons_word(&c, SIRENRT_NIL, w, "Lf", -1);
+  CHECK(sirenrt_list_get(&c, lw, 0, -1) == w && sirenrt_list_len(&c, lw) == 1, "cons_word of a list");
+
   /* Two-word elements, e.g. a list of (float, bool) pairs, and a list of lists. */
   int64_t p = sirenrt_list_cons(&c, SIRENRT_NIL, 2);
   sirenrt_list_set(&c, p, 0, double_to_bits(0.5));

@@ -195,6 +195,15 @@ int64_t sirenrt_list_cons_typed(sirenrt_ctx *ctx, int64_t tail, int32_t nwords, 
   return cons_cell(ctx, tail, nwords, elem, site);
 }
 
+int64_t sirenrt_list_cons_word(sirenrt_ctx *ctx, int64_t tail, int64_t word, const char *elem, int32_t site) {
+  int64_t cell = cons_cell(ctx, tail, 1, elem, site);
+  if (rt_is_heap(cell))
+    rt_heap_cell(cell)[3] = (uint64_t)word;
+  else if (cell != SIRENRT_NIL)
+    ctx->arena[rt_young_index(cell) + 3] = (uint64_t)word;
+  return cell;
+}
+
 int64_t sirenrt_list_cons(sirenrt_ctx *ctx, int64_t tail, int32_t nwords) {
   return cons_cell(ctx, tail, nwords, NULL, -1);
 }

@@ -102,6 +102,7 @@ typedef struct heap_local {
   uint32_t next_cap;     /* the size of the next chunk */
   run *runs;             /* this thread's runs, in allocation order */
   int64_t n_runs, cap_runs;
+  uint64_t open_epoch;   /* the newest run's epoch (0: no run), which the current chunk holds */
   int64_t words;         /* cell words this thread's chunks hold */
   int64_t chunk_words;   /* words of its chunks */
   int64_t credit;        /* words reserved from the budget and not yet taken by a chunk */
@@ -187,6 +188,7 @@ static int64_t free_chain(chunk *c) {
 static void local_forget(heap_local *L) {
   L->chunk = NULL;
   L->n_runs = 0;
+  L->open_epoch = 0;
   L->words = 0;
   L->chunk_words = 0;
   L->next_cap = FIRST_CHUNK_WORDS;
@@ -277,19 +279,29 @@ static int push_run(heap_local *L, uint64_t epoch) {
     L->cap_runs = cap;
   }
   L->runs[L->n_runs++] = (run){L->chunk, L->chunk->n_cells, L->id, epoch};
+  L->open_epoch = epoch;
   return 0;
 }
 
-/* A cell of `words` words at the end of L's newest run of `epoch`, NULL when malloc or the budget
- * refuses. */
-static uint64_t *cell_alloc(heap_local *L, uint32_t words, uint64_t epoch) {
+/* cell_alloc's way to a cell when the current chunk or run cannot take it: a new chunk or run. */
+static chunk *cell_room(heap_local *L, uint32_t words, uint64_t epoch) {
   int fresh = 0;
   if (!L->chunk || chunk_free_words(L->chunk) < (uint64_t)words + 1) {
     if (new_chunk(L, words)) return NULL;
     fresh = 1;
   }
-  if (fresh || !L->n_runs || L->runs[L->n_runs - 1].epoch != epoch)
+  if (fresh || L->open_epoch != epoch)
     if (push_run(L, epoch)) return NULL;
+  return L->chunk;
+}
+
+/* Whether the current chunk's open run is of `epoch` and has room for a cell of `words` words. */
+static inline int cell_fits(const heap_local *L, uint32_t words, uint64_t epoch) {
+  return L->chunk && chunk_free_words(L->chunk) >= (uint64_t)words + 1 && L->open_epoch == epoch;
+}
+
+/* A cell of `words` words at the end of the open run, which cell_fits. */
+static inline uint64_t *cell_bump(heap_local *L, uint32_t words) {
   chunk *c = L->chunk;
   uint64_t *cell = c->words + c->used;
   chunk_offsets(c)[-1 - (int64_t)c->n_cells] = c->used;
@@ -297,6 +309,13 @@ static uint64_t *cell_alloc(heap_local *L, uint32_t words, uint64_t epoch) {
   c->n_cells++;
   L->words += words;
   return cell;
+}
+
+/* A cell of `words` words at the end of L's newest run of `epoch`, NULL when malloc or the budget
+ * refuses. */
+static uint64_t *cell_alloc(heap_local *L, uint32_t words, uint64_t epoch) {
+  if (!cell_fits(L, words, epoch) && !cell_room(L, words, epoch)) return NULL;
+  return cell_bump(L, words);
 }
 
 /* Whether a value of type t contains a list. */
@@ -435,8 +454,8 @@ static int64_t promote_list(promoter *p, int64_t h, const char *elem) {
  * it, after its young tail (promoted first).  Its element words come after it: one that is a list
  * could be younger than the cell, against the order the collector sweeps in, so an element type with
  * lists is declined. */
-static int64_t nursery_cons(rt_nursery *n, sirenrt_ctx *ctx, int64_t tail, uint32_t payload, uint32_t len,
-                            const char *elem) {
+static __attribute__((noinline)) int64_t nursery_cons_slow(rt_nursery *n, sirenrt_ctx *ctx, int64_t tail,
+                                                            uint32_t payload, uint32_t len, const char *elem) {
   heap_local *L = (heap_local *)n;
   uint64_t aux = aux_cached(L, elem);
   if (aux & RT_CELL_HAS_LISTS) return 0;
@@ -450,6 +469,22 @@ static int64_t nursery_cons(rt_nursery *n, sirenrt_ctx *ctx, int64_t tail, uint3
   }
   uint64_t *cell = new_cell(L, payload, len, aux);
   if (!cell) return SIRENRT_NIL;
+  cell[2] = (uint64_t)tail;
+  n->last = cell;
+  return (int64_t)(uintptr_t)cell;
+}
+
+/* The same, at the end of the open run when it has room: the `::` of every particle-step, with
+ * nothing to keep across a call (its registers spilt to the stack stalled it). */
+static int64_t nursery_cons(rt_nursery *n, sirenrt_ctx *ctx, int64_t tail, uint32_t payload, uint32_t len,
+                            const char *elem) {
+  heap_local *L = (heap_local *)n;
+  if (elem != L->last_elem || (L->last_aux & RT_CELL_HAS_LISTS) || rt_is_young(tail) ||
+      !cell_fits(L, 2 + payload, L->heap->epoch))
+    return nursery_cons_slow(n, ctx, tail, payload, len, elem);
+  uint64_t *cell = cell_bump(L, 2 + payload);
+  cell[0] = RT_HEADER(RT_KIND_LIST, payload, len);
+  cell[1] = L->last_aux;
   cell[2] = (uint64_t)tail;
   n->last = cell;
   return (int64_t)(uintptr_t)cell;

@@ -246,9 +246,11 @@ static void resume_range(void *arg, int k, int threads) {
       /* Slots [i, next) stopped at resample(), their young cells still in the cache (in their
        * lanes' arenas, when they ran on lanes). */
       if (lists)
-        for (int64_t j = i; j < next; j++)
-          rt_heap_hold(f->heap, k, lanes ? &lane[j - view.ctx_first] : &ctx[j], rt_frame_of(f, j),
-                       rt_roots_now(f, j), &out->out_of_memory);
+        for (int64_t j = i; j < next; j++) {
+          sirenrt_ctx *ran_on = lanes ? &lane[j - view.ctx_first] : &ctx[j];
+          if (ran_on->arena_used) /* (what rt_heap_hold asks first: a lane's cells are in the heap) */
+            rt_heap_hold(f->heap, k, ran_on, rt_frame_of(f, j), rt_roots_now(f, j), &out->out_of_memory);
+        }
       /* The compiled loop does not look at the streams: a model that draws may have drawn. */
       drew |= keyed && next > i;
       any_at_resample |= next > i;

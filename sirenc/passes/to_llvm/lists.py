@@ -37,15 +37,18 @@ class _IsNil(Pattern):
 
 
 class _Cons(Pattern):
-    """A cell for the element's words in front of the tail, then each word set.  The runtime is told
-    the element's type (its descriptor, NUL-terminated in the pool): a cell made straight in the
-    population's heap needs it there for the collector."""
+    """A cell for the element's words in front of the tail, then each word set (one call for a
+    one-word element).  The runtime is told the element's type (its descriptor, NUL-terminated in the
+    pool): a cell made straight in the population's heap needs it there for the collector."""
 
     op_type = smc.ConsOp
 
     def rewrite(self, op: smc.ConsOp) -> None:
         e = Emitter(self.low, op)
         elem = e.pool_address(self.low.pooled_text(op.result.type.element.data))
+        if len(op.head) == 1:
+            e.replace([e.call("list_cons_word", op.tail, e.to_word(op.head[0]), elem, e.site_if_known())])
+            return
         cell = e.call("list_cons_typed", op.tail, e.const_i(len(op.head), i32), elem, e.site_if_known())
         for i, value in enumerate(op.head):
             e.call("list_set", cell, e.const_i(i, i32), e.to_word(value))

@@ -52,6 +52,7 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "add_log_weight": ((f64, i32), None),
     "list_cons_typed": ((i64, i32, PTR, i32), i64),
     "list_set": ((i64, i32, i64), None),
+    "list_cons_word": ((i64, i64, PTR, i32), i64),
     "list_from_words": ((PTR, i64, i32, i32), i64),
     "list_from_nested_words": ((PTR, i64, i32), i64),
     "list_get": ((i64, i32, i32), i64),

@@ -33,6 +33,7 @@ builtin.module {
 // CHECK-NEXT: llvm.func @sirenrt_list_rev_at(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_range(!llvm.ptr, f64, f64, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_file(!llvm.ptr, i32, i32) -> i64
+// CHECK-NEXT: llvm.func @sirenrt_list_cons_word(!llvm.ptr, i64, i64, !llvm.ptr, i32) -> i64
 // The conses' element types in the pool, each once and NUL-terminated: "Pfb", "Lf".
 // CHECK-NEXT: llvm.mlir.global private constant @siren_resume.lists(dense<[6448720, 26188]> : tensor<2xi64>)
 // CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
@@ -85,13 +86,11 @@ builtin.module {
 // CHECK-NEXT:   %[[SITE4:.*]] = llvm.mlir.constant(4 : i32) : i32
 // CHECK-NEXT:   %{{.*}} = llvm.call @sirenrt_file(%[[CTX]], %[[F1B]], %[[SITE4]]) : (!llvm.ptr, i32, i32) -> i64
 
-// A list element is its handle, as it is.  A cons with a location passes its site (a list past the
-// memory limit is reported there); one without (above), -1.
+// A list element is its handle, as it is; a one-word element is consed and set in one call.  A cons
+// with a location passes its site (a list past the memory limit is reported there); one without
+// (above), -1.
 // CHECK-NEXT:   %[[POOL:.*]] = llvm.mlir.addressof @siren_resume.lists : !llvm.ptr
 // CHECK-NEXT:   %[[LF:.*]] = llvm.getelementptr inbounds %[[POOL]][8] : (!llvm.ptr) -> !llvm.ptr, i8
-// CHECK-NEXT:   %[[ONE:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[SITE5:.*]] = llvm.mlir.constant(5 : i32) : i32
-// CHECK-NEXT:   %[[ROWS:.*]] = llvm.call @sirenrt_list_cons_typed(%[[CTX]], %[[SAME]], %[[ONE]], %[[LF]], %[[SITE5]]) : (!llvm.ptr, i64, i32, !llvm.ptr, i32) -> i64
-// CHECK-NEXT:   %[[K0:.*]] = llvm.mlir.constant(0 : i32) : i32
-// CHECK-NEXT:   llvm.call @sirenrt_list_set(%[[CTX]], %[[ROWS]], %[[K0]], %[[RANGE]]) : (!llvm.ptr, i64, i32, i64) -> ()
+// CHECK-NEXT:   %[[ROWS:.*]] = llvm.call @sirenrt_list_cons_word(%[[CTX]], %[[SAME]], %[[RANGE]], %[[LF]], %[[SITE5]]) : (!llvm.ptr, i64, i64, !llvm.ptr, i32) -> i64
 // CHECK-NEXT:   %[[HW:.*]] = llvm.bitcast %[[H0]] : f64 to i64

@@ -28,8 +28,7 @@ builtin.module {
 }
 
 // CHECK:      llvm.func @sirenrt_sample_exponential(!llvm.ptr, f64, i32) -> f64
-// CHECK-NEXT: llvm.func @sirenrt_list_cons_typed(!llvm.ptr, i64, i32, !llvm.ptr, i32) -> i64
-// CHECK-NEXT: llvm.func @sirenrt_list_set(!llvm.ptr, i64, i32, i64)
+// CHECK-NEXT: llvm.func @sirenrt_list_cons_word(!llvm.ptr, i64, i64, !llvm.ptr, i32) -> i64
 // CHECK-NEXT: llvm.mlir.global private constant @siren_resume.lists(dense<102> : tensor<1xi64>)
 // CHECK-NEXT: llvm.func @siren_resume(%[[CTX:.*]]: !llvm.ptr, %[[FRAME:.*]]: !llvm.ptr, %{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr) -> i32
 // CHECK-SAME:   smc.model = #smc.model<"PfLf", false, "no stream", "", 2 : i64, {{\[\[}}1 : i32, 1 : i64, "Lf"]]>
@@ -48,12 +47,9 @@ builtin.module {
 // CHECK-NEXT:   llvm.store %[[X]], %[[S0]] : f64, !llvm.ptr
 // CHECK-NEXT:   %[[NIL:.*]] = llvm.mlir.constant(-1) : i64
 // CHECK-NEXT:   %[[F:.*]] = llvm.mlir.addressof @siren_resume.lists : !llvm.ptr
-// CHECK-NEXT:   %[[WORDS:.*]] = llvm.mlir.constant(1 : i32) : i32
-// CHECK-NEXT:   %[[NOSITE1:.*]] = llvm.mlir.constant(-1 : i32) : i32
-// CHECK-NEXT:   %[[L:.*]] = llvm.call @sirenrt_list_cons_typed(%[[CTX]], %[[NIL]], %[[WORDS]], %[[F]], %[[NOSITE1]]) : (!llvm.ptr, i64, i32, !llvm.ptr, i32) -> i64
-// CHECK-NEXT:   %[[I0:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[XW:.*]] = llvm.bitcast %[[X]] : f64 to i64
-// CHECK-NEXT:   llvm.call @sirenrt_list_set(%[[CTX]], %[[L]], %[[I0]], %[[XW]]) : (!llvm.ptr, i64, i32, i64) -> ()
+// CHECK-NEXT:   %[[NOSITE1:.*]] = llvm.mlir.constant(-1 : i32) : i32
+// CHECK-NEXT:   %[[L:.*]] = llvm.call @sirenrt_list_cons_word(%[[CTX]], %[[NIL]], %[[XW]], %[[F]], %[[NOSITE1]]) : (!llvm.ptr, i64, i64, !llvm.ptr, i32) -> i64
 // CHECK-NEXT:   %[[S1:.*]] = llvm.getelementptr inbounds %[[FRAME]][16] : (!llvm.ptr) -> !llvm.ptr, i8
 // CHECK-NEXT:   llvm.store %[[L]], %[[S1]] : i64, !llvm.ptr
 // CHECK-NEXT:   %[[P1:.*]] = llvm.mlir.constant(1 : i32) : i32
