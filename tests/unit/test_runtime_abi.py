@@ -63,7 +63,7 @@ EXAMPLE_ARGS = {
 }
 # ... and every list and data operation (the fold over file 0 reads it as a stream; categorical's
 # literal of constants is built by sirenrt_list_from_words, a literal of lists by
-# sirenrt_list_from_nested_words, `s :: r` conses).
+# sirenrt_list_from_nested_words, `s :: r` conses one word, `(s, s) :: []` two).
 FUNCTIONS = """
 val first = fun row -> List.hd(row) in
 val step = fun (y, x) ->
@@ -74,7 +74,8 @@ LISTS_AND_DATA = """
 let r = List.rev(List.range(0., 3.)) in
 let f = File.read("other.csv") in
 let s = fold(step, List.map(first, File.read("data.csv")), 0.) in
-(s, List.len(List.tl(r)) + List.hd(r) + List.len(f) + List.len(s :: r) + List.len([[1.], []]))
+(s, List.len(List.tl(r)) + List.hd(r) + List.len(f) + List.len(s :: r) + List.len([[1.], []])
+    + List.len((s, s) :: []))
 """
 
 
@@ -85,8 +86,8 @@ def every_call_program() -> str:
     return FUNCTIONS + draws + LISTS_AND_DATA
 
 
-NON_FAMILY_CALLS = {"std_normal", "add_log_weight", "list_cons_typed", "list_set", "list_from_words",
-                    "list_from_nested_words", "list_head_word",
+NON_FAMILY_CALLS = {"std_normal", "add_log_weight", "list_cons_word", "list_cons_typed", "list_set",
+                    "list_from_words", "list_from_nested_words", "list_head_word",
                     "list_tl", "list_len", "list_rev_at", "list_range", "file", "stream_row"}
 
 # How LLVM spells the C types of the ABI (its own table, so that it checks backend/llvm.py's).
