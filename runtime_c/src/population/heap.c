@@ -26,6 +26,9 @@
  *      sweep, so one pass finds every live cell;
  *   2. copies the marked cells, oldest first, into fresh chunks, rewriting each reference through
  *      the forwarding address the referred cell (copied before it) left behind, then the frames;
+ *      the sweep leaves a bit a cell for the live ones, so the copy reads only them (most of a
+ *      trajectory's young cells are dead by then: the walk keeping its trajectory, collection
+ *      7.1 -> 5.5 ns a particle-step at N = 10^4, 12.4 -> 10.8 at 10^5, SIRENRT_PROFILE);
  *   3. frees the old chunks.
  * The copies keep the order (they are one run, older than anything allocated after), so the next
  * collection sweeps them the same way, and the cells of one generation of a trajectory stay next to
@@ -600,6 +603,9 @@ typedef struct span_of_cells {
   run r;
   uint32_t end;
   int64_t seq;
+  uint64_t *live; /* a bit a cell, set by the sweep for each live one (the run's own words, so the
+                   * threads sweeping at once share none; under 1% of the heap, outside the budget
+                   * as the run table is) */
 } span_of_cells;
 
 /* Oldest first: by epoch, then as each thread allocated them. */
@@ -615,7 +621,7 @@ static void add_runs(const heap_local *L, span_of_cells *out, int64_t *n) {
   for (int64_t r = 0; r < L->n_runs; r++) {
     uint32_t end = r + 1 < L->n_runs && L->runs[r + 1].c == L->runs[r].c ? L->runs[r + 1].first
                                                                          : L->runs[r].c->n_cells;
-    out[(*n)++] = (span_of_cells){L->runs[r], end, r};
+    out[(*n)++] = (span_of_cells){L->runs[r], end, r, NULL};
   }
 }
 
@@ -655,6 +661,8 @@ static void mark_group(void *arg, int k, int threads) {
       if (i >= run->r.first + AHEAD) prefetch_tail(chunk_cell(run->r.c, i - AHEAD));
       uint64_t aux = cell[1];
       if (!(aux & RT_CELL_MARK)) continue;
+      uint32_t at = i - run->r.first;
+      run->live[at / 64] |= UINT64_C(1) << (at % 64);
       live += RT_CELL_WORDS(cell[0]);
       mark(&j->g, &cell[2]);
       if (aux & RT_CELL_HAS_LISTS) rt_each_list(cell + 3, elem_of(aux), mark_word, &j->g);
@@ -669,22 +677,31 @@ static void copy_group(void *arg, int k, int threads) {
     const span_of_cells *run = &j->runs[r];
     if ((int)(run->r.local % (uint32_t)threads) != k) continue;
     heap_local *to = &j->to[k];
-    for (uint32_t i = run->r.first; i < run->end; i++) {
-      uint64_t *cell = chunk_cell(run->r.c, i);
-      if (i + AHEAD < run->end) prefetch_tail(chunk_cell(run->r.c, i + AHEAD));
-      uint64_t aux = cell[1];
-      if (!(aux & RT_CELL_MARK)) continue;
-      uint32_t words = RT_CELL_WORDS(cell[0]);
-      uint64_t *copy = cell_alloc(to, words, run->r.epoch);
-      if (!copy) {
-        j->failed[k] = 1; /* only malloc: the budget was reserved (the heap is then lost, and the filter) */
-        break;
+    uint32_t words_of_bits = (run->end - run->r.first + 63) / 64;
+    for (uint32_t w = 0; w < words_of_bits && !j->failed[k]; w++) {
+      /* Two words of live cells ahead, the cells are asked for; one ahead, their tails (whose aux
+       * words forward() reads), as the sweep of every cell asked for them AHEAD cells ahead. */
+      if (w + 2 < words_of_bits)
+        for (uint64_t b = run->live[w + 2]; b; b &= b - 1)
+          __builtin_prefetch(chunk_cell(run->r.c, run->r.first + 64 * (w + 2) + (uint32_t)__builtin_ctzll(b)));
+      if (w + 1 < words_of_bits)
+        for (uint64_t b = run->live[w + 1]; b; b &= b - 1)
+          prefetch_tail(chunk_cell(run->r.c, run->r.first + 64 * (w + 1) + (uint32_t)__builtin_ctzll(b)));
+      for (uint64_t b = run->live[w]; b; b &= b - 1) {
+        uint64_t *cell = chunk_cell(run->r.c, run->r.first + 64 * w + (uint32_t)__builtin_ctzll(b));
+        uint64_t aux = cell[1];
+        uint32_t words = RT_CELL_WORDS(cell[0]);
+        uint64_t *copy = cell_alloc(to, words, run->r.epoch);
+        if (!copy) {
+          j->failed[k] = 1; /* only malloc: the budget was reserved (the heap is then lost, and the filter) */
+          break;
+        }
+        memcpy(copy, cell, (size_t)words * sizeof(uint64_t));
+        copy[1] = (aux & ~RT_CELL_MARK) | RT_CELL_MATURE;
+        forward(&copy[2]);
+        if (aux & RT_CELL_HAS_LISTS) rt_each_list(copy + 3, elem_of(aux), forward_word, NULL);
+        cell[1] = (uint64_t)(uintptr_t)copy;
       }
-      memcpy(copy, cell, (size_t)words * sizeof(uint64_t));
-      copy[1] = (aux & ~RT_CELL_MARK) | RT_CELL_MATURE;
-      forward(&copy[2]);
-      if (aux & RT_CELL_HAS_LISTS) rt_each_list(copy + 3, elem_of(aux), forward_word, NULL);
-      cell[1] = (uint64_t)(uintptr_t)copy;
     }
   }
 }
@@ -732,6 +749,18 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
   }
   qsort(runs, (size_t)n, sizeof *runs, span_order);
   job.runs = runs;
+  int64_t bit_words = 0;
+  for (int64_t r = 0; r < n; r++) bit_words += (runs[r].end - runs[r].r.first + 63) / 64;
+  uint64_t *bits = calloc((size_t)(bit_words ? bit_words : 1), sizeof *bits);
+  if (!bits) {
+    free(runs);
+    free(fresh);
+    return -1;
+  }
+  for (int64_t r = 0, at = 0; r < n; r++) {
+    runs[r].live = bits + at;
+    at += (runs[r].end - runs[r].r.first + 63) / 64;
+  }
 
   /* 1. Mark: the roots, then every marked cell's references, newest cell first. */
   walk(arg, root_mark, g);
@@ -754,6 +783,7 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
       for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) chunk_cell(runs[r].r.c, i)[1] &= ~RT_CELL_MARK;
     walk(arg, root_unmark, NULL);
     free(runs);
+    free(bits);
     free(fresh);
     return -1;
   }
@@ -764,6 +794,7 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
   job.to = to;
   each_group(&job, n, 0, team, copy_group);
   free(runs);
+  free(bits);
   int failed = 0;
   for (int k = 0; k < threads; k++) {
     failed |= job.failed[k];
