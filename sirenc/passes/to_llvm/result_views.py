@@ -2,9 +2,9 @@
 
 A model that keeps its trajectory conses one cell a step and returns ``List.rev(xs)`` or
 ``List.tl(List.rev(xs))``: nine of the twelve benchmark models do. Reversing at the end builds N new
-lists of T cells, each read through the particles' shared ancestry, and keeps all of them live: it
-cost the walk returning its trajectory about 40 ns a particle-step at N = 10^5 (benchmarks/
-trajectory.py, `returned` against `kept`), more than keeping the list did. So where the particle's
+lists of T cells, each read through the particles' shared ancestry, and keeps all N T of them live:
+it cost the walk returning its trajectory 8-9 ns a particle-step more than keeping it did, at N = 10^4
+and 10^5 (benchmarks/trajectory.py, `returned` against `kept`, before this pass). So where the particle's
 result holds ``List.tl^k(List.rev(x))`` of floats or bools, and nothing else uses the reversal, the
 result word holds ``x`` and the frame's result type says so: ``V k a`` in place of ``L a``
 (sirenrt.h's grammar, ``sirenrt_model.frame_result_type``). The runtime reads such a word as the
