@@ -1,7 +1,7 @@
 """Speed of compiled filters next to hand-written C filters, in one run.
 
     python benchmarks/run.py [--steps 100] [--particles 1000,10000,100000] [--repeat 5] [--walk-only]
-    python benchmarks/run.py --suite [--particles ...] [--models noise,slds]
+    python benchmarks/run.py --suite [--particles ...] [--models noise,slds] [--methods pf,ssi]
     python benchmarks/run.py --backend jax [--particles ...] [--models walk,slds] [--repeat 3] [--float32]
 
 Prints ns per particle-step (best of --repeat runs) for the random-walk model
@@ -35,8 +35,9 @@ table's tier-1 runs take minutes.
 data) under `-m pf`, and under `-m ssi`, `-m ds` and `-m bp` the program as written (plan
 `dflt`: the analysis infers the plan) and every plan the plan analysis accepts
 (benchmarks/plans.py), on tier 2 where it applies (and then on tier 1
-too). The load average is printed: other jobs on the machine
-slow the large N most.
+too); `--methods` picks which of pf, ssi, ds and bp. Under pf each time is followed by its ratio to
+the list-free walk's (benchmarks/models/walk on its own data, timed first). The load average is
+printed: other jobs on the machine slow the large N most.
 
 `--backend jax` times the JAX back end against the native filter on one thread, with the JIT
 compile time apart (benchmarks/jax_sweep.py; benchmarks/gpu.sh runs it on a GPU machine).
@@ -124,9 +125,10 @@ def print_load() -> None:
     print("load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg()))
 
 
-def suite(particles: list[int], models: list[str], repeat: int) -> None:
-    """ns per particle-step of each benchmark model under pf and every accepted plan of each
-    hybrid method."""
+def suite(particles: list[int], models: list[str], repeat: int,
+          methods: tuple[str, ...] = ("pf", *HYBRID)) -> None:
+    """ns per particle-step of each benchmark model under pf (with its ratio to the list-free walk's,
+    timed first) and every accepted plan of each hybrid method in `methods`."""
     from plans import MODELS, accepted_plans
 
     import sirenc
@@ -136,12 +138,20 @@ def suite(particles: list[int], models: list[str], repeat: int) -> None:
           "memory limit 2G")
     print("tier: 2 where specialize-conjugacy compiled the symbolic state (then the same plan on tier 1 "
           "follows), 1 where it does not apply (sirenc check --json says why)")
+    print("under pf, each time is followed by its ratio to the walk's "
+          "(benchmarks/models/walk, -m pf, its own data)")
     print(f"{'model':<13} {'method':<6} {'plan':>5} {'tier':>4} | " + " | ".join(f"{f'N={n}':>11}" for n in particles))
+    walk_steps = len((MODELS / "walk" / "data.csv").read_text().strip().splitlines()) - 1
+    walk_model = sirenc.compile(str(MODELS / "walk" / "model.si"), method="pf")
+    walk = ({n: time_sirenc(walk_model, None, n, repeat, steps=walk_steps) for n in particles}
+            if "pf" in methods else {})
+    if walk:
+        print(f"{'walk':<13} {'pf':<6} {'-':>5} {'-':>4} | " + " | ".join(f"{walk[n]:>11.1f}" for n in particles))
     for name in models:
         steps = len((MODELS / name / "data.csv").read_text().strip().splitlines()) - 1
-        runs = [("pf", "-", str(MODELS / name / "model.si"))]
+        runs = [("pf", "-", str(MODELS / name / "model.si"))] if "pf" in methods else []
         with tempfile.TemporaryDirectory() as tmp:
-            for method in HYBRID:
+            for method in (m for m in HYBRID if m in methods):
                 runs.append((method, "dflt", str(MODELS / name / "model.si")))   # the program as written
                 for plan in accepted_plans(name, method):
                     d = Path(tmp) / method / plan.number
@@ -158,7 +168,8 @@ def suite(particles: list[int], models: list[str], repeat: int) -> None:
                 cells, errors = [], []
                 for n in particles:
                     try:
-                        cells.append(f"{time_sirenc(model, None, n, repeat, steps=steps, memory_limit='2G'):>11.1f}")
+                        t = time_sirenc(model, None, n, repeat, steps=steps, memory_limit='2G')
+                        cells.append(f"{t:>6.1f} {t / walk[n]:>3.1f}x" if method == "pf" else f"{t:>11.1f}")
                     except SirenError as e:   # a symbolic state that outgrows the limit (ARCHITECTURE.md §12.5)
                         cells.append(f"{f'error {len(errors) + 1}':>11}")
                         errors.append(e.message.splitlines()[0])
@@ -178,6 +189,7 @@ def main() -> None:
     p.add_argument("--suite", action="store_true", help="time the eleven benchmark models instead")
     p.add_argument("--walk-only", action="store_true", help="the walk's -m pf table alone, without the hybrid one")
     p.add_argument("--models", default="", help="with --suite or --backend jax: a comma-separated subset")
+    p.add_argument("--methods", default="pf,ssi,ds,bp", help="with --suite: a comma-separated subset")
     p.add_argument("--backend", choices=("native", "jax"), default="native",
                    help="jax: the JAX back end next to the native filter (benchmarks/jax_sweep.py)")
     p.add_argument("--float32", action="store_true", help="with --backend jax: single precision")
@@ -195,7 +207,11 @@ def main() -> None:
     args.repeat = args.repeat or 5
     if args.suite:
         from plans import BENCHMARKS
-        suite(particles, args.models.split(",") if args.models else list(BENCHMARKS), args.repeat)
+        methods = tuple(args.methods.split(","))
+        unknown = set(methods) - {"pf", *HYBRID}
+        if unknown:
+            p.error(f"--methods: unknown {', '.join(sorted(unknown))} (pf, ssi, ds, bp)")
+        suite(particles, args.models.split(",") if args.models else list(BENCHMARKS), args.repeat, methods)
         return
 
     with tempfile.TemporaryDirectory() as tmp:
