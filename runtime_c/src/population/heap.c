@@ -343,12 +343,16 @@ static uint64_t aux_cached(heap_local *L, const char *elem) {
   return L->last_aux;
 }
 
-static uint64_t *new_cell(heap_local *L, uint32_t payload, uint32_t len, uint64_t aux) {
-  uint64_t *cell = cell_alloc(L, 2 + payload, L->heap->epoch);
-  if (!cell) return NULL;
+/* A list cell's header and aux word. */
+static inline uint64_t *cell_head(uint64_t *cell, uint32_t payload, uint32_t len, uint64_t aux) {
   cell[0] = RT_HEADER(RT_KIND_LIST, payload, len);
   cell[1] = aux;
   return cell;
+}
+
+static uint64_t *new_cell(heap_local *L, uint32_t payload, uint32_t len, uint64_t aux) {
+  uint64_t *cell = cell_alloc(L, 2 + payload, L->heap->epoch);
+  return cell ? cell_head(cell, payload, len, aux) : NULL;
 }
 
 int64_t rt_heap_new_cell(rt_heap *heap, int k, uint32_t payload, uint32_t len, const char *elem) {
@@ -453,6 +457,13 @@ static int64_t promote_list(promoter *p, int64_t h, const char *elem) {
   return L->failed ? SIRENRT_NIL : tail; /* a failed promotion abandons the frame: the filter fails */
 }
 
+/* A nursery cell's tail, and the cell the nursery made last (which sirenrt_list_set may write). */
+static inline int64_t nursery_made(rt_nursery *n, uint64_t *cell, int64_t tail) {
+  cell[2] = (uint64_t)tail;
+  n->last = cell;
+  return (int64_t)(uintptr_t)cell;
+}
+
 /* rt_nursery.cons: a cell at the end of the thread's run of this epoch, as promotion would have made
  * it, after its young tail (promoted first).  Its element words come after it: one that is a list
  * could be younger than the cell, against the order the collector sweeps in, so an element type with
@@ -471,10 +482,7 @@ static __attribute__((noinline)) int64_t nursery_cons_slow(rt_nursery *n, sirenr
     }
   }
   uint64_t *cell = new_cell(L, payload, len, aux);
-  if (!cell) return SIRENRT_NIL;
-  cell[2] = (uint64_t)tail;
-  n->last = cell;
-  return (int64_t)(uintptr_t)cell;
+  return cell ? nursery_made(n, cell, tail) : SIRENRT_NIL;
 }
 
 /* The same, at the end of the open run when it has room: the `::` of every particle-step, with
@@ -486,11 +494,11 @@ static int64_t nursery_cons(rt_nursery *n, sirenrt_ctx *ctx, int64_t tail, uint3
       !cell_fits(L, 2 + payload, L->heap->epoch))
     return nursery_cons_slow(n, ctx, tail, payload, len, elem);
   uint64_t *cell = cell_bump(L, 2 + payload);
+  /* cell_head's words, written out: given the aux word as an argument, GCC held it in a register
+   * across the bump and spilt one. */
   cell[0] = RT_HEADER(RT_KIND_LIST, payload, len);
   cell[1] = L->last_aux;
-  cell[2] = (uint64_t)tail;
-  n->last = cell;
-  return (int64_t)(uintptr_t)cell;
+  return nursery_made(n, cell, tail);
 }
 
 rt_nursery *rt_heap_nursery(rt_heap *heap, int k) {
@@ -608,6 +616,14 @@ typedef struct span_of_cells {
                    * as the run table is) */
 } span_of_cells;
 
+/* The words of a run's live bitmap. */
+static uint32_t bitmap_words(const span_of_cells *run) { return (run->end - run->r.first + 63) / 64; }
+
+/* The cell of bit b (its lowest set bit) of word w of a run's live bitmap. */
+static uint64_t *live_cell(const span_of_cells *run, uint32_t w, uint64_t b) {
+  return chunk_cell(run->r.c, run->r.first + 64 * w + (uint32_t)__builtin_ctzll(b));
+}
+
 /* Oldest first: by epoch, then as each thread allocated them. */
 static int span_order(const void *a, const void *b) {
   const span_of_cells *x = a, *y = b;
@@ -677,18 +693,16 @@ static void copy_group(void *arg, int k, int threads) {
     const span_of_cells *run = &j->runs[r];
     if ((int)(run->r.local % (uint32_t)threads) != k) continue;
     heap_local *to = &j->to[k];
-    uint32_t words_of_bits = (run->end - run->r.first + 63) / 64;
+    uint32_t words_of_bits = bitmap_words(run);
     for (uint32_t w = 0; w < words_of_bits && !j->failed[k]; w++) {
       /* Two words of live cells ahead, the cells are asked for; one ahead, their tails (whose aux
        * words forward() reads), as the sweep of every cell asked for them AHEAD cells ahead. */
       if (w + 2 < words_of_bits)
-        for (uint64_t b = run->live[w + 2]; b; b &= b - 1)
-          __builtin_prefetch(chunk_cell(run->r.c, run->r.first + 64 * (w + 2) + (uint32_t)__builtin_ctzll(b)));
+        for (uint64_t b = run->live[w + 2]; b; b &= b - 1) __builtin_prefetch(live_cell(run, w + 2, b));
       if (w + 1 < words_of_bits)
-        for (uint64_t b = run->live[w + 1]; b; b &= b - 1)
-          prefetch_tail(chunk_cell(run->r.c, run->r.first + 64 * (w + 1) + (uint32_t)__builtin_ctzll(b)));
+        for (uint64_t b = run->live[w + 1]; b; b &= b - 1) prefetch_tail(live_cell(run, w + 1, b));
       for (uint64_t b = run->live[w]; b; b &= b - 1) {
-        uint64_t *cell = chunk_cell(run->r.c, run->r.first + 64 * w + (uint32_t)__builtin_ctzll(b));
+        uint64_t *cell = live_cell(run, w, b);
         uint64_t aux = cell[1];
         uint32_t words = RT_CELL_WORDS(cell[0]);
         uint64_t *copy = cell_alloc(to, words, run->r.epoch);
@@ -750,7 +764,7 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
   qsort(runs, (size_t)n, sizeof *runs, span_order);
   job.runs = runs;
   int64_t bit_words = 0;
-  for (int64_t r = 0; r < n; r++) bit_words += (runs[r].end - runs[r].r.first + 63) / 64;
+  for (int64_t r = 0; r < n; r++) bit_words += bitmap_words(&runs[r]);
   uint64_t *bits = calloc((size_t)(bit_words ? bit_words : 1), sizeof *bits);
   if (!bits) {
     free(runs);
@@ -759,7 +773,7 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
   }
   for (int64_t r = 0, at = 0; r < n; r++) {
     runs[r].live = bits + at;
-    at += (runs[r].end - runs[r].r.first + 63) / 64;
+    at += bitmap_words(&runs[r]);
   }
 
   /* 1. Mark: the roots, then every marked cell's references, newest cell first. */
