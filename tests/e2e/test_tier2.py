@@ -237,6 +237,46 @@ in List.tl(List.rev(fold(step, List.map(first, File.read("data.csv")), [0.])))""
     assert abs(f.log_evidence - ll) <= 1e-12 * abs(ll)
 
 
+DRAWN_TRAJECTORY = """val first = fun row -> List.hd(row) in
+val step = fun (y, (xs, q)) ->
+  let x1 <- gaussian(List.hd(xs), 1. / q) in
+  let () = observe(gaussian(x1, 0.5), y) in
+  let () = resample() in (x1 :: xs, q)
+in
+let q <- gamma(2., 2.) in
+let (xs, q) = fold(step, List.map(first, File.read("data.csv")), ([0.], q)) in
+(List.tl(List.rev(xs)), 1. / q)"""
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_trajectory_of_drawn_values_keeps_one_number_a_step(method, tmp_path):
+    # Under ssi and ds x1's variance is symbolic (q stays a Gamma): every x1 is drawn from its
+    # marginal, so the trajectory's records are the draws themselves (point records). Under bp q is
+    # drawn and x1 stays a Gaussian: affine records (a, (b, c)), after point records were refused.
+    rng = np.random.default_rng(3)
+    ys = np.cumsum(rng.normal(size=30)) + rng.normal(0, np.sqrt(0.5), 30)
+    np.savetxt(tmp_path / "data.csv", ys, header="y", comments="")
+    program = tmp_path / "drawn.si"
+    program.write_text(DRAWN_TRAJECTORY)
+    specialized = subprocess.run([sys.executable, "-m", "sirenc", "drawn.si", "-m", method, "--emit", "specialized"],
+                                 cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+    drawn = method != "bp"
+    assert "!siren.sym" not in specialized and ("!siren.list<!siren.pair" in specialized) != drawn
+    runs = []
+    for tier in (1, 2):
+        model = sirenc.compile(str(program), method=method, tier=tier)
+        assert model.info["tier"] == tier
+        f = model.filter(particles=16, seed=4)
+        f.run()
+        assert f.runtime_plan()["x1"] == ("sample" if drawn else "symbolic")
+        (xs, q), (s_xs, s_q) = f.estimate(), f.summary()
+        assert len(xs) == 30
+        runs.append((_flat((xs, q)), f.log_evidence, [(s.mean, s.variance) for s in [*s_xs, s_q]]))
+    (e1, z1, s1), (e2, z2, s2) = runs
+    assert close(e2, e1) and close(z2, z1)
+    assert all(close(list(a), list(b), rel=1e-9) for a, b in zip(s2, s1))
+
+
 def test_streaming_a_tier_2_filter_equals_running_it(folder):
     model = sirenc.compile(str(folder / "walk.si"), method="ssi")
     rows = np.loadtxt(folder / "data.csv", delimiter=",", skiprows=1)

@@ -66,7 +66,7 @@ from sirenc.passes.tier2.staged_inference import Engine
 from sirenc.passes.tier2.staged_symbolic import Emitter, Expr, IdMemo, K, Node, NotSpecialisable, Num, R
 from sirenc.passes.tier2.staged_values import SList, SPair, SymDist, discard, has_sym
 from sirenc.passes.tier2.symbolic_ops import SymbolicOps
-from sirenc.passes.tier2.trajectories import Trajectories
+from sirenc.passes.tier2.trajectories import PointRecordsRefused, Trajectories
 
 
 def _touches_sym(op: Operation) -> bool:
@@ -102,6 +102,7 @@ class _Specializer(SymbolicOps, Trajectories, Posterior, Loops):
         self.shapes: list[int] = []
         self.posterior = False                       # @main's result carries posterior atoms
         self.trajectory_atoms = False                # ... of a trajectory: records carry variances
+        self.point_records = False                   # trajectories' records are their numbers alone
         self.shadow: dict[SSAValue, SSAValue] = {}   # a trajectory's means -> their atoms
         self.collapsed = False                       # a trajectory became its means before the result
 
@@ -202,12 +203,11 @@ class _Specializer(SymbolicOps, Trajectories, Posterior, Loops):
         return None
 
 
-def specialize(module: ModuleOp, method: str) -> Specialization:
-    """Rewrites `@main` of a `symbolic-values` module into tier 2 when it qualifies; leaves it
-    unchanged otherwise. Either way, says what it did."""
-    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
-    order = [op.var.data for op in main.walk() if isinstance(op, siren.AssumeOp) and op.var.data]
+def _attempt(main: func.FuncOp, method: str, point_records: bool) -> tuple[_Specializer, Block, SSAValue]:
+    """`@main` run on the specializer into a new block: the specializer, the block and its result.
+    Raises what the specializer raises, with the block discarded."""
     s = _Specializer(methods.get(method))
+    s.point_records = point_records
     # A list operation on a trajectory takes its means, which the result may hold.
     result_type = main.function_type.outputs.data[0]
     list_ops = any(isinstance(op, siren.ListUnaryOp) and has_sym(op.operand.type) for op in main.walk())
@@ -219,14 +219,30 @@ def specialize(module: ModuleOp, method: str) -> Specialization:
         result = s.run_block(main.body.block, finish=s.result)
         s.emit.location = main.body.block.last_op.location
         s.emit.add(func.ReturnOp(result))
-    except NotSpecialisable as e:
+    except BaseException:
         discard(body)
+        raise
+    return s, body, result
+
+
+def specialize(module: ModuleOp, method: str) -> Specialization:
+    """Rewrites `@main` of a `symbolic-values` module into tier 2 when it qualifies; leaves it
+    unchanged otherwise. Either way, says what it did."""
+    main = next(op for op in module.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+    order = [op.var.data for op in main.walk() if isinstance(op, siren.AssumeOp) and op.var.data]
+    try:
+        # Trajectories are tried first with point records (trajectories.py), which hold one number a
+        # step; an element that needs more starts the specializer again with affine records.
+        try:
+            s, body, result = _attempt(main, method, point_records=True)
+        except PointRecordsRefused:
+            s, body, result = _attempt(main, method, point_records=False)
+    except NotSpecialisable as e:
         # Without an op of its own the reason arose computing the result's mean: the result's op.
         at = e.op if e.op is not None else main.body.block.last_op.operands[0].owner
         span = span_of(at) if isinstance(at, Operation) else None
         return Specialization(False, e.reason, str(span) if span is not None else "")
     except Exception as e:  # noqa: BLE001 - a bug here must not cost the user the general runtime
-        discard(body)
         return Specialization(False, f"internal error in specialize-conjugacy ({type(e).__name__}: {e}); "
                               "the general runtime runs the program")
     old = main.body.block
