@@ -347,6 +347,10 @@ SIRENRT_API int64_t sirenrt_list_tl(sirenrt_ctx *ctx, int64_t list, int32_t site
 SIRENRT_API double sirenrt_list_len(sirenrt_ctx *ctx, int64_t list);
 SIRENRT_API int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords);
 SIRENRT_API int64_t sirenrt_list_rev_at(sirenrt_ctx *ctx, int64_t list, int32_t nwords, int32_t site);
+/* What generated code calls for List.rev: sirenrt_list_rev_at told the element type (as
+ * sirenrt_list_cons_typed is), so that the runtime may make the cells in the population's heap at once. */
+SIRENRT_API int64_t sirenrt_list_rev_typed(sirenrt_ctx *ctx, int64_t list, int32_t nwords, const char *elem,
+                                           int32_t site);
 /* List.range(a, b): int(a) .. int(b)-1 (truncation toward zero) as 1-word floats; a <= b required. */
 SIRENRT_API int64_t sirenrt_list_range(sirenrt_ctx *ctx, double a, double b, int32_t site);
 

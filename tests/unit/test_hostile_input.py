@@ -10,7 +10,7 @@ import sys
 import threading
 
 from sirenc import driver
-from threads import on_threads
+from concurrent_threads import on_threads
 
 
 def _let_chain(n: int) -> str:

@@ -88,7 +88,7 @@ def every_call_program() -> str:
 
 NON_FAMILY_CALLS = {"std_normal", "add_log_weight", "list_cons_word", "list_cons_typed", "list_set",
                     "list_from_words", "list_from_nested_words", "list_head_word",
-                    "list_tl", "list_len", "list_rev_at", "list_range", "file", "stream_row"}
+                    "list_tl", "list_len", "list_rev_typed", "list_range", "file", "stream_row"}
 
 # How LLVM spells the C types of the ABI (its own table, so that it checks backend/llvm.py's).
 LLVM_SPELLING = {"double": "double", "void": "void", "int32_t": "i32", "uint32_t": "i32",

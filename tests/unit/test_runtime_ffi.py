@@ -46,12 +46,13 @@ def test_cdef_declares_exactly_the_header_api():
     text = "".join(h.read_text() for h in (INCLUDE / "sirenrt.h", INCLUDE / "sirenrt_families.h"))
     exported = set(re.findall(r"SIRENRT_API [^;(]*?\b((?:sirenrt|sirenc)_\w+)\(", text))
     declared = set(re.findall(r"\b((?:sirenrt|sirenc)_\w+)\(", cdef(INCLUDE / "sirenrt.h")))
-    assert len(exported) == 133         # + sirenc_buffer_free, filter_history_dropped, sirenc_history_dropped
+    assert len(exported) == 134         # + sirenc_buffer_free, filter_history_dropped, sirenc_history_dropped
                                         # + filter_posterior, sirenc_posterior (summaries' posterior atoms)
                                         # + particles, size, history, set_file, save, load, set_progress (issue 12), list_head_word;
                                         # + list_cons_at, list_rev_at (the site of a list past the memory limit)
                                         # + list_cons_typed (a lane's cons made in the heap at once), filter_collect
                                         # + list_cons_word (a one-word cons in one call)
+                                        # + list_rev_typed (a lane's List.rev made in the heap at once)
                                         # + list_from_words (a list literal of constants at once, issue 11)
                                         # + sym_add..sym_value, sym_assume, sym_observe, filter_runtime_plan (ssi)
                                         # + filter_new_mh, mh_runtime_plan, mh_stats and their sirenc_ exports (MH)

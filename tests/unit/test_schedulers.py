@@ -11,7 +11,7 @@ from sirenc import driver
 from sirenc.backend import schedulers
 from sirenc.backend.llvm import object_bytes
 from markers import needs_tools
-from threads import on_threads
+from concurrent_threads import on_threads
 
 SMALL = "let p <- beta(1., 1.) in let () = observe(bernoulli(p), true) in p * 2. + 1."
 

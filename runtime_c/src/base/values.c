@@ -414,6 +414,30 @@ int64_t sirenrt_list_rev_at(sirenrt_ctx *ctx, int64_t list, int32_t nwords, int3
   return ctx->err_msg ? SIRENRT_NIL : acc;
 }
 
+/* In a lane, the cells go where its conses go (the population's heap), each made as the cons of the
+ * element onto the cells before it would make it: a reversal at the end of a particle (tier 2's
+ * trajectory means, a result's List.rev) is then not made young, copied to the heap by the next cons
+ * onto it and copied again when the particle stops.  The same share of the memory limit is asked as
+ * of sirenrt_list_rev_at, so the errors are its own; the heap's own limit is the lane's conses'. */
+int64_t sirenrt_list_rev_typed(sirenrt_ctx *ctx, int64_t list, int32_t nwords, const char *elem, int32_t site) {
+  rt_nursery *nursery = elem ? rt_nursery_of(ctx) : NULL;
+  if (!nursery || nwords < 0 || nwords > MAX_CELL_WORDS - 1) return sirenrt_list_rev_at(ctx, list, nwords, site);
+  int64_t len = list_length(ctx, list, site);
+  if (len < 0 || rt_list_within_limit(ctx, "List.rev", len, (uint32_t)nwords + 3, site)) return SIRENRT_NIL;
+  int64_t acc = SIRENRT_NIL;
+  for (int64_t k = 0; k < len; k++) {
+    int64_t cell = nursery->cons(nursery, ctx, acc, (uint32_t)nwords + 1, (uint32_t)k + 1, elem);
+    if (!cell) return sirenrt_list_rev_at(ctx, list, nwords, site); /* declined (its type): at the first */
+    if (cell == SIRENRT_NIL) {
+      rt_lists_refused(ctx, site);
+      return SIRENRT_NIL;
+    }
+    if (rt_list_uncons(ctx, list, rt_heap_cell(cell) + 3, nwords, &list, site)) return SIRENRT_NIL;
+    acc = cell;
+  }
+  return acc;
+}
+
 int64_t sirenrt_list_rev(sirenrt_ctx *ctx, int64_t list, int32_t nwords) {
   return sirenrt_list_rev_at(ctx, list, nwords, -1);
 }

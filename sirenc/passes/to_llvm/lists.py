@@ -138,8 +138,9 @@ class _Reverse(Pattern):
 
     def rewrite(self, op: smc.ReverseOp) -> None:
         e = Emitter(self.low, op)
-        words = len(smc.scalars_of(op.result.type.element.data))
-        e.replace([e.call("list_rev_at", op.list, e.const_i(words, i32), e.site_if_known())])
+        elem = op.result.type.element.data
+        e.replace([e.call("list_rev_typed", op.list, e.const_i(len(smc.scalars_of(elem)), i32),
+                          e.pool_address(self.low.pooled_text(elem)), e.site_if_known())])
 
 
 class _Range(Pattern):

@@ -59,7 +59,7 @@ _RUNTIME: dict[str, tuple[tuple[Attribute, ...], Attribute | None]] = {
     "list_head_word": ((i64, i32, i32), i64),
     "list_tl": ((i64, i32), i64),
     "list_len": ((i64,), f64),
-    "list_rev_at": ((i64, i32, i32), i64),
+    "list_rev_typed": ((i64, i32, PTR, i32), i64),
     "list_range": ((f64, f64, i32), i64),
     "file": ((i32, i32), i64),
     "stream_row": ((i64, i32), i64),

@@ -30,7 +30,7 @@ builtin.module {
 // CHECK-NEXT: llvm.func @sirenrt_list_head_word(!llvm.ptr, i64, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_tl(!llvm.ptr, i64, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_len(!llvm.ptr, i64) -> f64
-// CHECK-NEXT: llvm.func @sirenrt_list_rev_at(!llvm.ptr, i64, i32, i32) -> i64
+// CHECK-NEXT: llvm.func @sirenrt_list_rev_typed(!llvm.ptr, i64, i32, !llvm.ptr, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_range(!llvm.ptr, f64, f64, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_file(!llvm.ptr, i32, i32) -> i64
 // CHECK-NEXT: llvm.func @sirenrt_list_cons_word(!llvm.ptr, i64, i64, !llvm.ptr, i32) -> i64
@@ -65,13 +65,14 @@ builtin.module {
 // CHECK-NEXT:   %[[SITE0B:.*]] = llvm.mlir.constant(0 : i32) : i32
 // CHECK-NEXT:   %[[T:.*]] = llvm.call @sirenrt_list_tl(%[[CTX]], %[[CELL]], %[[SITE0B]]) : (!llvm.ptr, i64, i32) -> i64
 
-// smc.is_nil, smc.length, smc.reverse (of two-word elements), smc.range.
+// smc.is_nil, smc.length, smc.reverse (of two-word elements, told their type as a cons is), smc.range.
 // CHECK-NEXT:   %[[NIL2:.*]] = llvm.mlir.constant(-1) : i64
 // CHECK-NEXT:   %{{.*}} = llvm.icmp "eq" %[[T]], %[[NIL2]] : i64
 // CHECK-NEXT:   %[[N:.*]] = llvm.call @sirenrt_list_len(%[[CTX]], %[[CELL]]) : (!llvm.ptr, i64) -> f64
 // CHECK-NEXT:   %[[WORDS2:.*]] = llvm.mlir.constant(2 : i32) : i32
+// CHECK-NEXT:   %[[PFB2:.*]] = llvm.mlir.addressof @siren_resume.lists : !llvm.ptr
 // CHECK-NEXT:   %[[NOSITE2:.*]] = llvm.mlir.constant(-1 : i32) : i32
-// CHECK-NEXT:   %{{.*}} = llvm.call @sirenrt_list_rev_at(%[[CTX]], %[[CELL]], %[[WORDS2]], %[[NOSITE2]]) : (!llvm.ptr, i64, i32, i32) -> i64
+// CHECK-NEXT:   %{{.*}} = llvm.call @sirenrt_list_rev_typed(%[[CTX]], %[[CELL]], %[[WORDS2]], %[[PFB2]], %[[NOSITE2]]) : (!llvm.ptr, i64, i32, !llvm.ptr, i32) -> i64
 // CHECK-NEXT:   %[[SITE1:.*]] = llvm.mlir.constant(1 : i32) : i32
 // CHECK-NEXT:   %[[RANGE:.*]] = llvm.call @sirenrt_list_range(%[[CTX]], %[[X]], %[[N]], %[[SITE1]]) : (!llvm.ptr, f64, f64, i32) -> i64
 
