@@ -77,8 +77,14 @@ class Trajectories:
             return
         atoms = self.shadow.get(value) if isinstance(value, SSAValue) else None
         if isinstance(value, SList):
-            value, atoms = self.trajectory(value, self.posterior and not isinstance(op, siren.LenOp))
+            reverse = isinstance(op, siren.RevOp)
+            value, atoms = self.trajectory(value, self.posterior and not isinstance(op, siren.LenOp), reverse)
             self.collapsed = True
+            if reverse:   # the means and their atoms built reversed: the reversal is theirs
+                if atoms is not None:
+                    self.shadow[value] = atoms
+                self._bind(op.result, K(value) if is_sym(op.result.type) else value)
+                return
         new = type(op)(value)
         if op.site is not None:
             new.site = op.site
@@ -148,24 +154,28 @@ class Trajectories:
         self.engine.retired[rv] = True
         return ab[0].v, ab[1].v, rv.params[1].v
 
-    def trajectory(self, value: SList, atoms: bool) -> tuple[SSAValue, SSAValue | None]:
+    def trajectory(self, value: SList, atoms: bool, reverse: bool = False) -> tuple[SSAValue, SSAValue | None]:
         """The per-particle means of a trajectory's elements, as a list of numbers (ARCHITECTURE.md §10.4), and
         with `atoms` their posterior atoms: the elements' variances alone, a list of numbers beside
         the means (sirenrt_model.frame_result_type's compact atom), which the backward pass over the
         records gives as it gives the means (the smoother's); NaN for an element that is not
-        Gaussian (known by its mean alone), and for every one older than it."""
+        Gaussian (known by its mean alone), and for every one older than it.  With `reverse`, both
+        lists reversed (`List.rev` of the trajectory, as results return it): the backward pass conses
+        them in that order, so neither is reversed, which for the walk's `List.tl(List.rev(xs))`
+        made three lists of T cells per list where one is kept."""
         self.engine.finished = True
         means = [self.engine.mean(item) for item in value.items]
         explicit = [self.emit.num(m) for m in means]
-        if self.point_records:   # a point record is its element's mean
+        if self.point_records and not reverse:   # a point record is its element's mean
             out = self._prepend(value.records, explicit)
         else:
-            out = self._backward(value.records, explicit, lambda a, b, c, prev: (a * prev) + b)
+            step = (lambda a, b, c, prev: b) if self.point_records else (lambda a, b, c, prev: (a * prev) + b)
+            out = self._backward(value.records, explicit, step, reverse)
         if not atoms:
             return out, None
         variances = [self._variance(item) for item in value.items]
         known = [self.emit.num(math.nan if v is None else v) for v in variances]
-        return out, self._backward(value.records, known, lambda a, b, c, prev: (a * a * prev) + c)
+        return out, self._backward(value.records, known, lambda a, b, c, prev: (a * a * prev) + c, reverse)
 
     def _variance(self, e: Expr) -> Num | None:
         """The variance of a Gaussian (or drawn) element whose mean was taken; None for another."""
@@ -176,11 +186,15 @@ class Trajectories:
             return e.rv.params[1].v
         return None
 
-    def _backward(self, records: SSAValue | None, explicit: list[SSAValue], step) -> SSAValue:
+    def _backward(self, records: SSAValue | None, explicit: list[SSAValue], step, reverse: bool = False) -> SSAValue:
         """The explicit numbers, then one per record, each `step(a, b, c, the one before)` on the
-        record's (a, b, c) (c is 0 in a record without one), from the last explicit number."""
+        record's (a, b, c) (c is 0 in a record without one), from the last explicit number; with
+        `reverse`, that list reversed (the pass conses onto the explicit numbers reversed)."""
         emit = self.emit
         out = emit.add(siren.NilOp(siren.ListType(f64))).result
+        if reverse:
+            for m in explicit:
+                out = emit.add(siren.ConsOp(m, out)).result
         # Records follow a first element: a list without one (still empty) has none.
         if records is not None and explicit:
             record_type = records.type.element
@@ -202,8 +216,10 @@ class Trajectories:
             emit.block = saved
             init = emit.add(siren.PairOp(explicit[-1], out)).result
             folded = emit.add(siren.FoldOp(records, init, body)).result
+            if reverse:
+                return emit.add(siren.SndOp(folded)).result
             out = emit.add(siren.RevOp(emit.add(siren.SndOp(folded)).result)).result
-        return self._prepend(out, explicit)
+        return out if reverse else self._prepend(out, explicit)
 
     def _prepend(self, out: SSAValue | None, explicit: list[SSAValue]) -> SSAValue:
         """The explicit numbers in front of the list `out` (records follow a first element: without
