@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import f64, i1
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 
 from sirenc.ir import siren
-from sirenc.passes.tier2.shapes import Canon, Shape, Variant, instantiate, shape_of
+from sirenc.passes.tier2.shapes import Canon, Shape, Variant, instantiate, join_keys, shape_of
 from sirenc.passes.tier2.staged_symbolic import Emitter, Fork, NotSpecialisable
 from sirenc.passes.tier2.staged_values import discard, has_sym
 
@@ -198,7 +198,9 @@ class Loops:
         if any(v.accepts(shape) for v in variants):
             return False
         for v in variants:
-            if v.key == shape.key:
+            joined = join_keys(v.key, shape.key)
+            if joined is not None:   # the same but for constants or a trajectory's anchor
+                v.key = joined
                 v.widen(shape)
                 return True
         if len(variants) == _MAX_SHAPES:

@@ -13,7 +13,7 @@ from xdsl.ir import SSAValue
 
 from sirenc.passes.tier2.staged_inference import Engine
 from sirenc.passes.tier2.staged_symbolic import RV, Expr, IdMemo, K, Node, NotSpecialisable, Num, R
-from sirenc.passes.tier2.staged_values import SList, SPair, SymDist
+from sirenc.passes.tier2.staged_values import CHAINED, SList, SPair, SymDist
 
 
 @dataclass
@@ -59,7 +59,7 @@ class Canon:
                 raise NotSpecialisable("internal: a trajectory that is not normalised")
             head = self.value(v.items[0]) if v.items else None
             self.concretes.append(v.records)
-            return ("L", head)
+            return ("L", head, v.anchor if v.anchor in (None, CHAINED) else self.expr(v.anchor))
         return ("E", self.expr(self.engine.b.eval(v)))
 
     def expr(self, e: Expr) -> tuple:
@@ -142,7 +142,7 @@ def instantiate(key: tuple, nums: list[Num], concretes: list[SSAValue]):
             return SymDist(k[1], [expr(p) for p in k[2]])
         if k[0] == "L":
             head = [value(k[1])] if k[1] is not None else []
-            return SList(head, next(conc_it))
+            return SList(head, next(conc_it), k[2] if k[2] in (None, CHAINED) else expr(k[2]))
         return expr(k[1])
 
     out = value(value_key)
@@ -155,13 +155,37 @@ def instantiate(key: tuple, nums: list[Num], concretes: list[SSAValue]):
     return out
 
 
+_APART = object()
+
+
+def join_keys(a, b):
+    """The shape key above both a and b, which may differ only in their trajectories' anchors
+    (None, a list of constants' records so far, is below both CHAINED and a variable); None when
+    there is none."""
+    out = _join(a, b)
+    return None if out is _APART else out
+
+
+def _join(a, b):
+    if a == b:
+        return a
+    if not (isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b)):
+        return _APART
+    if len(a) == 3 and a[0] == "L" and b[0] == "L":
+        head = _join(a[1], b[1])
+        anchor = b[2] if a[2] is None else a[2] if b[2] is None or a[2] == b[2] else _APART
+        return _APART if _APART in (head, anchor) else ("L", head, anchor)
+    parts = tuple(_join(x, y) for x, y in zip(a, b))
+    return _APART if _APART in parts else parts
+
+
 @dataclass
 class Variant:
     key: tuple
     statics: list[float | None]
 
     def accepts(self, s: Shape) -> bool:
-        return s.key == self.key and all(w is None or (isinstance(n, float) and _same_float(w, n))
+        return join_keys(s.key, self.key) == self.key and all(w is None or (isinstance(n, float) and _same_float(w, n))
                                          for w, n in zip(self.statics, s.nums))
 
     def widen(self, s: Shape) -> None:

@@ -29,6 +29,9 @@ class SPair:
     second: object
 
 
+CHAINED = "chained"
+
+
 @dataclass
 class SList:
     """A list of symbolic values (a trajectory, `x :: xs`): its first elements as staged values
@@ -39,10 +42,15 @@ class SList:
     a^2 * (that element's variance) + c). An element goes into the records once nothing
     can change it any more but the final expectation (ARCHITECTURE.md §10.4), which is then a backward pass
     (the smoothing that tier 1's final marginalisation performs swap by swap). `records` is None
-    for a list literal, whose elements are all in `items`."""
+    for a list literal, whose elements are all in `items`. With `anchor` (a variable the loop
+    keeps, gtree's root `a` of its leaves `b :: bs`), each record is of that variable instead of
+    the element before it: an element's mean is a * (the anchor's mean) + b, its variance given it
+    c. `anchor` is None while every record is a constant's (valid either way: a is 0), CHAINED once
+    one is of the element before it."""
 
     items: list
     records: SSAValue | None
+    anchor: object = None
 
 
 def has_sym(t: Attribute) -> bool:

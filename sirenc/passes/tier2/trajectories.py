@@ -29,11 +29,12 @@ from sirenc.distributions import family
 from sirenc.ir import siren
 from sirenc.ir.siren import is_sym
 from sirenc.passes.tier2.posterior import ATOM_POINT
-from sirenc.passes.tier2.staged_symbolic import R, Emitter, Expr, K, NotSpecialisable, Num
-from sirenc.passes.tier2.staged_values import SList, SPair
+from sirenc.passes.tier2.staged_symbolic import R, Emitter, Expr, K, NotSpecialisable, Num, rvs_of
+from sirenc.passes.tier2.staged_values import CHAINED, SList, SPair
 
 
 RECORD = siren.PairType(f64, f64)
+_GROWS = "a list of symbolic values whose older elements depend on more than the next one (the state would grow)"
 POINT_RECORD = f64
 POSTERIOR_RECORD = siren.PairType(f64, RECORD)
 
@@ -66,14 +67,14 @@ class Trajectories:
         tail = self.get(op.tail)
         if not isinstance(tail, SList):
             raise NotSpecialisable("internal: a symbolic list that is not a trajectory", op)
-        self.staged[op.result] = SList([self.get(op.head), *tail.items], tail.records)
+        self.staged[op.result] = SList([self.get(op.head), *tail.items], tail.records, tail.anchor)
 
     def list_op(self, op) -> None:
         value = self.get(op.operand)
         if isinstance(value, SList) and isinstance(op, siren.HdOp | siren.TlOp) and \
                 len(value.items) > (0 if isinstance(op, siren.HdOp) else 1):
             self._bind(op.result, value.items[0] if isinstance(op, siren.HdOp) else
-                       SList(value.items[1:], value.records))
+                       SList(value.items[1:], value.records, value.anchor))
             return
         atoms = self.shadow.get(value) if isinstance(value, SSAValue) else None
         if isinstance(value, SList):
@@ -108,29 +109,33 @@ class Trajectories:
         if records is None:
             records = self.emit.add(siren.NilOp(siren.ListType(self._record_type()))).result
         if not value.items:
-            return SList([], records)
+            return SList([], records, value.anchor)
+        anchor = value.anchor
         for k in reversed(range(1, len(value.items))):
-            a, b, c = (self.emit.num(x) for x in self._record(value.items[k], value.items[k - 1]))
+            (a, b, c), anchor = self._record(value.items[k], value.items[k - 1], anchor)
+            a, b, c = (self.emit.num(x) for x in (a, b, c))
             if self.point_records:
                 record = b
             else:
                 record = self.emit.add(siren.PairOp(a, self.emit.add(siren.PairOp(b, c)).result
                                                     if self.trajectory_atoms else b)).result
             records = self.emit.add(siren.ConsOp(record, records)).result
-        return SList(value.items[:1], records)
+        return SList(value.items[:1], records, anchor)
 
     def _record_type(self) -> Attribute:
         if self.point_records:
             return POINT_RECORD
         return POSTERIOR_RECORD if self.trajectory_atoms else RECORD
 
-    def _record(self, item: Expr, after: Expr) -> tuple[Num, Num, Num]:
-        """(a, b, c): the mean of `item` is a * (the mean of `after`) + b, for good, and its
-        variance given `after` is c."""
+    def _record(self, item: Expr, after: Expr, anchor) -> tuple[tuple[Num, Num, Num], object]:
+        """(a, b, c) and the list's anchor (staged_values.SList): the mean of `item` is a * (the mean
+        of `after`) + b, for good, and its variance given `after` is c; or, where `item` is instead
+        a Gaussian conditional of one variable the loop keeps (the list's anchor, one for all its
+        records: gtree's leaves of their root), of that variable."""
         b = self.engine.b
         item, after = b.eval(item), b.eval(after)
         if isinstance(item, K):
-            return 0.0, item.v, 0.0
+            return (0.0, item.v, 0.0), anchor
         if self.point_records:
             raise PointRecordsRefused()
         if self.engine.method.grafts:
@@ -142,17 +147,29 @@ class Trajectories:
         rv = item.rv
         self.engine.eval_params(rv)
         mu = rv.params[0]
-        if isinstance(after, R):
-            ab = self.engine.affine(mu, after.rv)
+        ab = None
+        if anchor in (None, CHAINED):
+            ab = self.engine.affine(mu, after.rv) if isinstance(after, R) else (K(0.0), mu)
+        if ab is not None and all(isinstance(x, K) for x in ab):
+            anchor = CHAINED
+        elif anchor is CHAINED:
+            raise NotSpecialisable(_GROWS)
         else:
-            ab = (K(0.0), mu)
-        if ab is None or not all(isinstance(x, K) for x in ab):
-            raise NotSpecialisable("a list of symbolic values whose older elements depend on more than the "
-                                   "next one (the state would grow)")
+            ab, anchor = self._anchored(mu, anchor)
         if not isinstance(rv.params[1], K):
             raise NotSpecialisable("a list of symbolic values whose older elements have a symbolic variance")
         self.engine.retired[rv] = True
-        return ab[0].v, ab[1].v, rv.params[1].v
+        return (ab[0].v, ab[1].v, rv.params[1].v), anchor
+
+    def _anchored(self, mu: Expr, anchor) -> tuple[tuple[K, K], R]:
+        """mu as a * x + b with constant a and b, x the list's anchor (or, while it has none, the one
+        variable mu mentions), and the anchor."""
+        rvs = list({id(r): r for r in rvs_of(mu)}.values())
+        x = anchor.rv if isinstance(anchor, R) else rvs[0] if len(rvs) == 1 else None
+        ab = self.engine.affine(mu, x) if x is not None and rvs == [x] else None
+        if ab is None or not all(isinstance(v, K) for v in ab) or x.realized or x in self.engine.retired:
+            raise NotSpecialisable(_GROWS)
+        return ab, R(x)
 
     def trajectory(self, value: SList, atoms: bool, reverse: bool = False) -> tuple[SSAValue, SSAValue | None]:
         """The per-particle means of a trajectory's elements, as a list of numbers (ARCHITECTURE.md §10.4), and
@@ -164,18 +181,24 @@ class Trajectories:
         them in that order, so neither is reversed, which for the walk's `List.tl(List.rev(xs))`
         made three lists of T cells per list where one is kept."""
         self.engine.finished = True
+        anchor = value.anchor if isinstance(value.anchor, R) else None
+        if anchor is not None:   # first: taking an element's mean makes the anchor its conditional again
+            anchor_mean = self.emit.num(self.engine.mean(anchor))
+            v = self._variance(anchor)
+            anchor_variance = self.emit.num(math.nan if v is None else v)
         means = [self.engine.mean(item) for item in value.items]
         explicit = [self.emit.num(m) for m in means]
         if self.point_records and not reverse:   # a point record is its element's mean
             out = self._prepend(value.records, explicit)
         else:
             step = (lambda a, b, c, prev: b) if self.point_records else (lambda a, b, c, prev: (a * prev) + b)
-            out = self._backward(value.records, explicit, step, reverse)
+            out = self._backward(value.records, explicit, step, reverse, anchor and anchor_mean)
         if not atoms:
             return out, None
         variances = [self._variance(item) for item in value.items]
         known = [self.emit.num(math.nan if v is None else v) for v in variances]
-        return out, self._backward(value.records, known, lambda a, b, c, prev: (a * a * prev) + c, reverse)
+        return out, self._backward(value.records, known, lambda a, b, c, prev: (a * a * prev) + c, reverse,
+                                   anchor and anchor_variance)
 
     def _variance(self, e: Expr) -> Num | None:
         """The variance of a Gaussian (or drawn) element whose mean was taken; None for another."""
@@ -186,10 +209,12 @@ class Trajectories:
             return e.rv.params[1].v
         return None
 
-    def _backward(self, records: SSAValue | None, explicit: list[SSAValue], step, reverse: bool = False) -> SSAValue:
+    def _backward(self, records: SSAValue | None, explicit: list[SSAValue], step, reverse: bool = False,
+                  anchor: SSAValue | None = None) -> SSAValue:
         """The explicit numbers, then one per record, each `step(a, b, c, the one before)` on the
-        record's (a, b, c) (c is 0 in a record without one), from the last explicit number; with
-        `reverse`, that list reversed (the pass conses onto the explicit numbers reversed)."""
+        record's (a, b, c) (c is 0 in a record without one), from the last explicit number, or each
+        `step(a, b, c, anchor)` for records of an anchor; with `reverse`, that list reversed (the
+        pass conses onto the explicit numbers reversed)."""
         emit = self.emit
         out = emit.add(siren.NilOp(siren.ListType(f64))).result
         if reverse:
@@ -212,9 +237,10 @@ class Trajectories:
                     b, c = emit.add(siren.FstOp(rest)).result, emit.add(siren.SndOp(rest)).result
             prev, done = emit.add(siren.FstOp(acc)).result, emit.add(siren.SndOp(acc)).result
             m = step(_Arith(emit, a), _Arith(emit, b), _Arith(emit, c), _Arith(emit, prev)).value
-            emit.add(siren.YieldOp(emit.add(siren.PairOp(m, emit.add(siren.ConsOp(m, done)).result)).result))
+            kept = prev if anchor is not None else m
+            emit.add(siren.YieldOp(emit.add(siren.PairOp(kept, emit.add(siren.ConsOp(m, done)).result)).result))
             emit.block = saved
-            init = emit.add(siren.PairOp(explicit[-1], out)).result
+            init = emit.add(siren.PairOp(explicit[-1] if anchor is None else anchor, out)).result
             folded = emit.add(siren.FoldOp(records, init, body)).result
             if reverse:
                 return emit.add(siren.SndOp(folded)).result
