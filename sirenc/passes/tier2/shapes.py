@@ -185,8 +185,8 @@ class Variant:
     statics: list[float | None]
 
     def accepts(self, s: Shape) -> bool:
-        return join_keys(s.key, self.key) == self.key and all(w is None or (isinstance(n, float) and _same_float(w, n))
-                                         for w, n in zip(self.statics, s.nums))
+        return join_keys(s.key, self.key) == self.key and \
+            all(w is None or (isinstance(n, float) and _same_float(w, n)) for w, n in zip(self.statics, s.nums))
 
     def widen(self, s: Shape) -> None:
         self.statics = [w if w is not None and isinstance(n, float) and _same_float(w, n) else None

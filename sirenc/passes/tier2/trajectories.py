@@ -34,9 +34,9 @@ from sirenc.passes.tier2.staged_values import CHAINED, SList, SPair
 
 
 RECORD = siren.PairType(f64, f64)
-_GROWS = "a list of symbolic values whose older elements depend on more than the next one (the state would grow)"
 POINT_RECORD = f64
 POSTERIOR_RECORD = siren.PairType(f64, RECORD)
+_GROWS = "a list of symbolic values whose older elements depend on more than the next one (the state would grow)"
 
 
 class PointRecordsRefused(Exception):
@@ -166,7 +166,7 @@ class Trajectories:
         variable mu mentions), and the anchor."""
         rvs = list({id(r): r for r in rvs_of(mu)}.values())
         x = anchor.rv if isinstance(anchor, R) else rvs[0] if len(rvs) == 1 else None
-        ab = self.engine.affine(mu, x) if x is not None and rvs == [x] else None
+        ab = self.engine.affine(mu, x) if x is not None and len(rvs) == 1 and rvs[0] is x else None
         if ab is None or not all(isinstance(v, K) for v in ab) or x.realized or x in self.engine.retired:
             raise NotSpecialisable(_GROWS)
         return ab, R(x)
@@ -181,10 +181,10 @@ class Trajectories:
         them in that order, so neither is reversed, which for the walk's `List.tl(List.rev(xs))`
         made three lists of T cells per list where one is kept."""
         self.engine.finished = True
-        anchor = value.anchor if isinstance(value.anchor, R) else None
-        if anchor is not None:   # first: taking an element's mean makes the anchor its conditional again
-            anchor_mean = self.emit.num(self.engine.mean(anchor))
-            v = self._variance(anchor)
+        anchor_mean = anchor_variance = None
+        if isinstance(value.anchor, R):   # first: taking an element's mean makes the anchor its conditional again
+            anchor_mean = self.emit.num(self.engine.mean(value.anchor))
+            v = self._variance(value.anchor)
             anchor_variance = self.emit.num(math.nan if v is None else v)
         means = [self.engine.mean(item) for item in value.items]
         explicit = [self.emit.num(m) for m in means]
@@ -192,13 +192,13 @@ class Trajectories:
             out = self._prepend(value.records, explicit)
         else:
             step = (lambda a, b, c, prev: b) if self.point_records else (lambda a, b, c, prev: (a * prev) + b)
-            out = self._backward(value.records, explicit, step, reverse, anchor and anchor_mean)
+            out = self._backward(value.records, explicit, step, reverse, anchor_mean)
         if not atoms:
             return out, None
         variances = [self._variance(item) for item in value.items]
         known = [self.emit.num(math.nan if v is None else v) for v in variances]
         return out, self._backward(value.records, known, lambda a, b, c, prev: (a * a * prev) + c, reverse,
-                                   anchor and anchor_variance)
+                                   anchor_variance)
 
     def _variance(self, e: Expr) -> Num | None:
         """The variance of a Gaussian (or drawn) element whose mean was taken; None for another."""
