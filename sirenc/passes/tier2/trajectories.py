@@ -146,6 +146,8 @@ class Trajectories:
                                    "conditionals of the next one")
         rv = item.rv
         self.engine.eval_params(rv)
+        if anchor in (None, CHAINED) and isinstance(after, R):
+            self._reverse_edge(rv, after.rv)
         mu = rv.params[0]
         ab = None
         if anchor in (None, CHAINED):
@@ -160,6 +162,19 @@ class Trajectories:
             raise NotSpecialisable("a list of symbolic values whose older elements have a symbolic variance")
         self.engine.retired[rv] = True
         return (ab[0].v, ab[1].v, rv.params[1].v), anchor
+
+    def _reverse_edge(self, rv, after) -> None:
+        """Where the element after `rv` is still its child (a draw that needed `rv` as a root hoisted it
+        back after the newer element was observed: runner's position, forced by the altitude's
+        observation after the velocity's), the swap the next step's hoist would make, made now: the
+        newer element a root and `rv` its conditional, which a record keeps."""
+        engine = self.engine
+        engine.eval_params(after)
+        if not any(r is rv for r in engine.parents(after)) or not engine.const_params(rv):
+            return
+        if engine.would_cycle(rv, after) or not engine.swap(rv, after):
+            return
+        engine.eval_params(rv)
 
     def _anchored(self, mu: Expr, anchor) -> tuple[tuple[K, K], R]:
         """mu as a * x + b with constant a and b, x the list's anchor (or, while it has none, the one
