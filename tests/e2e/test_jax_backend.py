@@ -307,7 +307,7 @@ def test_tier1_symbolic_programs_are_refused_with_a_location():
     from sirenc.backend.jax_trace import JaxBackendError
 
     with pytest.raises(JaxBackendError) as err:
-        sirenc.compile(REPO / "benchmarks" / "models" / "gtree" / "model.si", "ssi", backend="jax")
+        sirenc.compile(REPO / "benchmarks" / "models" / "wheels" / "model.si", "ssi", backend="jax")
     assert "native back end" in err.value.message and err.value.span is not None
 
 
@@ -357,7 +357,7 @@ def test_cli_runs_on_the_jax_back_end():
 
 
 def test_cli_reports_a_refused_program_with_exit_1():
-    out = sirenc_cli("run", str(REPO / "benchmarks" / "models" / "gtree" / "model.si"), "-m", "ssi",
+    out = sirenc_cli("run", str(REPO / "benchmarks" / "models" / "wheels" / "model.si"), "-m", "ssi",
                      "--backend", "jax")
     assert out.returncode == 1
     assert "model.si:" in out.stderr and "native back end" in out.stderr and "Traceback" not in out.stderr
