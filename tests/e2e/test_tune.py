@@ -25,6 +25,7 @@ pytestmark = needs_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 EXACT = kalman(YS, Q, R)[0]
+DRIFT = 1.5           # how far this machine's speed moves between two runs of tune under load
 TARGET = 1e-3          # pf needs about a thousand particles: its runs cost more than a run's fixed cost
 
 
@@ -134,9 +135,13 @@ def test_the_same_seed_gives_the_same_pilot_runs(tuned, walk):
         if r.error_particles is not None and r.error_particles == old.error_particles:
             assert r.error == old.error and r.exact == old.exact
     # Times are measured, so plans within their noise may trade places: the choice of one run
-    # is the other's choice or indistinguishable from it.
+    # is the other's choice or indistinguishable from it, or, where the machine's speed drifted
+    # between the two runs by more than tune's EQUAL, as fast as the other's choice within that
+    # drift (a CI run on 2 busy cores: the second run's choice, 0.19 ms to the target, had been
+    # dropped by the first as slower than its choice).
     same = first[(again.chosen.method, tuple(again.chosen.plan.items()))]
-    assert same.status in ("chosen", "indistinguishable")
+    assert same.status in ("chosen", "indistinguishable") or \
+        (same.seconds is not None and same.seconds <= DRIFT * tuned.chosen.seconds)
 
 
 def test_a_time_budget_is_kept(walk):
