@@ -48,8 +48,10 @@ typedef struct rw_frame {
   int64_t result_xs;
 } rw_frame;
 
-static int32_t rw_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
-  (void)log_weight, (void)rows;
+/* The walk's resume; with `typed`, its conses and its List.rev are told their element type, as generated
+ * code calls them (sirenrt_list_cons_word, sirenrt_list_rev_typed), and the trajectory is reversed
+ * through a list of lists first, whose reversal the heap declines (the young arena makes it). */
+static inline int32_t rw_resume_as(sirenrt_ctx *ctx, uint8_t *frame, int typed) {
   rw_frame *f = (rw_frame *)frame;
   switch (f->pc) {
     case 0: goto start;
@@ -71,9 +73,13 @@ next_row : {
   double y = bits_to_double(sirenrt_list_get(ctx, row, 0, 2));
   f->x = sirenrt_sample_gaussian(ctx, f->x, 1.0, 0);
   sirenrt_observe_gaussian(ctx, f->x, 0.5, y, 1);
-  int64_t cell = sirenrt_list_cons(ctx, f->xs, 1);
-  sirenrt_list_set(ctx, cell, 0, double_to_bits(f->x));
-  f->xs = cell;
+  if (typed) {
+    f->xs = sirenrt_list_cons_word(ctx, f->xs, (int64_t)double_to_bits(f->x), "f", 3);
+  } else {
+    int64_t cell = sirenrt_list_cons(ctx, f->xs, 1);
+    sirenrt_list_set(ctx, cell, 0, double_to_bits(f->x));
+    f->xs = cell;
+  }
   f->t++;
   f->pc = 2;
   return SIRENRT_AT_RESAMPLE;
@@ -82,8 +88,18 @@ after_resample:
   goto next_row;
 done:
   f->result_x = f->x;
-  f->result_xs = sirenrt_list_rev(ctx, f->xs, 1);
+  if (typed) {
+    int64_t lists = sirenrt_list_rev_typed(ctx, sirenrt_list_cons_word(ctx, SIRENRT_NIL, f->xs, "Lf", 4), 1, "Lf", 4);
+    f->result_xs = sirenrt_list_rev_typed(ctx, sirenrt_list_get(ctx, lists, 0, 4), 1, "f", 4);
+  } else {
+    f->result_xs = sirenrt_list_rev(ctx, f->xs, 1);
+  }
   return SIRENRT_FINISHED;
+}
+
+static int32_t rw_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
+  (void)log_weight, (void)rows;
+  return rw_resume_as(ctx, frame, 0);
 }
 
 /* The frame slot that holds a list at each resume point: xs, while waiting for a row and at resample. */

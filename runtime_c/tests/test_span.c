@@ -308,38 +308,7 @@ static void test_waiting_keeps_its_stream(void) {
  * answer is rw_model's, bit for bit, on 1 and 2 threads. */
 static int32_t rw_typed_resume(sirenrt_ctx *ctx, uint8_t *frame, double *log_weight, const sirenrt_rows *rows) {
   (void)log_weight, (void)rows;
-  rw_frame *f = (rw_frame *)frame;
-  switch (f->pc) {
-    case 0: goto start;
-    case 1: goto next_row;
-    case 2: goto next_row;
-    default: return -1;
-  }
-start:
-  f->x = 0.0;
-  f->t = 0;
-  f->xs = SIRENRT_NIL;
-next_row : {
-  int64_t row = sirenrt_stream_row(ctx, f->t, 4);
-  if (row == SIRENRT_NEED) {
-    f->pc = 1;
-    return SIRENRT_NEED_ROW;
-  }
-  if (row == SIRENRT_END) goto done;
-  double y = bits_to_double(sirenrt_list_get(ctx, row, 0, 2));
-  f->x = sirenrt_sample_gaussian(ctx, f->x, 1.0, 0);
-  sirenrt_observe_gaussian(ctx, f->x, 0.5, y, 1);
-  f->xs = sirenrt_list_cons_word(ctx, f->xs, (int64_t)double_to_bits(f->x), "f", 3);
-  f->t++;
-  f->pc = 2;
-  return SIRENRT_AT_RESAMPLE;
-}
-done:
-  f->result_x = f->x;
-  /* Through a list of lists first, whose reversal the heap declines (the young arena makes it). */
-  int64_t lists = sirenrt_list_rev_typed(ctx, sirenrt_list_cons_word(ctx, SIRENRT_NIL, f->xs, "Lf", 4), 1, "Lf", 4);
-  f->result_xs = sirenrt_list_rev_typed(ctx, sirenrt_list_get(ctx, lists, 0, 4), 1, "f", 4);
-  return SIRENRT_FINISHED;
+  return rw_resume_as(ctx, frame, 1);
 }
 
 static int64_t rw_typed_span(const sirenrt_span *s, int64_t lo, int64_t hi) {
