@@ -199,11 +199,18 @@ def test_check_json_says_whether_and_why(folder, program, method):
         assert report["location"].startswith(f"{program}.si:"), report
 
 
+def _walk_data(folder: Path, seed: int, n: int) -> np.ndarray:
+    """n observations of the random walk x_t ~ N(x_(t-1), 1), y_t ~ N(x_t, 0.5), written to
+    folder/data.csv."""
+    rng = np.random.default_rng(seed)
+    ys = np.cumsum(rng.normal(size=n)) + rng.normal(0, np.sqrt(0.5), n)
+    np.savetxt(folder / "data.csv", ys, header="y", comments="")
+    return ys
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_the_walk_is_the_kalman_filter(method, tmp_path):
-    rng = np.random.default_rng(0)
-    ys = np.cumsum(rng.normal(size=60)) + rng.normal(0, np.sqrt(0.5), 60)
-    np.savetxt(tmp_path / "data.csv", ys, header="y", comments="")
+    ys = _walk_data(tmp_path, seed=0, n=60)
     program = tmp_path / "walk.si"
     program.write_text(WALK.read_text())
     model = sirenc.compile(str(program), method=method)
@@ -217,9 +224,7 @@ def test_the_walk_is_the_kalman_filter(method, tmp_path):
 
 @pytest.mark.parametrize("method", ("ssi", "bp"))
 def test_a_trajectory_is_the_rauch_tung_striebel_smoother(method, tmp_path):
-    rng = np.random.default_rng(1)
-    ys = np.cumsum(rng.normal(size=40)) + rng.normal(0, np.sqrt(0.5), 40)
-    np.savetxt(tmp_path / "data.csv", ys, header="y", comments="")
+    ys = _walk_data(tmp_path, seed=1, n=40)
     program = tmp_path / "history.si"
     program.write_text("""val first = fun row -> List.hd(row) in
 val step = fun (y, xs) ->
@@ -333,9 +338,7 @@ def test_a_trajectory_of_drawn_values_keeps_one_number_a_step(method, tmp_path):
     # Under ssi and ds x1's variance is symbolic (q stays a Gamma): every x1 is drawn from its
     # marginal, so the trajectory's records are the draws themselves (point records). Under bp q is
     # drawn and x1 stays a Gaussian: affine records (a, (b, c)), after point records were refused.
-    rng = np.random.default_rng(3)
-    ys = np.cumsum(rng.normal(size=30)) + rng.normal(0, np.sqrt(0.5), 30)
-    np.savetxt(tmp_path / "data.csv", ys, header="y", comments="")
+    _walk_data(tmp_path, seed=3, n=30)
     program = tmp_path / "drawn.si"
     program.write_text(DRAWN_TRAJECTORY)
     specialized = subprocess.run([sys.executable, "-m", "sirenc", "drawn.si", "-m", method, "--emit", "specialized"],
