@@ -146,12 +146,12 @@ class Trajectories:
                                    "conditionals of the next one")
         rv = item.rv
         self.engine.eval_params(rv)
-        if anchor in (None, CHAINED) and isinstance(after, R):
-            self._reverse_edge(rv, after.rv)
-        mu = rv.params[0]
         ab = None
         if anchor in (None, CHAINED):
-            ab = self.engine.affine(mu, after.rv) if isinstance(after, R) else (K(0.0), mu)
+            if isinstance(after, R):
+                self._reverse_edge(rv, after.rv)
+            ab = self.engine.affine(rv.params[0], after.rv) if isinstance(after, R) else (K(0.0), rv.params[0])
+        mu = rv.params[0]
         if ab is not None and all(isinstance(x, K) for x in ab):
             anchor = CHAINED
         elif anchor is CHAINED:
