@@ -1,5 +1,5 @@
 """sirenc/methods.py is the one table of inference methods: the command lines, the plan
-analysis, the rule tables and the C runtime's generated header all agree with it."""
+analysis, the conjugate pairs and the C runtime's generated header all agree with it."""
 
 from __future__ import annotations
 
@@ -7,11 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sirenc import methods, siren_cli
+from sirenc import conjugate_pairs, methods, siren_cli
 from sirenc.cli.options import compile_options
 from sirenc.diagnostics import SirenUsageError
-from sirenc.passes.tier2 import staged_inference
-from sirenc.passes.plan_analysis import conjugacy
 from sirenc.passes.plan_analysis.state import AbsState
 from sirenc.runtime.methods_header import HEADER_PATH, header_text
 
@@ -39,9 +37,8 @@ def test_the_engine_ids_are_the_runtimes_and_stay_put():
     assert {m.name: m.engine for m in methods.METHODS.values() if m.symbolic} == {"ssi": 0, "ds": 1, "bp": 2}
 
 
-def test_the_rule_tables_name_only_symbolic_methods():
-    named = {m for rule in conjugacy.RULES for m in rule.methods}
-    named |= {m for pair in staged_inference._RULES.values() for m in pair}
+def test_the_conjugate_pairs_name_only_symbolic_methods():
+    named = {m for pair in conjugate_pairs.PAIRS for m in pair.methods}
     assert named == set(methods.symbolic_names())
 
 

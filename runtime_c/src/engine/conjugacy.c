@@ -1,11 +1,8 @@
-/* conjugacy.c — the conjugate pairs of ARCHITECTURE.md §11 as swaps of a parent q with its child c: each rule
- * checks its structural preconditions, then gives c its marginal (q integrated out) and q its
- * posterior given RV c (edge reversal; the value enters later through eval once c is a point mass).
- * All formulas are built with the smart constructors of 6.3, in the order ARCHITECTURE.md §11 lists the rules.
- *
- * Normal-inverse-gamma (11.3) is omitted: the original's formulas are wrong (ARCHITECTURE.md §11.3, 0.3) and no
- * benchmark plan uses it, so a Gaussian child whose variance is 1/lambda with lambda symbolic is
- * non-conjugate here and SSI samples the offending parent. */
+/* conjugacy.c — the conjugate pairs of ARCHITECTURE.md §11 as swaps of a parent q with its child c.  The
+ * rules themselves (requirements, marginal, posterior, methods) are generated from
+ * sirenc/conjugate_pairs.py into conjugacy_rules.h; this file holds what they call: the affine
+ * decomposition (11.1), the dependence and shape tests, and the table's lookup.  The value of c
+ * enters later through eval once c is a point mass (edge reversal). */
 #include "sym_node.h"
 
 #define C(x) rt_sym_word(x)
@@ -132,133 +129,28 @@ out:
   return ok;
 }
 
-/* ------------------------------------------------------------------ 11.2 Gaussian-Gaussian ------ */
-
-static int gaussian_gaussian(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
-  uint64_t mu0 = param(s, q, 0), v0 = param(s, q, 1), mu = param(s, c, 0), v = param(s, c, 1), a, b;
-  if (dep(s, mu0, c) || dep(s, v0, c) || dep(s, v, q)) return 0;
-  if (!affine(s, mu, q, &a, &b)) return 0;
-  if (!apply) return 1;
-  uint64_t x = rt_sym_ref(c), aa = rt_sm_mul(s, a, a);
-  uint64_t mu01 = rt_sm_add(s, rt_sm_mul(s, a, mu0), b);
-  uint64_t v01 = rt_sm_mul(s, aa, v0);
-  uint64_t v02 = rt_sm_div(s, C(1.0), rt_sm_add(s, rt_sm_div(s, C(1.0), v01), rt_sm_div(s, C(1.0), v)));
-  uint64_t mu02 = rt_sm_mul(s, rt_sm_add(s, rt_sm_div(s, mu01, v01), rt_sm_div(s, x, v)), v02);
-  uint64_t post_mu = rt_sm_div(s, rt_sm_add(s, mu02, rt_sm_mul(s, C(-1.0), b)), a);
-  uint64_t post_var = rt_sm_div(s, v02, aa);
-  uint64_t marg_var = rt_sm_add(s, v01, v);
-  if (s->oom) return -1;
-  set_dist(s, c, SIRENRT_FAM_GAUSSIAN, mu01, marg_var, 0);
-  set_dist(s, q, SIRENRT_FAM_GAUSSIAN, post_mu, post_var, 0);
-  return 1;
-}
-
-/* ------------------------------------------------------------------ 11.4 Bernoulli-Bernoulli ---- */
-
-static int bernoulli_bernoulli(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
-  uint64_t q1 = param(s, q, 0), q2 = param(s, c, 0);
-  if (!dep(s, q2, q) || dep(s, q1, c)) return 0;
-  if (!apply) return 1;
-  uint64_t x = rt_sym_ref(c);
-  uint64_t q2t = rt_sym_subst(s, q2, q, 1.0), q2f = rt_sym_subst(s, q2, q, 0.0);
-  uint64_t m = rt_sm_add(s, rt_sm_mul(s, q1, q2t), rt_sm_mul(s, rt_sm_sub(s, C(1.0), q1), q2f));
-  uint64_t lik_t = rt_sym_subst(s, rt_sm_ite(s, x, q2, rt_sm_sub(s, C(1.0), q2)), q, 1.0);
-  uint64_t post = rt_sm_div(s, rt_sm_mul(s, q1, lik_t), rt_sm_ite(s, x, m, rt_sm_sub(s, C(1.0), m)));
-  if (s->oom) return -1;
-  set_dist(s, c, SIRENRT_FAM_BERNOULLI, m, 0, 0);
-  set_dist(s, q, SIRENRT_FAM_BERNOULLI, post, 0, 0);
-  return 1;
-}
-
-/* ------------------------------------------------------------------ 11.5 Beta-Bernoulli/Binomial  */
-
-static int beta_bernoulli(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
-  uint64_t al = param(s, q, 0), be = param(s, q, 1);
-  if (!is_rv(param(s, c, 0), q) || dep(s, al, c) || dep(s, be, c)) return 0;
-  if (!apply) return 1;
-  uint64_t x = rt_sym_ref(c);
-  uint64_t marg = rt_sm_div(s, al, rt_sm_add(s, al, be));
-  uint64_t pa = rt_sm_add(s, al, rt_sm_ite(s, x, C(1.0), C(0.0)));
-  uint64_t pb = rt_sm_add(s, be, rt_sm_ite(s, x, C(0.0), C(1.0)));
-  if (s->oom) return -1;
-  set_dist(s, c, SIRENRT_FAM_BERNOULLI, marg, 0, 0);
-  set_dist(s, q, SIRENRT_FAM_BETA, pa, pb, 0);
-  return 1;
-}
-
-/* The original's preconditions: the number of trials and alpha constant (beta may be symbolic). */
-static int beta_binomial(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
-  uint64_t al = param(s, q, 0), be = param(s, q, 1), n = param(s, c, 0);
-  if (!is_rv(param(s, c, 1), q) || !rt_sym_is_const(n) || !rt_sym_is_const(al) || dep(s, be, c)) return 0;
-  if (!apply) return 1;
-  uint64_t x = rt_sym_ref(c);
-  uint64_t pa = rt_sm_add(s, al, x);
-  uint64_t pb = rt_sm_add(s, be, rt_sm_sub(s, n, x));
-  if (s->oom) return -1;
-  set_dist(s, c, SIRENRT_FAM_BETA_BINOMIAL, n, al, be);
-  set_dist(s, q, SIRENRT_FAM_BETA, pa, pb, 0);
-  return 1;
-}
-
-/* ------------------------------------------------------------------ 11.6 Gamma-Poisson/Normal ---- */
-
-/* The original's precondition: alpha a constant numpy-close to an integer.  The marginal's n is alpha
- * itself (the Gamma-Poisson mixture is exactly NegativeBinomial(alpha, beta/(1+beta)) for any real
- * alpha); the original's int(alpha) would turn 2.9999999 into 2. */
-static int gamma_poisson(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
-  uint64_t al = param(s, q, 0), be = param(s, q, 1);
-  if (!is_rv(param(s, c, 0), q) || !rt_sym_is_const(al) || dep(s, be, c)) return 0;
-  double k = round(D(al));
-  if (!(fabs(D(al) - k) <= 1e-8 + 1e-5 * fabs(k))) return 0;
-  if (!apply) return 1;
-  uint64_t x = rt_sym_ref(c);
-  uint64_t p = rt_sm_div(s, be, rt_sm_add(s, C(1.0), be));
-  uint64_t pa = rt_sm_add(s, al, x), pb = rt_sm_add(s, be, C(1.0));
-  if (s->oom) return -1;
-  set_dist(s, c, SIRENRT_FAM_NEGATIVE_BINOMIAL, al, p, 0);
-  set_dist(s, q, SIRENRT_FAM_GAMMA, pa, pb, 0);
-  return 1;
-}
-
-/* Known mean, unknown precision: the variance must be exactly Div(Const 1, RV tau). */
-static int gamma_gaussian(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
-  uint64_t al = param(s, q, 0), be = param(s, q, 1), mu = param(s, c, 0), v = param(s, c, 1);
-  if (!rt_sym_is_const(mu) || !rt_sym_is_kind(s, v, RT_NODE_DIV)) return 0;
+/* v is structurally 1 / RV r (ARCHITECTURE.md §11.6: as `1/tau` or `1./tau` is written). */
+static int is_recip(rt_sym_state *s, uint64_t v, uint32_t r) {
+  if (!rt_sym_is_kind(s, v, RT_NODE_DIV)) return 0;
   const rt_sym_node *vn = rt_node(s, v);
-  if (!(rt_sym_is_const(vn->w[0]) && D(vn->w[0]) == 1.0 && is_rv(vn->w[1], q))) return 0;
-  if (dep(s, al, c) || dep(s, be, c)) return 0;
-  if (!apply) return 1;
-  uint64_t x = rt_sym_ref(c);
-  uint64_t d = rt_sm_add(s, x, C(-D(mu)));
-  uint64_t pa = rt_sm_add(s, al, C(0.5));
-  uint64_t pb = rt_sm_add(s, be, rt_sm_mul(s, C(0.5), rt_sm_mul(s, d, d)));
-  uint64_t scale2 = rt_sm_div(s, be, al), nu = rt_sm_mul(s, C(2.0), al);
-  if (s->oom) return -1;
-  set_dist(s, c, SIRENRT_FAM_STUDENT_T, mu, scale2, nu);
-  set_dist(s, q, SIRENRT_FAM_GAMMA, pa, pb, 0);
-  return 1;
+  return rt_sym_is_const(vn->w[0]) && D(vn->w[0]) == 1.0 && is_rv(vn->w[1], r);
 }
 
-/* ------------------------------------------------------------------ the table ------------------- */
+/* ------------------------------------------------------------------ the rules ------------------- */
 
-/* ARCHITECTURE.md §11.8: BP keeps only the Gaussian pair; SSI and DS use them all. */
-#define ALL (1 << RT_METHOD_SSI | 1 << RT_METHOD_DS | 1 << RT_METHOD_BP)
-#define NOT_BP (1 << RT_METHOD_SSI | 1 << RT_METHOD_DS)
-const rt_sym_rule rt_sym_rules[] = {
-    {SIRENRT_FAM_GAUSSIAN, SIRENRT_FAM_GAUSSIAN, ALL, "gaussian-gaussian (affine mean)", gaussian_gaussian},
-    {SIRENRT_FAM_BERNOULLI, SIRENRT_FAM_BERNOULLI, NOT_BP, "bernoulli-bernoulli", bernoulli_bernoulli},
-    {SIRENRT_FAM_BETA, SIRENRT_FAM_BERNOULLI, NOT_BP, "beta-bernoulli", beta_bernoulli},
-    {SIRENRT_FAM_BETA, SIRENRT_FAM_BINOMIAL, NOT_BP, "beta-binomial", beta_binomial},
-    {SIRENRT_FAM_GAMMA, SIRENRT_FAM_POISSON, NOT_BP, "gamma-poisson", gamma_poisson},
-    {SIRENRT_FAM_GAMMA, SIRENRT_FAM_GAUSSIAN, NOT_BP, "gamma-gaussian (precision)", gamma_gaussian},
-};
-const int rt_sym_n_rules = (int)(sizeof rt_sym_rules / sizeof rt_sym_rules[0]);
+typedef struct rt_sym_rule {
+  int32_t parent, child; /* SIRENRT_FAM_* */
+  int32_t methods;       /* bit RT_METHOD_*: the methods that use it */
+  int (*rule)(rt_sym_state *s, uint32_t q, uint32_t c, int apply); /* apply 0: the check alone */
+} rt_sym_rule;
+
+#include "conjugacy_rules.h"
 
 static int conjugate(rt_sym_state *s, uint32_t q, uint32_t c, int apply) {
   int pf = s->nodes[q].family, cf = s->nodes[c].family;
-  for (int i = 0; i < rt_sym_n_rules; i++)
-    if (rt_sym_rules[i].parent == pf && rt_sym_rules[i].child == cf && (rt_sym_rules[i].methods >> s->method & 1))
-      return rt_sym_rules[i].rule(s, q, c, apply);
+  for (size_t i = 0; i < sizeof rules / sizeof rules[0]; i++)
+    if (rules[i].parent == pf && rules[i].child == cf && (rules[i].methods >> s->method & 1))
+      return rules[i].rule(s, q, c, apply);
   return 0;
 }
 

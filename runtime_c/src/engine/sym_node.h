@@ -197,13 +197,5 @@ int rt_ds_graft(sirenrt_ctx *ctx, uint32_t rv, int32_t site);
 int rt_sym_swap(rt_sym_state *s, uint32_t q, uint32_t c);
 /* The same rule's check alone (DS and BP choose a canonical parent with it): 1 applies, 0 not. */
 int rt_sym_conjugate(rt_sym_state *s, uint32_t q, uint32_t c);
-typedef struct rt_sym_rule {
-  int32_t parent, child; /* SIRENRT_FAM_* */
-  int32_t methods;       /* bit RT_METHOD_*: the methods that use it */
-  const char *name;
-  int (*rule)(rt_sym_state *s, uint32_t q, uint32_t c, int apply); /* apply 0: the check alone */
-} rt_sym_rule;
-extern const rt_sym_rule rt_sym_rules[];
-extern const int rt_sym_n_rules;
 
 #endif

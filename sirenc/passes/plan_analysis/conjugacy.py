@@ -1,14 +1,12 @@
 """Conjugate pairs (ARCHITECTURE.md §11) over abstract expressions.
 
-Each rule is a structural *check* on (prior of the parent, likelihood of the
-child) plus the *marginal* of the child and the *posterior* of the parent
-given the child's value ``x`` (the child's handle itself for edge reversal).
-The shapes are those of the runtime's rules (ARCHITECTURE.md §11.1-11.6, and the correct
-normal-inverse-gamma update of ARCHITECTURE.md §0.3), so that what the analysis keeps
-symbolic is exactly what the runtime can keep symbolic::
+The pairs are `sirenc.conjugate_pairs`' table, interpreted here: a requirement becomes a test on
+abstract expressions, a formula is evaluated with the domain's smart constructors, so the shapes
+are those the runtime builds and what the analysis keeps symbolic is what the runtime can keep
+symbolic::
 
-    rule = find_rule("gaussian", "gaussian", "ssi")
-    if rule.check(state, prior, likelihood, parent, child):
+    rule = applicable(state, prior, likelihood, parent, child, "ssi")
+    if rule is not None:
         child_marginal = rule.marginal(state, prior, likelihood, parent, child)
 
 Dependence tests are transitive through the state's distributions (ARCHITECTURE.md §0.3,
@@ -17,10 +15,9 @@ item 19), which is at least as strict as the runtime.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 
+from sirenc import conjugate_pairs as P
 from sirenc.passes.plan_analysis import domain as D
 from sirenc.passes.plan_analysis.domain import RV, UNK, Const, Dist, Distr, Expr, UnkE
 from sirenc.passes.plan_analysis.state import AbsState, transitive_depends
@@ -99,261 +96,140 @@ def scaled(e: Expr, t: Expr) -> Expr | None:
     return None
 
 
-# ---- rules ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Rule:
-    """A conjugate pair: structural check, child marginal, parent posterior.
-
-    Results are bounded in size (``domain.bounded``) so repeated updates over
-    symbolic Booleans cannot blow up the analysis.
-    """
-
-    name: str
-    parent: str
-    child: str
-    methods: tuple[str, ...]
-    check: Callable[..., bool]
-    _marginal: Callable[..., Distr]
-    _posterior: Callable[..., Distr]
-    # Variables other than parent and child the rule rewrites: [(rv, new distribution)].
-    _side: Callable[..., list] | None = None
-
-    def marginal(self, state, prior, lik, p, c) -> Distr:
-        return D.bounded_distr(self._marginal(state, prior, lik, p, c))
-
-    def posterior(self, state, prior, lik, p, c, x=None) -> Distr:
-        return D.bounded_distr(self._posterior(state, prior, lik, p, c, x))
-
-    def side(self, state, prior, lik, p, c, x=None) -> list:
-        if self._side is None:
-            return []
-        return [(rv, D.bounded_distr(d)) for rv, d in self._side(state, prior, lik, p, c, x)]
-
-
-def _gaussian_check(state, prior, lik, p, c) -> bool:
-    mu0, var0 = prior.args
-    mu, var = lik.args
-    if affine(state, mu, p) is None:
-        return False
-    return not _dep(state, mu0, c) and not _dep(state, var0, c) and not _dep(state, var, p)
-
-
-def _gaussian_marginal(state, prior, lik, p, c) -> Distr:
-    mu0, var0 = prior.args
-    mu, var = lik.args
-    a, b = affine(state, mu, p)
-    return D.Normal(D.add(D.mul(a, mu0), b), D.add(D.mul(D.mul(a, a), var0), var))
-
-
-def _gaussian_posterior(state, prior, lik, p, c, x=None) -> Distr:
-    mu0, var0 = prior.args
-    mu, var = lik.args
-    a, b = affine(state, mu, p)
-    x = c if x is None else x
-    mu01 = D.add(D.mul(a, mu0), b)
-    var01 = D.mul(D.mul(a, a), var0)
-    var02 = D.div(ONE, D.add(D.div(ONE, var01), D.div(ONE, var)))
-    mu02 = D.mul(D.add(D.div(mu01, var01), D.div(x, var)), var02)
-    return D.Normal(D.div(D.add(mu02, D.mul(MINUS_ONE, b)), a), D.div(var02, D.mul(a, a)))
-
-
-def _nig_parts(state, prior, lik, p, c):
-    """(lambda handle, alpha, beta, kappa) when the NIG rule applies, else None."""
-    mu0, var1 = prior.args
-    mu, var2 = lik.args
-    if type(var2) is not D.Div or not D._is(var2.args[0], 1) or type(var2.args[1]) is not RV:
-        return None
-    lam = var2.args[1]
-    if lam == p or lam == c or lam not in state.entries:
-        return None
-    ld = state.distr(lam)
-    if type(ld) is not Dist or ld.family != "gamma":
-        return None
-    if type(mu0) is not Const or mu0.v is UNK or mu != p:
-        return None
-    k = scaled(var1, var2)
-    if k is None:
-        return None
-    k = state.eval(k)
-    if type(k) is not Const or k.v is UNK or D._is(k, 0):
-        return None
-    if _dep(state, mu0, c) or _dep(state, var1, c):
-        return None
-    alpha, beta = ld.args
-    if _dep(state, alpha, p) or _dep(state, beta, p) or _dep(state, alpha, c) or _dep(state, beta, c):
-        return None
-    return lam, alpha, beta, D.div(ONE, k)
-
-
-def _nig_check(state, prior, lik, p, c) -> bool:
-    return _nig_parts(state, prior, lik, p, c) is not None
-
-
-def _nig_marginal(state, prior, lik, p, c) -> Distr:
-    lam, alpha, beta, kappa = _nig_parts(state, prior, lik, p, c)
-    mu0 = prior.args[0]
-    k1 = D.add(kappa, ONE)
-    return Dist("student_t", (mu0, D.div(D.mul(beta, k1), D.mul(alpha, kappa)), D.mul(Const(2.0), alpha)))
-
-
-def _nig_posterior(state, prior, lik, p, c, x=None) -> Distr:
-    lam, alpha, beta, kappa = _nig_parts(state, prior, lik, p, c)
-    mu0 = prior.args[0]
-    x = c if x is None else x
-    k1 = D.add(kappa, ONE)
-    mean = D.div(D.add(D.mul(kappa, mu0), x), k1)
-    return D.Normal(mean, D.div(ONE, D.mul(k1, lam)))
-
-
-def _nig_side(state, prior, lik, p, c, x=None) -> list:
-    lam, alpha, beta, kappa = _nig_parts(state, prior, lik, p, c)
-    mu0 = prior.args[0]
-    x = c if x is None else x
-    d = D.add(x, D.mul(MINUS_ONE, mu0))
-    k1 = D.add(kappa, ONE)
-    new_beta = D.add(beta, D.div(D.mul(kappa, D.mul(d, d)), D.mul(Const(2.0), k1)))
-    return [(lam, D.Gamma(D.add(alpha, Const(0.5)), new_beta))]
-
-
-def _bb_check(state, prior, lik, p, c) -> bool:
-    (p1,), (p2,) = prior.args, lik.args
-    return p in p2.rvset() and not _dep(state, p1, c)
-
-
-def _bb_marginal_p(state, prior, lik, p, c) -> Expr:
-    (p1,), (p2,) = prior.args, lik.args
-    on_true, on_false = D.subst(p2, p, Const(True)), D.subst(p2, p, Const(False))
-    return D.add(D.mul(p1, on_true), D.mul(D.add(ONE, D.mul(MINUS_ONE, p1)), on_false))
-
-
-def _bb_marginal(state, prior, lik, p, c) -> Distr:
-    return Dist("bernoulli", (_bb_marginal_p(state, prior, lik, p, c),))
-
-
-def _bb_posterior(state, prior, lik, p, c, x=None) -> Distr:
-    (p1,), (p2,) = prior.args, lik.args
-    x = c if x is None else x
-    m = _bb_marginal_p(state, prior, lik, p, c)
-    num_sub = state.ite(x, p2, D.add(ONE, D.mul(MINUS_ONE, p2)))
-    num = D.mul(p1, D.subst(num_sub, p, Const(True)))
-    den = state.ite(x, m, D.add(ONE, D.mul(MINUS_ONE, m)))
-    return Dist("bernoulli", (D.div(num, den),))
-
-
-def _beta_bern_check(state, prior, lik, p, c) -> bool:
-    a, b = prior.args
-    return lik.args[0] == p and not _dep(state, a, c) and not _dep(state, b, c)
-
-
-def _beta_bern_marginal(state, prior, lik, p, c) -> Distr:
-    a, b = prior.args
-    return Dist("bernoulli", (D.div(a, D.add(a, b)),))
-
-
-def _beta_bern_posterior(state, prior, lik, p, c, x=None) -> Distr:
-    a, b = prior.args
-    x = c if x is None else x
-    return Dist("beta", (D.add(a, state.ite(x, ONE, ZERO)), D.add(b, state.ite(x, ZERO, ONE))))
-
-
-def _beta_binom_check(state, prior, lik, p, c) -> bool:
-    a, b = prior.args
-    n, q = lik.args
-    return (
-        type(n) is Const and type(a) is Const and q == p
-        and not _dep(state, a, c) and not _dep(state, b, c)
-    )
-
-
-def _beta_binom_marginal(state, prior, lik, p, c) -> Distr:
-    a, b = prior.args
-    return Dist("beta_binomial", (lik.args[0], a, b))
-
-
-def _beta_binom_posterior(state, prior, lik, p, c, x=None) -> Distr:
-    a, b = prior.args
-    n = lik.args[0]
-    x = c if x is None else x
-    return Dist("beta", (D.add(a, x), D.add(b, D.add(n, D.mul(MINUS_ONE, x)))))
+# ---- the table, interpreted ------------------------------------------------------------------
 
 
 def _near_int(v) -> bool:
     if v is UNK:
         return True
     try:
-        return math.isclose(round(v), v, rel_tol=1e-5, abs_tol=1e-8)
+        return P.near_int(v)
     except (TypeError, ValueError, OverflowError):
         return False
 
 
-def _gamma_poisson_check(state, prior, lik, p, c) -> bool:
-    a, b = prior.args
-    return type(a) is Const and _near_int(a.v) and lik.args[0] == p and not _dep(state, b, c)
+class _Algebra:
+    """The formulas' operations as the domain's smart constructors."""
+
+    def __init__(self, state: AbsState, variables: dict[str, RV]):
+        self.state, self.variables = state, variables
+
+    const = staticmethod(Const)
+    add = staticmethod(D.add)
+    mul = staticmethod(D.mul)
+    div = staticmethod(D.div)
+
+    @staticmethod
+    def sub(a: Expr, b: Expr) -> Expr:
+        return D.add(a, D.mul(MINUS_ONE, b))
+
+    def ite(self, c: Expr, t: Expr, f: Expr) -> Expr:
+        return self.state.ite(c, t, f)
+
+    def subst(self, e: Expr, var: str, truth: bool) -> Expr:
+        return D.subst(e, self.variables[var], Const(truth))
 
 
-def _gamma_poisson_marginal(state, prior, lik, p, c) -> Distr:
-    a, b = prior.args
-    n = Const(UNK) if a.v is UNK else Const(float(round(a.v)))
-    return Dist("negative_binomial", (n, D.div(b, D.add(ONE, b))))
+def _meets(state: AbsState, req, v: dict, variables: dict[str, RV]) -> bool:
+    """Whether `req` holds of the operands `v`; binds what it names into `v`."""
+    t = type(req)
+    if t is P.Free:
+        return not _dep(state, v[req.expr], variables[req.on])
+    if t is P.Mentions:
+        return variables[req.on] in v[req.expr].rvset()
+    if t is P.Is:
+        return v[req.expr] == variables[req.var]
+    if t is P.Constant:
+        e = v[req.expr]
+        return type(e) is Const and (not req.integral or _near_int(e.v))
+    if t is P.Precision:
+        return v[req.expr] == D.Div(ONE, variables[req.var])
+    if t is P.Affine:
+        ab = affine(state, v[req.expr], variables[req.var])
+        if ab is not None:
+            v["a"], v["b"] = ab
+        return ab is not None
+    if t is P.GammaPrecision:
+        e = v[req.expr]
+        if type(e) is not D.Div or not D._is(e.args[0], 1) or type(e.args[1]) is not RV:
+            return False
+        lam = e.args[1]
+        if lam in variables.values() or lam not in state.entries:
+            return False
+        ld = state.distr(lam)
+        if type(ld) is not Dist or ld.family != "gamma":
+            return False
+        alpha, beta = ld.args
+        if any(_dep(state, x, r) for x in (alpha, beta) for r in variables.values()):
+            return False
+        v["lam"], v["alpha"], v["beta"] = lam, alpha, beta
+        return True
+    if t is P.ScaledBy:
+        k = scaled(v[req.expr], v[req.by])
+        k = None if k is None else state.eval(k)
+        if type(k) is not Const or k.v is UNK or D._is(k, 0):
+            return False
+        v["kappa"] = D.div(ONE, k)
+        return True
+    raise AssertionError(f"the analysis has no test for {req}")
 
 
-def _gamma_poisson_posterior(state, prior, lik, p, c, x=None) -> Distr:
-    a, b = prior.args
-    x = c if x is None else x
-    return D.Gamma(D.add(a, x), D.add(b, ONE))
+@dataclass(frozen=True)
+class Rule:
+    """A pair of the table as the analysis uses it: check, child marginal, parent posterior.
+
+    Results are bounded in size (``domain.bounded``) so repeated updates over
+    symbolic Booleans cannot blow up the analysis.
+    """
+
+    pair: P.Pair
+
+    @property
+    def name(self) -> str:
+        return self.pair.name
+
+    @property
+    def methods(self) -> tuple[str, ...]:
+        return self.pair.methods
+
+    def _operands(self, state, prior, lik, p, c) -> tuple[dict, dict] | None:
+        variables = {"parent": p, "child": c}
+        v = dict(zip(self.pair.parent[1], prior.args)) | dict(zip(self.pair.child[1], lik.args))
+        if all(_meets(state, req, v, variables) for req in self.pair.requires):
+            return v, variables
+        return None
+
+    def check(self, state, prior, lik, p, c) -> bool:
+        return self._operands(state, prior, lik, p, c) is not None
+
+    def _update(self, state, prior, lik, p, c, x) -> P.Update:
+        v, variables = self._operands(state, prior, lik, p, c)
+        v["x"] = c if x is None else x
+        return self.pair.update(_Algebra(state, variables), P.Operands(v))
+
+    def marginal(self, state, prior, lik, p, c) -> Distr:
+        return D.bounded_distr(Dist(*self._update(state, prior, lik, p, c, None).marginal))
+
+    def posterior(self, state, prior, lik, p, c, x=None) -> Distr:
+        return D.bounded_distr(Dist(*self._update(state, prior, lik, p, c, x).posterior))
+
+    def side(self, state, prior, lik, p, c, x=None) -> list:
+        update = self._update(state, prior, lik, p, c, x)
+        if not update.side:
+            return []
+        v, _ = self._operands(state, prior, lik, p, c)
+        return [(v[name], D.bounded_distr(Dist(*d))) for name, d in update.side.items()]
 
 
-def _gamma_normal_check(state, prior, lik, p, c) -> bool:
-    a, b = prior.args
-    mu, var = lik.args
-    return (
-        type(mu) is Const and var == D.Div(ONE, p)
-        and not _dep(state, a, c) and not _dep(state, b, c)
-    )
-
-
-def _gamma_normal_marginal(state, prior, lik, p, c) -> Distr:
-    a, b = prior.args
-    return Dist("student_t", (lik.args[0], D.div(b, a), D.mul(Const(2.0), a)))
-
-
-def _gamma_normal_posterior(state, prior, lik, p, c, x=None) -> Distr:
-    a, b = prior.args
-    mu = lik.args[0]
-    x = c if x is None else x
-    neg_mu = Const(UNK) if mu.v is UNK else D.mul(MINUS_ONE, mu)
-    d = D.add(x, neg_mu)
-    return D.Gamma(D.add(a, Const(0.5)), D.add(b, D.mul(Const(0.5), D.mul(d, d))))
-
-
-_ALL = ("ssi", "ds", "bp")
-RULES: tuple[Rule, ...] = (
-    Rule("gaussian", "gaussian", "gaussian", _ALL,
-         _gaussian_check, _gaussian_marginal, _gaussian_posterior),
-    Rule("normal-inverse-gamma", "gaussian", "gaussian", ("ssi", "ds"),
-         _nig_check, _nig_marginal, _nig_posterior, _nig_side),
-    Rule("bernoulli", "bernoulli", "bernoulli", ("ssi", "ds"),
-         _bb_check, _bb_marginal, _bb_posterior),
-    Rule("beta-bernoulli", "beta", "bernoulli", ("ssi", "ds"),
-         _beta_bern_check, _beta_bern_marginal, _beta_bern_posterior),
-    Rule("beta-binomial", "beta", "binomial", ("ssi", "ds"),
-         _beta_binom_check, _beta_binom_marginal, _beta_binom_posterior),
-    Rule("gamma-poisson", "gamma", "poisson", ("ssi", "ds"),
-         _gamma_poisson_check, _gamma_poisson_marginal, _gamma_poisson_posterior),
-    Rule("gamma-normal", "gamma", "gaussian", ("ssi", "ds"),
-         _gamma_normal_check, _gamma_normal_marginal, _gamma_normal_posterior),
-)
+RULES: tuple[Rule, ...] = tuple(Rule(pair) for pair in P.PAIRS if "analysis" not in pair.absent)
 
 
 def rules_for(prior: Distr, likelihood: Distr, method: str) -> list[Rule]:
     if type(prior) is not Dist or type(likelihood) is not Dist:
         return []
-    return [
-        r for r in RULES
-        if r.parent == prior.family and r.child == likelihood.family and method in r.methods
-    ]
+    return [r for r in RULES
+            if r.pair.parent_family == prior.family and r.pair.child_family == likelihood.family
+            and method in r.methods]
 
 
 def applicable(state: AbsState, prior: Distr, likelihood: Distr, p: RV, c: RV, method: str) -> Rule | None:

@@ -1,6 +1,7 @@
 """SSI, DS and BP's operations (ARCHITECTURE.md §10.3) on compile-time structure, for `specialize-conjugacy`.
 
-The same algorithm as the runtime's `rv.c`, `hoist.c`, `conjugacy.c` and `ds.c`, over the
+The same algorithm as the runtime's `rv.c`, `hoist.c` and `ds.c`, with the same conjugate pairs
+(`staged_conjugacy`), over the
 expressions of `staged_symbolic`: a variable is made a root by swapping it with its parents
 (SSI and BP hoist, DS grafts), observed by emitting a concrete `siren.observe` of its root
 distribution, and drawn by emitting a concrete `siren.assume ... sample`. Where the runtime
@@ -17,18 +18,9 @@ from xdsl.ir import SSAValue
 
 from sirenc.ir import siren
 from sirenc.methods import Method
-from sirenc.passes.tier2.staged_symbolic import RV, Builder, Emitter, Expr, IdMemo, K, Node, NotSpecialisable, Num, R, \
-    is_static, occurs, rvs_of
-
-# ARCHITECTURE.md §11.8: which conjugate pairs each method uses.
-_RULES = {
-    ("gaussian", "gaussian"): ("ssi", "ds", "bp"),
-    ("bernoulli", "bernoulli"): ("ssi", "ds"),
-    ("beta", "bernoulli"): ("ssi", "ds"),
-    ("beta", "binomial"): ("ssi", "ds"),
-    ("gamma", "poisson"): ("ssi", "ds"),
-    ("gamma", "gaussian"): ("ssi", "ds"),
-}
+from sirenc.passes.tier2 import staged_conjugacy
+from sirenc.passes.tier2.staged_symbolic import RV, Builder, Emitter, Expr, IdMemo, K, NotSpecialisable, Num, R, \
+    is_static, name_of, occurs, rvs_of
 
 # Families whose root distribution tier 2 scores, draws and averages (parameters as numbers).
 SUPPORTED = ("gaussian", "beta", "bernoulli", "binomial", "beta_binomial", "negative_binomial",
@@ -87,110 +79,7 @@ class Engine:
         return go(e)
 
     def swap(self, q: RV, c: RV, apply: bool = True) -> bool:
-        methods = _RULES.get((q.family, c.family))
-        if methods is None or self.method.name not in methods:
-            return False
-        return getattr(self, f"_{q.family}_{c.family}")(q, c, apply)
-
-    def _gaussian_gaussian(self, q: RV, c: RV, apply: bool) -> bool:
-        b = self.b
-        (mu0, v0), (mu, v) = q.params, c.params
-        if occurs(mu0, c) or occurs(v0, c) or occurs(v, q):
-            return False
-        ab = self.affine(mu, q)
-        if ab is None:
-            return False
-        if not apply:
-            return True
-        a, bb = ab
-        self.touch(q, c)
-        # Tier 1's formulas (conjugacy.c) rewritten with the gain k = a*v0/s: the same numbers to
-        # rounding with one division instead of five (tier 2 exists to be fast), and a posterior
-        # that stays finite when a is 0, where tier 1's divides by a.
-        x, aa = R(c), b.mul(a, a)
-        mu01 = b.add(b.mul(a, mu0), bb)
-        v01 = b.mul(aa, v0)
-        s = b.add(v01, v)
-        inv = b.div(K(1.0), s)
-        k = b.mul(b.mul(a, v0), inv)
-        post_mu = b.add(mu0, b.mul(k, b.sub(x, mu01)))
-        post_var = b.mul(b.mul(v0, v), inv)
-        c.family, c.params = "gaussian", [mu01, s]
-        q.family, q.params = "gaussian", [post_mu, post_var]
-        return True
-
-    def _bernoulli_bernoulli(self, q: RV, c: RV, apply: bool) -> bool:
-        # The runtime has this rule (a Bernoulli whose parameter is an ite of another): tier 2 does
-        # not, and must not draw where tier 1 keeps both exact.
-        raise NotSpecialisable(f"tier 2 has no Bernoulli-Bernoulli rule ({_name(c)} given {_name(q)})")
-
-    def _beta_bernoulli(self, q: RV, c: RV, apply: bool) -> bool:
-        b = self.b
-        al, be = q.params
-        p = c.params[0]
-        if not (isinstance(p, R) and p.rv is q) or occurs(al, c) or occurs(be, c):
-            return False
-        if apply:
-            self.touch(q, c)
-            x = R(c)
-            c.params = [b.div(al, b.add(al, be))]
-            q.params = [b.add(al, b.ite(x, K(1.0), K(0.0))), b.add(be, b.ite(x, K(0.0), K(1.0)))]
-        return True
-
-    def _beta_binomial(self, q: RV, c: RV, apply: bool) -> bool:
-        b = self.b
-        al, be = q.params
-        n, p = c.params
-        if not (isinstance(p, R) and p.rv is q) or not isinstance(n, K) or not isinstance(al, K) \
-                or occurs(be, c):
-            return False
-        if apply:
-            self.touch(q, c)
-            x = R(c)
-            c.family, c.params = "beta_binomial", [n, al, be]
-            q.params = [b.add(al, x), b.add(be, b.sub(n, x))]
-        return True
-
-    def _gamma_poisson(self, q: RV, c: RV, apply: bool) -> bool:
-        b = self.b
-        al, be = q.params
-        if not (isinstance(c.params[0], R) and c.params[0].rv is q) or not isinstance(al, K) or occurs(be, c):
-            return False
-        if not al.static:
-            raise NotSpecialisable(f"whether {_name(q)} is conjugate to its Poisson child depends on its "
-                                   "shape, a number known only at run time")
-        k = round(al.v)
-        if not abs(al.v - k) <= 1e-8 + 1e-5 * abs(k):
-            return False
-        if apply:
-            self.touch(q, c)
-            x = R(c)
-            c.family, c.params = "negative_binomial", [al, b.div(be, b.add(K(1.0), be))]
-            q.params = [b.add(al, x), b.add(be, K(1.0))]
-        return True
-
-    def _gamma_gaussian(self, q: RV, c: RV, apply: bool) -> bool:
-        b = self.b
-        al, be = q.params
-        mu, v = c.params
-        if not isinstance(mu, K) or not (isinstance(v, Node) and v.kind == "div"):
-            return False
-        one, tau = v.args
-        if not (isinstance(one, K) and isinstance(tau, R) and tau.rv is q):
-            return False
-        if not one.static:
-            raise NotSpecialisable(f"whether {_name(q)} is the precision of its Gaussian child depends on a "
-                                   "number known only at run time")
-        if one.v != 1.0 or occurs(al, c) or occurs(be, c):
-            return False
-        if apply:
-            self.touch(q, c)
-            x = R(c)
-            d = b.add(x, K(self.emit.arith(siren.SubOp, 0.0, mu.v)))
-            pa, pb = b.add(al, K(0.5)), b.add(be, b.mul(K(0.5), b.mul(d, d)))
-            c.family, c.params = "student_t", [mu, b.div(be, al), b.mul(K(2.0), al)]
-            q.params = [pa, pb]
-        return True
+        return staged_conjugacy.swap(self, q, c, apply)
 
     # -- hoisting (ARCHITECTURE.md §12.2-12.3) ---------------------------------------------------------------
 
@@ -410,7 +299,7 @@ class Engine:
             return rv.value
         self._not_finished()
         if rv.ann == "symbolic":
-            raise NotSpecialisable(f"{_name(rv)} is annotated as symbolic but would be sampled")
+            raise NotSpecialisable(f"{name_of(rv)} is annotated as symbolic but would be sampled")
         self.touch(rv)
         dist = self.root_dist(rv)
         value_type = siren.draw_type(dist.type, [a.type for a in dist.owner.params])
@@ -494,10 +383,6 @@ class _NonConjugate(Exception):
     def __init__(self, q: RV, c: RV):
         super().__init__()
         self.q, self.c = q, c
-
-
-def _name(rv: RV) -> str:
-    return f"'{rv.var}'" if rv.var else "an observed value"
 
 
 def _combine(emit: Emitter, kind: str, a: Num, b: Num) -> Num:

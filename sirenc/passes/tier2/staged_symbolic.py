@@ -275,6 +275,11 @@ class RV:
         return self.value is not None
 
 
+def name_of(rv: RV) -> str:
+    """A variable as a message names it."""
+    return f"'{rv.var}'" if rv.var else "an observed value"
+
+
 class Builder:
     """The smart constructors, emitting the arithmetic of constant operands."""
 
