@@ -6,8 +6,7 @@ they need from an entry, and the C runtime its engines' ids and names, through
 ``runtime_c/src/engine/methods.h``, which ``python -m sirenc.runtime.methods_header`` writes from this
 table. So a new method is an entry here plus the code of its algorithm: its plan-analysis state,
 its runtime engine, tier 2's operations where its flags below do not already say what they do, and
-the conjugate pairs it uses (§11.8: the rule tables of plan_analysis/conjugacy.py,
-staged_inference.py and runtime_c/src/engine/conjugacy.c).
+the conjugate pairs it uses (§11.8: each pair's `methods` in sirenc/conjugate_pairs.py).
 """
 
 from __future__ import annotations
