@@ -138,13 +138,14 @@ class Trajectories:
             return (0.0, item.v, 0.0), anchor
         if self.point_records:
             raise PointRecordsRefused()
-        if self.engine.method.grafts:
-            raise NotSpecialisable(f"a list of symbolic values under {self.engine.method.name}, whose final "
-                                   "expectation draws its elements (grafting each one prunes the next)")
         if not isinstance(item, R) or item.rv.family != "gaussian":
             raise NotSpecialisable("a list of symbolic values whose older elements are not Gaussian "
                                    "conditionals of the next one")
         rv = item.rv
+        if self.engine.method.grafts and any(c.ds_state == "I" for c in rv.children):
+            # The loop keeps the child, not the element: it would lose the parent its graft needs.
+            raise NotSpecialisable(f"a list of symbolic values under {self.engine.method.name} whose element is kept "
+                                   "while a variable that depends on it is not yet marginalized")
         self.engine.eval_params(rv)
         ab = None
         if anchor in (None, CHAINED):
@@ -195,6 +196,9 @@ class Trajectories:
         lists reversed (`List.rev` of the trajectory, as results return it): the backward pass conses
         them in that order, so neither is reversed, which for the walk's `List.tl(List.rev(xs))`
         made three lists of T cells per list where one is kept."""
+        if self.engine.method.grafts and not self.point_records and value.records is not None:
+            raise NotSpecialisable(f"the older elements of a list of symbolic values under {self.engine.method.name}, "
+                                   "whose final expectation draws them (grafting each one prunes the next)")
         self.engine.finished = True
         anchor_mean = anchor_variance = None
         if isinstance(value.anchor, R):   # first: taking an element's mean makes the anchor its conditional again
