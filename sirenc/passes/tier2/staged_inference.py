@@ -1,8 +1,7 @@
 """SSI, DS and BP's operations (ARCHITECTURE.md §10.3) on compile-time structure, for `specialize-conjugacy`.
 
 The same algorithm as the runtime's `rv.c`, `hoist.c` and `ds.c`, with the same conjugate pairs
-(`staged_conjugacy`), over the
-expressions of `staged_symbolic`: a variable is made a root by swapping it with its parents
+(`staged_conjugacy`), over the expressions of `staged_symbolic`: a variable is made a root by swapping it with its parents
 (SSI and BP hoist, DS grafts), observed by emitting a concrete `siren.observe` of its root
 distribution, and drawn by emitting a concrete `siren.assume ... sample`. Where the runtime
 samples a variable on its own because of the structure (a parent with no rule for its child,
