@@ -118,9 +118,8 @@ let () = observe(gaussian(z, 1.), 3.) in (x, z)""",
 # BP draws the Beta and Gamma parents (ARCHITECTURE.md §14.1): tier 2 draws them the same way.
 # DS's prune (ARCHITECTURE.md §13.3: tree, after, switch_reused, where observing x1 after x0 samples
 # x0) is a draw tier 2 makes as tier 1 does.
-EXPECTED = {
-    ("trajectory", "ds"): "under ds",                # DS draws the trajectory at the end
-}
+# DS draws the trajectory at the end: tier 2 makes the same draws (_ds_backward).
+EXPECTED: dict[tuple[str, str], str] = {}
 METHODS = ("ssi", "ds", "bp")
 CASES = [(p, m) for p in PROGRAMS for m in METHODS]
 
@@ -264,12 +263,46 @@ def test_a_trajectory_whose_head_alone_is_read_is_the_kalman_filter_under_ds(tie
     m, v, ll, _ = kalman(ys, q=1.0, r=0.5)
     assert close([f.estimate()], [m], rel=1e-9) and close([f.summary().variance], [v], rel=1e-9)
     assert abs(f.log_evidence - ll) <= 1e-12 * abs(ll)
-    # The whole trajectory is the draw of DS's final expectation: tier 1's, and it says so.
+
+
+@pytest.mark.parametrize("tier", (1, 2))
+def test_a_ds_trajectory_is_a_draw_from_the_rauch_tung_striebel_smoother(tier, tmp_path):
+    # DS's final expectation of the reversed trajectory prunes its chain of marginals: the newest
+    # element drawn from its marginal, each older one given the one after it, the oldest the mean
+    # given the second (forward filtering, backward sampling). Every particle has the same weight,
+    # so across N particles each element's estimate is the smoothing mean within its Monte Carlo
+    # error, and the drawn elements' spread is the smoothing variance.
+    n, particles = 30, 20000
+    ys = _walk_data(tmp_path, seed=6, n=n)
+    program = tmp_path / "history.si"
+    program.write_text(HISTORY_HEAD.replace("RESULT", "List.tl(List.rev") + ")")
+    model = sirenc.compile(str(program), method="ds", tier=tier)
+    assert model.info["tier"] == tier
+    f = model.filter(particles=particles, seed=7)
+    f.run()
+    _, _, ll, steps = kalman(ys, q=1.0, r=0.5)
+    means, variances = (np.asarray(x) for x in _smooth(steps))
+    estimate = np.asarray(f.estimate())
+    assert np.all(np.abs(estimate - means) <= 5 * np.sqrt(variances / particles))
+    spread = np.array([s.variance for s in f.summary()[1:]])
+    # The sample variance's relative error is sqrt(2 / N), 1% here; averaged over 29 elements.
+    assert abs(np.mean(spread / variances[1:]) - 1) <= 0.03
+    assert abs(f.log_evidence - ll) <= 1e-9 * abs(ll)
+
+
+def test_a_ds_trajectory_answers_as_on_tier_1(tmp_path):
+    _walk_data(tmp_path, seed=8, n=25)
+    program = tmp_path / "history.si"
     program.write_text(HISTORY_HEAD.replace("RESULT", "List.rev"))
-    out = subprocess.run([sys.executable, "-m", "sirenc", "check", str(program), "-m", "ds", "--json"],
-                         capture_output=True, text=True, check=True, cwd=tmp_path)
-    report = json.loads(out.stdout)["specialization"]
-    assert report["tier"] == 1 and "the older elements of a list of symbolic values under ds" in report["reason"]
+    runs = []
+    for tier in (1, 2):
+        model = sirenc.compile(str(program), method="ds", tier=tier)
+        assert model.info["tier"] == tier
+        f = model.filter(particles=16, seed=3)
+        f.run()
+        runs.append((list(f.estimate()), [s.variance for s in f.summary()], f.log_evidence))
+    (e1, v1, z1), (e2, v2, z2) = runs
+    assert close(e2, e1) and close(v2, v1, rel=1e-9) and close([z2], [z1])
 
 
 LEAVES = """val step = fun (row, (a, bs)) ->

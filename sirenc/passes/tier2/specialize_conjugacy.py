@@ -103,6 +103,7 @@ class _Specializer(SymbolicOps, Trajectories, Posterior, Loops):
         self.posterior = False                       # @main's result carries posterior atoms
         self.trajectory_atoms = False                # ... of a trajectory: records carry variances
         self.point_records = False                   # trajectories' records are their numbers alone
+        self.ds_chain_broken = False                 # under ds, a record not of its next element's parent (trajectories)
         self.shadow: dict[SSAValue, SSAValue] = {}   # a trajectory's means -> their atoms
         self.collapsed = False                       # a trajectory became its means before the result
 

@@ -118,14 +118,18 @@ class Trajectories:
                 record = b
             else:
                 record = self.emit.add(siren.PairOp(a, self.emit.add(siren.PairOp(b, c)).result
-                                                    if self.trajectory_atoms else b)).result
+                                                    if self._records_carry_variance() else b)).result
             records = self.emit.add(siren.ConsOp(record, records)).result
         return SList(value.items[:1], records, anchor)
+
+    def _records_carry_variance(self) -> bool:
+        # DS's final expectation draws each element given the one after it (`_ds_backward`).
+        return self.trajectory_atoms or self.engine.method.grafts
 
     def _record_type(self) -> Attribute:
         if self.point_records:
             return POINT_RECORD
-        return POSTERIOR_RECORD if self.trajectory_atoms else RECORD
+        return POSTERIOR_RECORD if self._records_carry_variance() else RECORD
 
     def _record(self, item: Expr, after: Expr, anchor) -> tuple[tuple[Num, Num, Num], object]:
         """(a, b, c) and the list's anchor (staged_values.SList): the mean of `item` is a * (the mean
@@ -135,6 +139,8 @@ class Trajectories:
         b = self.engine.b
         item, after = b.eval(item), b.eval(after)
         if isinstance(item, K):
+            # Under DS, a drawn element after a symbolic one splits DS's chain of marginals in two.
+            self.ds_chain_broken |= anchor is CHAINED
             return (0.0, item.v, 0.0), anchor
         if self.point_records:
             raise PointRecordsRefused()
@@ -153,6 +159,11 @@ class Trajectories:
                 self._reverse_edge(rv, after.rv)
             ab = self.engine.affine(rv.params[0], after.rv) if isinstance(after, R) else (K(0.0), rv.params[0])
         mu = rv.params[0]
+        if self.engine.method.grafts:
+            # DS's final expectation prunes the chain of marginal children: each element must be its
+            # next one's parent there.
+            self.ds_chain_broken |= not (isinstance(after, R) and after.rv.ds_state == "M" and
+                                         any(c is after.rv for c in rv.children))
         if ab is not None and all(isinstance(x, K) for x in ab):
             anchor = CHAINED
         elif anchor is CHAINED:
@@ -197,8 +208,7 @@ class Trajectories:
         them in that order, so neither is reversed, which for the walk's `List.tl(List.rev(xs))`
         made three lists of T cells per list where one is kept."""
         if self.engine.method.grafts and not self.point_records and value.records is not None:
-            raise NotSpecialisable(f"the older elements of a list of symbolic values under {self.engine.method.name}, "
-                                   "whose final expectation draws them (grafting each one prunes the next)")
+            return self._ds_trajectory(value, atoms, reverse)
         self.engine.finished = True
         anchor_mean = anchor_variance = None
         if isinstance(value.anchor, R):   # first: taking an element's mean makes the anchor its conditional again
@@ -218,6 +228,97 @@ class Trajectories:
         known = [self.emit.num(math.nan if v is None else v) for v in variances]
         return out, self._backward(value.records, known, lambda a, b, c, prev: (a * a * prev) + c, reverse,
                                    anchor_variance)
+
+    def _ds_trajectory(self, value: SList, atoms: bool, reverse: bool) -> tuple[SSAValue, SSAValue | None]:
+        """DS's final expectation of a chain (ARCHITECTURE.md §13.3-13.4): taking the oldest element's mean
+        prunes its chain of marginal children, which draws the newest element from its marginal,
+        then each older one given the one after it, down to the second; the oldest is the mean
+        given the second. The same draws as tier 1's, in its order: the result visits the reversed
+        list oldest first."""
+        head = self.engine.b.eval(value.items[0]) if len(value.items) == 1 else None
+        if not reverse or value.anchor not in (None, CHAINED) or self.ds_chain_broken or head is None or \
+                not (isinstance(head, K) or (isinstance(head, R) and head.rv.ds_state == "M")):
+            raise NotSpecialisable(f"the older elements of a list of symbolic values under {self.engine.method.name}, "
+                                   "whose final expectation draws them (grafting each one prunes the next), other "
+                                   "than as the reversed chain of marginals it draws from the newest")
+        var = head.rv.var if isinstance(head, R) else ""
+        # The draw is the final expectation's own: after a loop with several shapes, each shape's
+        # expectation comes after the one before it.
+        self.engine.finished = False
+        newest = head.v if isinstance(head, K) else self.engine.value(head.rv)
+        self.engine.finished = True
+        means, variances = self._ds_backward(value.records, self.emit.num(newest), var)
+        return means, (variances if atoms else None)
+
+    def _ds_backward(self, records: SSAValue, newest: SSAValue, var: str) -> tuple[SSAValue, SSAValue]:
+        """The means and variances, oldest first, of the newest element (drawn) and then each record's,
+        newest first: a record whose element is not the oldest symbolic one is drawn given the one
+        after it, which it can know only at the next record (a constant's, or none, makes it the
+        oldest): the fold carries it as pending, (mean, variance), variance 0 for none."""
+        emit = self.emit
+        lists = siren.ListType(f64)
+
+        def op(cls, *args):
+            return emit.add(cls(*args)).result
+
+        def branch(cond: SSAValue, result_type, then, other):
+            blocks = []
+            for make in (then, other):
+                block = Block()
+                saved, emit.block = emit.block, block
+                emit.add(siren.YieldOp(make()))
+                emit.block = saved
+                blocks.append(block)
+            return op(siren.IfOp, cond, result_type, *blocks)
+
+        def unpack(v: SSAValue) -> list[SSAValue]:
+            """(prev, pending mean, pending variance, means, variances) of the fold's state."""
+            parts = []
+            for _ in range(4):
+                parts.append(op(siren.FstOp, v))
+                v = op(siren.SndOp, v)
+            return [*parts, v]
+
+        zero = emit.const(0.0)
+
+        def state(prev, pm, pc, ms, vs) -> SSAValue:
+            return op(siren.PairOp, prev, op(siren.PairOp, pm, op(siren.PairOp, pc, op(siren.PairOp, ms, vs))))
+
+        init = state(newest, zero, zero, op(siren.ConsOp, newest, op(siren.NilOp, lists)),
+                     op(siren.ConsOp, zero, op(siren.NilOp, lists)))
+        body = Block(arg_types=[POSTERIOR_RECORD, init.type])
+        saved, emit.block = emit.block, body
+        record, acc = body.args
+        a, rest = op(siren.FstOp, record), op(siren.SndOp, record)
+        b, c = op(siren.FstOp, rest), op(siren.SndOp, rest)
+        prev, pm, pc, ms, vs = unpack(acc)
+        symbolic = op(siren.LtOp, zero, c)     # a constant's record has no variance
+        pending = op(siren.LtOp, zero, pc)
+
+        def draw():
+            dist = emit.result(siren.DistOp("gaussian", [pm, pc]))
+            return op(siren.AssumeOp, dist, var, "sample", f64)
+
+        x = branch(pending, f64, lambda: branch(symbolic, f64, draw, lambda: pm), lambda: pm)
+        flag = op(siren.BoolToFloatOp, symbolic)
+        x_var = emit.select(flag, zero, pc)
+        ms = branch(pending, lists, lambda: op(siren.ConsOp, x, ms), lambda: ms)
+        vs = branch(pending, lists, lambda: op(siren.ConsOp, x_var, vs), lambda: vs)
+        ms = branch(symbolic, lists, lambda: ms, lambda: op(siren.ConsOp, b, ms))
+        vs = branch(symbolic, lists, lambda: vs, lambda: op(siren.ConsOp, zero, vs))
+        given = emit.select(op(siren.BoolToFloatOp, pending), x, prev)
+        emit.add(siren.YieldOp(state(emit.select(flag, given, b),
+                                     emit.select(flag, emit.arith(siren.AddOp, emit.arith(siren.MulOp, a, given), b), zero),
+                                     emit.select(flag, c, zero), ms, vs)))
+        emit.block = saved
+        if var:
+            self.engine.sampled_vars.add(var)
+        folded = op(siren.FoldOp, records, init, body)
+        _, pm, pc, ms, vs = unpack(folded)
+        pending = op(siren.LtOp, zero, pc)
+        ms = branch(pending, lists, lambda: op(siren.ConsOp, pm, ms), lambda: ms)
+        vs = branch(pending, lists, lambda: op(siren.ConsOp, pc, vs), lambda: vs)
+        return ms, vs
 
     def _variance(self, e: Expr) -> Num | None:
         """The variance of a Gaussian (or drawn) element whose mean was taken; None for another."""
