@@ -290,8 +290,10 @@ def test_a_ds_trajectory_is_a_draw_from_the_rauch_tung_striebel_smoother(tier, t
     assert abs(f.log_evidence - ll) <= 1e-9 * abs(ll)
 
 
-def test_a_ds_trajectory_answers_as_on_tier_1(tmp_path):
-    _walk_data(tmp_path, seed=8, n=25)
+@pytest.mark.parametrize("rows", (1, 2, 25))
+def test_a_ds_trajectory_answers_as_on_tier_1(rows, tmp_path):
+    # With one row the newest element is the oldest symbolic one: its mean, no draw.
+    _walk_data(tmp_path, seed=8, n=rows)
     program = tmp_path / "history.si"
     program.write_text(HISTORY_HEAD.replace("RESULT", "List.rev"))
     runs = []

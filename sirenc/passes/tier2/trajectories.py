@@ -242,19 +242,22 @@ class Trajectories:
                                    "whose final expectation draws them (grafting each one prunes the next), other "
                                    "than as the reversed chain of marginals it draws from the newest")
         var = head.rv.var if isinstance(head, R) else ""
-        # The draw is the final expectation's own: after a loop with several shapes, each shape's
-        # expectation comes after the one before it.
-        self.engine.finished = False
-        newest = head.v if isinstance(head, K) else self.engine.value(head.rv)
+        # The newest element is drawn only if an older one is symbolic (else it is the oldest, and its
+        # mean is taken): it starts the fold pending, with its marginal.
+        mean, variance = self.engine.mean(head), self._variance(head)
+        if variance is None:
+            raise NotSpecialisable(f"a list of symbolic values under {self.engine.method.name} whose newest element "
+                                   "is not a Gaussian")
         self.engine.finished = True
-        means, variances = self._ds_backward(value.records, self.emit.num(newest), var)
+        means, variances = self._ds_backward(value.records, mean, variance, var)
         return means, (variances if atoms else None)
 
-    def _ds_backward(self, records: SSAValue, newest: SSAValue, var: str) -> tuple[SSAValue, SSAValue]:
-        """The means and variances, oldest first, of the newest element (drawn) and then each record's,
-        newest first: a record whose element is not the oldest symbolic one is drawn given the one
-        after it, which it can know only at the next record (a constant's, or none, makes it the
-        oldest): the fold carries it as pending, (mean, variance), variance 0 for none."""
+    def _ds_backward(self, records: SSAValue, mean: Num, variance: Num, var: str) -> tuple[SSAValue, SSAValue]:
+        """The means and variances, oldest first, of the newest element (its marginal `mean` and
+        `variance`; variance 0 for a number) and then each record's, newest first: an element that
+        is not the oldest symbolic one is drawn (given the one after it), which is known only at the
+        next record (a constant's, or none, makes it the oldest): the fold carries it as pending,
+        (mean, variance), variance 0 for none."""
         emit = self.emit
         lists = siren.ListType(f64)
 
@@ -284,8 +287,10 @@ class Trajectories:
         def state(prev, pm, pc, ms, vs) -> SSAValue:
             return op(siren.PairOp, prev, op(siren.PairOp, pm, op(siren.PairOp, pc, op(siren.PairOp, ms, vs))))
 
-        init = state(newest, zero, zero, op(siren.ConsOp, newest, op(siren.NilOp, lists)),
-                     op(siren.ConsOp, zero, op(siren.NilOp, lists)))
+        ms, vs = op(siren.NilOp, lists), op(siren.NilOp, lists)
+        if isinstance(variance, float) and variance == 0.0:    # a number: not pending, in the lists now
+            ms, vs = op(siren.ConsOp, emit.num(mean), ms), op(siren.ConsOp, zero, vs)
+        init = state(emit.num(mean), emit.num(mean), emit.num(variance), ms, vs)
         body = Block(arg_types=[POSTERIOR_RECORD, init.type])
         saved, emit.block = emit.block, body
         record, acc = body.args
