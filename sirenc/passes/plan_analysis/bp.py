@@ -139,10 +139,9 @@ class BPState(AbsState):
         if type(prior) is Dist and type(lik) is Dist:
             rule = C.applicable(self, prior, lik, par, child, "bp")
             if rule is not None:
-                marginal = rule.marginal(self, prior, lik, par, child)
-                posterior = rule.posterior(self, prior, lik, par, child)
-                self.set_distr(par, posterior)
-                self.set_distr(child, marginal)
+                swap = rule.swap(self, prior, lik, par, child)
+                self.set_distr(par, swap.posterior)
+                self.set_distr(child, swap.marginal)
                 self.set_node(child, M)
                 if self.node(par) not in (R, U):
                     self.set_node(par, I(child))

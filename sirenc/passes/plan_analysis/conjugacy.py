@@ -7,7 +7,7 @@ symbolic::
 
     rule = applicable(state, prior, likelihood, parent, child, "ssi")
     if rule is not None:
-        child_marginal = rule.marginal(state, prior, likelihood, parent, child)
+        child_marginal = rule.swap(state, prior, likelihood, parent, child).marginal
 
 Dependence tests are transitive through the state's distributions (ARCHITECTURE.md §0.3,
 item 19), which is at least as strict as the runtime.
@@ -175,6 +175,13 @@ def _meets(state: AbsState, req, v: dict, variables: dict[str, RV]) -> bool:
 
 
 @dataclass(frozen=True)
+class Swap:
+    marginal: Distr
+    posterior: Distr
+    side: list          # [(third variable, its new distribution)]
+
+
+@dataclass(frozen=True)
 class Rule:
     """A pair of the table as the analysis uses it: check, child marginal, parent posterior.
 
@@ -202,23 +209,14 @@ class Rule:
     def check(self, state, prior, lik, p, c) -> bool:
         return self._operands(state, prior, lik, p, c) is not None
 
-    def _update(self, state, prior, lik, p, c, x) -> P.Update:
+    def swap(self, state, prior, lik, p, c, x=None) -> Swap:
+        """The child's marginal, the parent's posterior given `x` (the child's handle by default) and the
+        third variables' new distributions, from one evaluation of the requirements."""
         v, variables = self._operands(state, prior, lik, p, c)
         v["x"] = c if x is None else x
-        return self.pair.update(_Algebra(state, variables), P.Operands(v))
-
-    def marginal(self, state, prior, lik, p, c) -> Distr:
-        return D.bounded_distr(Dist(*self._update(state, prior, lik, p, c, None).marginal))
-
-    def posterior(self, state, prior, lik, p, c, x=None) -> Distr:
-        return D.bounded_distr(Dist(*self._update(state, prior, lik, p, c, x).posterior))
-
-    def side(self, state, prior, lik, p, c, x=None) -> list:
-        update = self._update(state, prior, lik, p, c, x)
-        if not update.side:
-            return []
-        v, _ = self._operands(state, prior, lik, p, c)
-        return [(v[name], D.bounded_distr(Dist(*d))) for name, d in update.side.items()]
+        update = self.pair.update(_Algebra(state, variables), P.Operands(v))
+        return Swap(D.bounded_distr(Dist(*update.marginal)), D.bounded_distr(Dist(*update.posterior)),
+                    [(v[name], D.bounded_distr(Dist(*d))) for name, d in update.side.items()])
 
 
 RULES: tuple[Rule, ...] = tuple(Rule(pair) for pair in P.PAIRS if "analysis" not in pair.absent)

@@ -194,8 +194,7 @@ class DSState(AbsState):
         rule = self._rule(prior, lik, par, child)
         if rule is None:
             return False
-        marginal = rule.marginal(self, prior, lik, par, child)
-        self.set_distr(child, self.eval_distr(marginal))
+        self.set_distr(child, self.eval_distr(rule.swap(self, prior, lik, par, child).marginal))
         return True
 
     def make_conditional(self, par: RV, child: RV, x: Expr) -> bool:
@@ -208,11 +207,10 @@ class DSState(AbsState):
         rule = self._rule(prior, lik, par, child)
         if rule is None:
             return False
-        posterior = rule.posterior(self, prior, lik, par, child, x)
-        side = rule.side(self, prior, lik, par, child, x)
-        for v, d in side:
+        swap = rule.swap(self, prior, lik, par, child, x)
+        for v, d in swap.side:
             self.set_distr(v, self.eval_distr(d))
-        self.set_distr(par, self.eval_distr(posterior))
+        self.set_distr(par, self.eval_distr(swap.posterior))
         return True
 
     def realize(self, rv: RV, x: Delta) -> None:

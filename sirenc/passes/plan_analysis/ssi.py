@@ -169,13 +169,11 @@ class SSIState(AbsState):
         rule = C.applicable(self, prior, lik, parent, child, "ssi")
         if rule is None:
             return False
-        marginal = rule.marginal(self, prior, lik, parent, child)
-        posterior = rule.posterior(self, prior, lik, parent, child)
-        side = rule.side(self, prior, lik, parent, child)
-        for rv, d in side:
+        swap = rule.swap(self, prior, lik, parent, child)
+        for rv, d in swap.side:
             self.set_distr(rv, d)
-        self.set_distr(parent, posterior)
-        self.set_distr(child, marginal)
+        self.set_distr(parent, swap.posterior)
+        self.set_distr(child, swap.marginal)
         return True
 
     # ---- dynamic and reachability ---------------------------------------------------

@@ -140,7 +140,7 @@ class Trajectories:
         item, after = b.eval(item), b.eval(after)
         if isinstance(item, K):
             # Under DS, a drawn element after a symbolic one splits DS's chain of marginals in two.
-            self.ds_chain_broken |= anchor is CHAINED
+            self.ds_chain_broken |= self.engine.method.grafts and anchor is CHAINED
             return (0.0, item.v, 0.0), anchor
         if self.point_records:
             raise PointRecordsRefused()
@@ -305,16 +305,16 @@ class Trajectories:
             return op(siren.AssumeOp, dist, var, "sample", f64)
 
         x = branch(pending, f64, lambda: branch(symbolic, f64, draw, lambda: pm), lambda: pm)
-        flag = op(siren.BoolToFloatOp, symbolic)
-        x_var = emit.select(flag, zero, pc)
+        x_var = branch(symbolic, f64, lambda: zero, lambda: pc)
         ms = branch(pending, lists, lambda: op(siren.ConsOp, x, ms), lambda: ms)
         vs = branch(pending, lists, lambda: op(siren.ConsOp, x_var, vs), lambda: vs)
         ms = branch(symbolic, lists, lambda: ms, lambda: op(siren.ConsOp, b, ms))
         vs = branch(symbolic, lists, lambda: vs, lambda: op(siren.ConsOp, zero, vs))
-        given = emit.select(op(siren.BoolToFloatOp, pending), x, prev)
-        emit.add(siren.YieldOp(state(emit.select(flag, given, b),
-                                     emit.select(flag, emit.arith(siren.AddOp, emit.arith(siren.MulOp, a, given), b), zero),
-                                     emit.select(flag, c, zero), ms, vs)))
+        given = branch(pending, f64, lambda: x, lambda: prev)
+        emit.add(siren.YieldOp(state(branch(symbolic, f64, lambda: given, lambda: b),
+                                     branch(symbolic, f64, lambda: emit.arith(siren.AddOp, emit.arith(siren.MulOp, a, given), b),
+                                            lambda: zero),
+                                     branch(symbolic, f64, lambda: c, lambda: zero), ms, vs)))
         emit.block = saved
         if var:
             self.engine.sampled_vars.add(var)
