@@ -61,6 +61,7 @@ QUICK_BUDGET = 2.0                                    # and --quick
 QUICK_MEMORY_LIMIT = "256M"                           # a runaway symbolic state fails sooner
 # The paper's headline numbers (Siren, Section 6): speed-up to reach the target accuracy, accuracy
 # gain at equal or lower run time (geometric mean, maximum), and the analysis precision.
+REACH_DECADES = 0.5            # a plan reaches a target when its error is within this many orders of magnitude
 PAPER = {"speedup": (1.76, 206.0), "accuracy": (1.83, 595.0), "precision": (27, 33)}
 
 
@@ -334,10 +335,11 @@ def _curve(res: dict, var: str) -> list[tuple[int, float, float]]:
 
 
 def _reaches(curve, target: float) -> float | None:
-    """The smallest median run time at which the 90th-percentile error is within half an order of
-    magnitude of the target (or rounds to 0 at 5 decimals): the paper's definition."""
+    """The smallest median run time at which the 90th-percentile error is within ``REACH_DECADES``
+    (half an order of magnitude) of the target (or rounds to 0 at 5 decimals): the paper's
+    definition."""
     ok = [t for _, t, e in curve
-          if round(e, 5) == 0 or (e > 0 and target > 0 and math.log10(e) - math.log10(target) <= 0.5)]
+          if round(e, 5) == 0 or (e > 0 and target > 0 and math.log10(e) - math.log10(target) <= REACH_DECADES)]
     return min(ok) if ok else None
 
 

@@ -25,7 +25,8 @@ def tune_options() -> Options:
     p.add_argument("-m", "--method", action="append", choices=[*methods.METHODS, ALL], metavar="METHOD",
                    help=f"a method to try: {', '.join(methods.METHODS)}, or {ALL} (the default); repeatable")
     p.add_argument("--target-error", type=float, metavar="E",
-                   help="the mean squared error, over the result's numbers, that one run must reach")
+                   help="the mean squared error that one run must reach on each part of the result "
+                   "(each element of a tuple)")
     p.add_argument("--time-budget", type=float, metavar="S",
                    help="seconds tune may take in all; without --target-error it spends them and targets "
                    "the smallest error its runs reach")
@@ -34,7 +35,8 @@ def tune_options() -> Options:
     p.add_argument("--runs", type=int, default=8, metavar="K",
                    help="pilot runs per plan and particle count (default 8)")
     p.add_argument("--max-particles", type=int, default=SCHEDULE[-1], metavar="N",
-                   help=f"the most particles a pilot run uses (default {SCHEDULE[-1]})")
+                   help=f"the most particles a run may use: a plan that needs more for the target cannot "
+                   f"reach it (default {SCHEDULE[-1]})")
     p.add_argument("--scheduler", metavar="ADDRESS",
                    help="make the pilot runs on the Dask cluster of the scheduler at ADDRESS, such as "
                    "tcp://host:8786 (pip install 'sirenc[distributed]'); the same seeds, so the same estimates")
@@ -52,7 +54,7 @@ def cmd_tune(args) -> int:
     import sirenc
     from sirenc import driver
     from sirenc.cli.report import strict_json
-    from sirenc.tuning import METHODS, SCHEDULE
+    from sirenc.tuning import METHODS, schedule_to
 
     program = driver.open_source(args.file, snapshots=False)
     driver.run_until(program, "ast")
@@ -63,7 +65,7 @@ def cmd_tune(args) -> int:
     names = list(METHODS) if ALL in chosen else list(dict.fromkeys(chosen))
     if args.max_particles < 1:
         raise SirenUsageError(f"--max-particles must be at least 1, not {args.max_particles}")
-    schedule = tuple(n for n in SCHEDULE if n < args.max_particles) + (args.max_particles,)
+    schedule = schedule_to(args.max_particles)
     line = ProgressLine() if sys.stderr.isatty() and not args.quiet else None
     try:
         result = sirenc.tune(args.file, data=args.data, methods=names, target_error=args.target_error,

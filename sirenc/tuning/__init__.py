@@ -32,20 +32,29 @@ METHODS = ("ssi", "ds", "bp", "pf")
 SCHEDULE = (100, 1000, 10_000, 100_000)
 
 
+def schedule_to(max_particles: int) -> tuple[int, ...]:
+    """The default schedule's counts below ``max_particles``, then ``max_particles``: the
+    pilots' schedule of ``sirenc tune --max-particles``."""
+    return tuple(n for n in SCHEDULE if n < max_particles) + (max_particles,)
+
+
 def tune(program: str | os.PathLike, data: Any = None, methods: str | tuple | list = METHODS,
          target_error: float | None = None, time_budget: float | None = None, seed: int = 0, *,
          particles: tuple[int, ...] = SCHEDULE, runs: int = 8, keep: float = 1 / 3, bootstrap: int = 200,
          memory_limit: Any = None, max_rvs: int = 4, analysis_budget: int | None = None,
          progress: Callable[[str], object] | None = None, client: Any = None):
     """The fastest plan of ``program`` (a path or the program text) to reach ``target_error``,
-    the mean squared error of one run's estimate of the result's numbers against the exact
-    posterior mean; a ``sirenc.tuning.result.Tuning``.
+    the mean squared error of one run's estimate of each part of the result (each element of a
+    tuple result; the largest counts) against the exact posterior mean; a
+    ``sirenc.tuning.result.Tuning``.
 
     ``data``: a CSV path that replaces the program's data file (``sirenc run --data``), or rows
     for ``Filter.run``. ``methods``: a method's name or several. ``time_budget``: seconds that
     tune may take in all (analysis, compiling and pilot runs); without ``target_error`` tune
     spends it and targets the smallest error the pilots reach. ``seed`` fixes every pilot run's
-    seed and the bootstrap. ``particles``: the pilots' particle counts, rung by rung; ``runs``:
+    seed and the bootstrap. ``particles``: the pilots' particle counts, rung by rung, the last
+    of them the most any run may use (a plan that needs more to reach the target cannot reach
+    it; ``schedule_to(n)`` is the default schedule up to n); ``runs``:
     pilot runs per plan and particle count; ``keep``: the fraction of plans each rung keeps;
     ``bootstrap``: resamplings for the uncertainty of the choice. ``memory_limit`` is each pilot
     filter's (``Model.filter``'s); ``max_rvs`` and ``analysis_budget`` the plan analysis'.

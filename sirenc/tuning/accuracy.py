@@ -5,12 +5,14 @@ Every quantity carries a leading axis of R resamplings of the runs (R = 1: the r
 were), so the bootstrap of the choice (``choice.py``) computes exactly what the point estimate
 does.
 
-The error of one run is the mean, over the result's numbers, of the squared difference between
-its estimate and the exact posterior mean. The exact answer is known when some plan gives it
-(every run of that plan, whatever its seed, gives the same estimate); otherwise the reference
-is the pooled mean of the most accurate groups of runs of the other plans, and its own variance
-is taken out of the error. For a group of K runs with mean m, sample variance s2 and a
-reference r of variance v, per number:
+The error of one run is the largest, over the parts of the result (the elements of a tuple,
+pilots.parts), of the mean over the part's numbers of the squared difference between its
+estimate and the exact posterior mean: a target is one every part must reach, so that a plan
+cannot meet it on a long trajectory while it misses it on a parameter beside it. The exact
+answer is known when some plan gives it (every run of that plan, whatever its seed, gives the
+same estimate); otherwise the reference is the pooled mean of the most accurate groups of runs
+of the other plans, and its own variance is taken out of the error. For a group of K runs with
+mean m, sample variance s2 and a reference r of variance v, per number:
 
     error = s2 + max(0, (m - r)**2 - s2 / K - v)
 
@@ -89,10 +91,21 @@ def pooled_reference(summaries: list[Summary]) -> Reference:
     return Reference((weight * mean).sum(axis=0) / total, 1 / total)
 
 
-def error(summary: Summary, ref: Reference) -> np.ndarray:
-    """The error of one run of the group (R), as the module docstring says."""
+def error(summary: Summary, ref: Reference, parts: np.ndarray | None = None) -> np.ndarray:
+    """The error of one run of the group (R), as the module docstring says; ``parts``: each
+    number's part (None: one part)."""
     bias2 = (summary.mean - ref.value) ** 2 - summary.var / summary.runs - ref.variance
-    return np.mean(summary.var + np.maximum(bias2, 0.0), axis=-1)
+    return worst_part(summary.var + np.maximum(bias2, 0.0), parts)
+
+
+def worst_part(squared: np.ndarray, parts: np.ndarray | None) -> np.ndarray:
+    """The largest over the parts of the mean of ``squared`` (... x numbers) over each part's
+    numbers; a part without numbers has none to miss."""
+    if parts is None or squared.shape[-1] == 0:
+        return np.mean(squared, axis=-1)
+    starts = np.flatnonzero(np.r_[True, parts[1:] != parts[:-1]])
+    counts = np.diff(np.r_[starts, len(parts)])
+    return np.max(np.add.reduceat(squared, starts, axis=-1) / counts, axis=-1)
 
 
 def time_at(summaries: list[Summary], particles: np.ndarray) -> np.ndarray:
@@ -135,15 +148,19 @@ class Prediction:
         return int(self.counts[-1])
 
 
-def predict(summaries: list[Summary], ref: Reference, target: float, exact: bool) -> Prediction:
+def predict(summaries: list[Summary], ref: Reference, target: float, exact: bool,
+            parts: np.ndarray | None = None, cap: float = math.inf) -> Prediction:
+    """The prediction from a plan's groups; a plan that needs more than ``cap`` particles (the
+    most a run may use) does not reach the target."""
     measured = sorted((s for s in summaries if s.runs > 1), key=lambda s: s.particles) or summaries[-1:]
     counts = np.array([float(s.particles) for s in measured])
     if exact:
         errors = np.zeros((len(measured), *measured[-1].seconds.shape))
         needed = np.ones(errors.shape[1:])
     else:
-        errors = np.stack([error(s, ref) for s in measured])                  # P x R
+        errors = np.stack([error(s, ref, parts) for s in measured])           # P x R
         needed = particles_needed(counts, errors, target)
+        needed = np.where(needed > cap, math.inf, needed)
     finite = np.where(np.isfinite(needed), needed, 1.0)
     seconds = np.where(np.isfinite(needed), time_at(summaries, finite), math.inf)
     return Prediction(counts, errors, needed, seconds)

@@ -9,9 +9,11 @@ and estimates everything again: the reference, each plan's error, particles and 
   least as fast or slower by ``EQUAL`` at most (the wall time of one machine drifts by that
   much from one run of tune to the next); also a plan the halving dropped;
 * the chosen plan is the first of the leader and the plans indistinguishable from it that
-  stayed in the race, an exact one before one that samples (for the same time it has no error
-  at all), then in the cost model's order: among plans the pilots cannot tell apart, the
-  simpler one;
+  stayed in the race and whose estimated time is within ``EQUAL`` of the leader's, an exact one
+  before one that samples (for the same time it has no error at all), then in the cost model's
+  order: among plans equally fast by the pilots, the simpler one. A plan the resamplings cannot
+  tell from the leader but whose own estimate is slower is reported as indistinguishable, not
+  chosen: the noise says it may be as fast, the estimate says it is likely slower;
 * ``win_share`` is the share of resamplings in which the chosen plan is the fastest, and
   ``regret`` the 90th percentile over them of its time divided by the fastest plan's: 1.0 says
   that choosing it costs nothing in nine resamplings of ten, even where another plan "wins"
@@ -47,7 +49,8 @@ def choose(seconds: np.ndarray, point: np.ndarray, cost_order: list, eligible: i
     leader = int(np.argmin(point[:eligible]))
     ties = tuple(j for j in range(n)
                  if j != leader and np.mean(seconds[j] <= (1 + EQUAL) * seconds[leader]) >= TIE)
-    chosen = min((j for j in (leader, *ties) if j < eligible), key=lambda j: cost_order[j])
+    close = [j for j in (leader, *ties) if j < eligible and point[j] <= (1 + EQUAL) * point[leader]]
+    chosen = min(close, key=lambda j: cost_order[j])
     fastest = np.argmin(seconds, axis=0)
     wins = np.bincount(fastest, minlength=n) / b
     best = seconds.min(axis=0)

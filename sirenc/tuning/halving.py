@@ -1,30 +1,42 @@
 """Successive halving over the plans the analysis accepts: short pilot runs of every plan, then
 longer ones of fewer, until the best is known well enough or the time budget is spent.
 
-Rung 1 compiles every plan, in the cost model's order (screening.cost_key), and runs it once
-untimed (that run pays for what a model's first run pays once); then ``runs`` runs of each with
-one particle. A plan whose runs all give the same estimate is exact, and done: one particle
-reaches any target. The others get ``runs`` runs at the schedule's first particle count. The
-runs of a rung are interleaved across its plans (run k of each, then run k + 1), so that a
-drift in the machine's speed falls on all of them alike. After each rung every plan's
-particles and time to the target are estimated (accuracy.py), and the plans still in the race
-are cut to the best fraction ``keep`` by that time (at least ``MIN_KEEP`` stay), less any
-predicted ``CLEARLY`` times slower than the best. At the next rung a plan runs at the next
-count of the schedule, or at ``MARGIN`` times the particles it is predicted to need where that
-is fewer. A plan that reached the target at a count it was run with is run once more between
-that count and the last one that did not, where interpolating says ``REFINE`` times fewer
-particles may do; then it is settled and runs no more. So the budget goes to the plans that
-may win, at the particle counts that decide.
+The references come first: the program as written under each symbolic method asked for, and
+pf's one plan, which are what the user has without tune. They are screened before the other
+plans, and the first of them that compiles is compiled before the others are screened, whatever
+the budget says, so that every plan tune may choose has been raced against one of them; where the
+budget allows nothing else, that reference is the choice.
+
+Rung 1 compiles every plan, the references first and then the others in the cost model's order
+(screening.cost_key), and runs it once untimed (that run pays for what a model's first run pays
+once); then ``runs`` runs of each with one particle. A plan whose runs all give the same
+estimate is exact, and done: one particle reaches any target. The others get ``runs`` runs at
+the schedule's first particle count. The runs of a rung are interleaved across its plans (run k
+of each, then run k + 1), so that a drift in the machine's speed falls on all of them alike.
+After each rung every plan's particles and time to the target are estimated (accuracy.py), and
+the plans still in the race are cut to the best fraction ``keep`` by that time (at least
+``MIN_KEEP`` stay), less any predicted ``CLEARLY`` times slower than the best. At the next rung
+a plan runs at the next count of the schedule, or at ``MARGIN`` times the particles it is
+predicted to need where that is fewer. A plan that reached the target at a count it was run with
+is run once more between that count and the last one that did not, where interpolating says
+``REFINE`` times fewer particles may do; then it is settled and runs no more. So the budget goes
+to the plans that may win, at the particle counts that decide.
 
 With a time budget, the analysis and compiling stop at ``COMPILE_SHARE`` of it (the plans
 not compiled by then, the last in the cost model's order, are not run), so that the pilot runs
-have the rest.
+have the rest. A plan's compiling goes on from where its screening stopped (after the analysis
+and tier 2's specialisation), so that work is done once a plan.
 
 A run is stopped, and its plan dropped, when it takes ``RUN_SLACK`` times longer than the best
 time to the target predicted for another plan (and longer than ``RUN_FLOOR``): that one run
 already costs more than the other plan's whole answer. With a time budget, the plans of a
 rung whose runs' predicted time does not fit what is left are not run at it (the worst first),
 a run still going at the deadline is stopped, and the race ends there.
+
+A reference is never dropped, by the halving or by a run's limit: the choice is raced to the end
+against what the user has without tune, so that tune does not pick a plan slower than it on the
+strength of one early rung. A round of the race that settles with time left lets in the plans
+its compiling did not reach, until the budget is spent or every accepted plan has run.
 """
 
 from __future__ import annotations
@@ -36,9 +48,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from sirenc import methods
 from sirenc.diagnostics import SirenError, SirenPlanError, SirenUsageError
 from sirenc.tuning import accuracy, choice
-from sirenc.tuning.pilots import Group, Overtime, ragged, run_once, run_seed
+from sirenc.tuning.pilots import Group, Overtime, ragged, result_parts, run_once, run_seed
 from sirenc.tuning.plans import Candidate, Program
 from sirenc.tuning.result import CHOSEN, DROPPED, FAILED, NOT_RUN, RACING, REJECTED, TIED, Row, Tuning
 from sirenc.tuning.screening import Options, Verdict, compile_model, cost_key, restore_source, screen
@@ -49,7 +62,6 @@ RUN_FLOOR = 0.01         # seconds: a shorter run is finished, and its group dec
 MARGIN = 1.2
 REFINE = 1.5             # a count that reached the target is refined when this much fewer may do
 MIN_KEEP = 2
-COMPILE_GUESS = 0.5      # seconds, until a compile has been timed
 RESERVE = 0.05           # of the budget, kept for the final choice
 COMPILE_SHARE = 0.6      # of the budget, at most, for the analysis and compiling: the rest is for runs
 PREFILTER = 100.0        # the pooled reference looks only at groups this close to the most accurate
@@ -90,6 +102,12 @@ class Trial:
         return self.candidate.index
 
     @property
+    def reference(self) -> bool:
+        """What the user has without tune: the program as written under a symbolic method, and
+        pf's one plan. These are compiled and run first."""
+        return self.candidate.as_written or not methods.get(self.candidate.method).symbolic
+
+    @property
     def racing(self) -> bool:
         return self.row.status == RACING
 
@@ -117,24 +135,38 @@ class Search:
         self.target = settings.target
         self.exhausted = False        # the budget ran out: nothing more is started
         self.rungs = 0
+        self.opened = self.start      # the start of the phase whose share of the time ``late`` keeps
+        self.parts: np.ndarray | None = None      # each number's part of the result (pilots.parts)
 
     # ---------------------------------------------------------------- the three phases
 
     def run(self) -> Tuning:
         try:
-            accepted = self.screen()
-            alive = self.race(accepted)
+            references = self.screen([t for t in self.trials if t.reference])
+            for t in sorted(references, key=lambda t: t.key):
+                if self.compile(t):      # the first that compiles: what tune measures the others against
+                    break
+            others = self.screen([t for t in self.trials if not t.reference])
+            if not references and not others and all(t.row.status == REJECTED for t in self.trials):
+                raise SirenPlanError("the plan analysis rejects every plan tune tried under the methods asked for; "
+                                     f"the first one's diagnostic:\n{self.trials[0].verdict.diagnostic}")
+            alive = self.race(sorted(references + others, key=lambda t: t.key))
         finally:
             restore_source(self.program)
+            for t in self.trials:
+                if t.verdict is not None:
+                    t.verdict.compilation = None       # the IR of a plan never compiled
         return self.finish(alive)
 
-    def screen(self) -> list[Trial]:
+    def screen(self, trials: list[Trial]) -> list[Trial]:
+        """The analysis' verdict on each of ``trials`` until the share of the budget for it and
+        compiling is spent; the accepted ones."""
         accepted, spent = [], 0.0
-        for k, t in enumerate(self.trials, 1):
+        for t in trials:
             if self.late(spent, COMPILE_SHARE):
                 t.row.reason = "the time budget ran out before the analysis reached it"
                 continue
-            self.say(f"analysing plan {k}/{len(self.trials)}")
+            self.say(f"analysing plan {t.index + 1}/{len(self.trials)}")
             began = time.perf_counter()
             t.verdict = screen(self.program, t.candidate, self.settings.options)
             spent = time.perf_counter() - began
@@ -144,25 +176,30 @@ class Search:
                 accepted.append(t)
             else:
                 t.row.status, t.row.reason, t.row.location = REJECTED, t.verdict.reason, t.verdict.location
-        if not accepted and all(t.row.status == REJECTED for t in self.trials):
-            raise SirenPlanError("the plan analysis rejects every plan tune tried under the methods asked for; "
-                                 f"the first one's diagnostic:\n{self.trials[0].verdict.diagnostic}")
-        return sorted(accepted, key=lambda t: t.key)
+        return accepted
 
-    def race(self, alive: list[Trial]) -> list[Trial]:
-        rung = 1
-        while alive and not self.exhausted:
-            if rung == 1:
-                self.first_rung(alive)
-            else:
-                self.lap([(t, self.next_particles(t, rung)) for t in sorted(alive, key=lambda t: (t.seconds, t.key))
-                          if self.next_particles(t, rung) is not None], rung)
-            alive = [t for t in alive if t.racing and t.groups]
-            self.estimate(self.piloted(), retarget=True)
-            if self.exhausted or not any(self.next_particles(t, rung + 1) for t in alive):
-                break
-            alive = self.halve(alive, rung)
+    def race(self, accepted: list[Trial]) -> list[Trial]:
+        """Rounds of successive halving: each compiles and pilots as many of the plans not yet
+        compiled as its share of the time left allows (``first_rung``), then halves the field
+        until every plan in it is settled or the budget is spent. A round that ends with time
+        left lets the plans its compiling did not reach into the race."""
+        alive, waiting, rung = [], list(accepted), 0
+        while waiting and not self.exhausted:
             rung += 1
+            self.opened = time.perf_counter()
+            entered = self.first_rung(waiting, rung)
+            waiting = [t for t in waiting if t.racing and t.model is None]
+            alive = [t for t in alive + entered if t.racing and t.groups]
+            if not entered:
+                break
+            self.estimate(self.piloted(), retarget=True)
+            while not self.exhausted and any(self.next_particles(t) for t in alive):
+                alive = self.halve(alive, rung)
+                rung += 1
+                self.lap([(t, self.next_particles(t)) for t in sorted(alive, key=lambda t: (t.seconds, t.key))
+                          if self.next_particles(t) is not None], rung)
+                alive = [t for t in alive if t.racing and t.groups]
+                self.estimate(self.piloted(), retarget=True)
         return alive
 
     def finish(self, alive: list[Trial]) -> Tuning:
@@ -187,6 +224,17 @@ class Search:
         # Every plan with runs is compared, the dropped ones too (a plan dropped on the noise of
         # a rung may be as fast); the choice is among those that stayed in the race to the end.
         compared = alive + [t for t in piloted if t.row.status == DROPPED]
+        if s.target is not None and not any(math.isfinite(t.seconds) for t in compared):
+            closest = min(compared, key=lambda t: (t.row.error, t.key))
+            reached = (f"the closest, {closest.row.describe()}, reached {closest.row.error:.3g} with "
+                       f"{closest.row.error_particles} particles")
+            if self.exhausted:
+                raise SirenUsageError(f"the time budget ran out before a plan was seen to reach the target error "
+                                      f"{s.target:.3g} with at most {max(s.schedule)} particles a run ({reached}): "
+                                      "give a larger budget")
+            raise SirenUsageError(
+                f"no plan reaches the target error {s.target:.3g} with at most {max(s.schedule)} particles a run; "
+                f"{reached}: give a larger target error, or allow more particles (--max-particles)")
         resampled = self.predictions(piloted, compared, picks)
         times = np.stack([resampled[t.index].seconds for t in compared])
         c = choice.choose(times, np.array([t.seconds for t in compared]), [(not t.exact, t.key) for t in compared],
@@ -205,27 +253,37 @@ class Search:
 
     # ---------------------------------------------------------------- the pilot runs
 
-    def first_rung(self, accepted: list[Trial]) -> None:
-        """Every plan compiled and run once untimed, in the cost model's order; then a lap at one
-        particle, and one at the schedule's first count for the plans that are not exact."""
+    def first_rung(self, waiting: list[Trial], rung: int) -> list[Trial]:
+        """Plans of ``waiting`` compiled and run once untimed, the references first, then the
+        others in the cost model's order, until compiling reaches its share of the time left;
+        then a lap at one particle, and one at the schedule's first count for the plans that are
+        not exact. The plans that ran."""
         ready = []
-        for k, t in enumerate(accepted, 1):
-            self.say(f"compiling {t.row.describe()} ({k}/{len(accepted)})")
-            if self.late(COMPILE_GUESS if self.compile_time is None else self.compile_time, COMPILE_SHARE):
-                break                    # the rest of the budget is the pilot runs'
+        order = sorted(waiting, key=lambda t: (not t.reference, t.key))
+        for k, t in enumerate(order, 1):
+            if not t.racing:
+                continue                 # the compiler refused it
+            if t.model is None:
+                if self.late(self.compile_time or 0.0, COMPILE_SHARE):
+                    break                # the rest of the time is the pilot runs'
+                self.say(f"compiling {t.row.describe()} ({k}/{len(order)})")
+                if not self.compile(t):
+                    continue
             # A cluster's worker makes its own untimed first run of a plan (tuning/cluster.py).
-            if self.compile(t) and (self.cluster is not None or self.lap([(t, 1)], 1, runs=1, keep=False)):
+            if self.cluster is not None or self.lap([(t, 1)], rung, runs=1, keep=False):
                 ready.append(t)
-        self.lap([(t, 1) for t in ready], 1)
+        self.lap([(t, 1) for t in ready], rung)
         for t in ready:
             t.exact = bool(t.groups) and accuracy.same_answer(t.groups[0])
         self.estimate(self.piloted(), retarget=False)      # an exact plan's time bounds the next runs
-        self.lap([(t, self.settings.schedule[0]) for t in ready if t.racing and t.groups and not t.exact], 1)
+        self.lap([(t, self.settings.schedule[0]) for t in ready if t.racing and t.groups and not t.exact], rung)
+        return [t for t in ready if t.groups]
 
     def compile(self, t: Trial) -> bool:
         began = time.perf_counter()
         try:
-            t.model = compile_model(self.program, t.candidate, self.settings.options, self.settings.data)
+            t.model = compile_model(self.program, t.candidate, self.settings.options, self.settings.data,
+                                    t.verdict.compilation)
         except SirenUsageError:
             raise
         except SirenError as e:
@@ -233,8 +291,14 @@ class Search:
             t.row.location = None if e.span is None else str(e.span)
             return False
         finally:
+            t.verdict.compilation = None
             restore_source(self.program)
         self.compile_time = max(self.compile_time or 0.0, time.perf_counter() - began)
+        if self.parts is None:
+            try:
+                self.parts = result_parts(t.model, self.settings.rows, self.settings.memory_limit)
+            except SirenError:
+                pass                     # its pilot runs fail too, and say why
         if self.cluster is not None:
             s = self.settings
             self.cluster.ship(t.index, self.program, t.candidate, s.options, s.data)
@@ -244,7 +308,8 @@ class Search:
         """``runs`` runs of each (trial, particles) in ``work``, interleaved: run k of every trial,
         then run k + 1, each round in another order, so that a drift in the machine's speed (other
         work, its clock) falls on all of them alike. The work that does not fit in the time left is
-        left out, the last first (``work`` comes best first); when none fits, the budget is spent.
+        left out, the last first (``work`` comes best first), except the first while any time is
+        left; when none fits, the budget is spent.
         ``keep=False``: one untimed run, not recorded. False when the budget ran out. On a cluster
         each trial's runs are a task (``there``), and the lap's work is shared by its workers."""
         runs = self.settings.runs if runs is None else runs
@@ -252,7 +317,9 @@ class Search:
         width = 1 if self.cluster is None else self.cluster.width
         for t, n in work:
             expected += runs * self.expected_time(t, n) / width
-            if self.late(expected):
+            # The first work is started while any time is left, whatever its prediction (which,
+            # from runs with one particle, scales their fixed cost too): the deadline stops it.
+            if self.late(expected) and (fitting or self.late(0.0)):
                 self.exhausted = not fitting
                 break
             fitting.append((t, n))
@@ -326,12 +393,13 @@ class Search:
         return float(accuracy.time_at([accuracy.summarize(g) for g in t.groups], np.array([float(particles)]))[0])
 
     def run_limit(self, t: Trial) -> float | None:
+        if t.reference:
+            return None
         best = min((u.seconds for u in self.piloted() if u is not t and u.racing), default=math.inf)
         return max(RUN_SLACK * best, RUN_FLOOR) if math.isfinite(best) else None
 
-    def next_particles(self, t: Trial, rung: int) -> int | None:
-        if rung == 1:
-            return None if t.groups else self.settings.schedule[0]
+    def next_particles(self, t: Trial) -> int | None:
+        """The count ``t`` runs at in its next rung, or None: it is settled."""
         if t.exact or t.prediction is None:
             return None
         p = t.prediction
@@ -348,13 +416,13 @@ class Search:
     def halve(self, alive: list[Trial], rung: int) -> list[Trial]:
         """The plans that go on: the best fraction ``keep`` by time to the target, and every
         settled one (it costs nothing to keep, and the final choice compares it), less those
-        ``CLEARLY`` slower than the best."""
+        ``CLEARLY`` slower than the best; and every reference."""
         ranked = sorted(alive, key=lambda t: (t.seconds, t.key))
         keep = max(MIN_KEEP, math.ceil(len(ranked) * self.settings.keep))
         best = ranked[0].seconds
         kept = []
         for k, t in enumerate(ranked):
-            if (k < keep or self.next_particles(t, rung + 1) is None) and not t.seconds > CLEARLY * best:
+            if t.reference or (k < keep or self.next_particles(t) is None) and not t.seconds > CLEARLY * best:
                 kept.append(t)
             else:
                 t.row.status, t.row.rung = DROPPED, rung
@@ -403,7 +471,8 @@ class Search:
             if exact is None:
                 others = [s for u, _ in pool if u is not t for s in pooled[u.index]]
                 reference = accuracy.pooled_reference(others or own[t.index])
-            out[t.index] = accuracy.predict(own[t.index], reference, target, t.exact)
+            out[t.index] = accuracy.predict(own[t.index], reference, target, t.exact, self.parts,
+                                            max(self.settings.schedule))
         return out
 
     @staticmethod
@@ -422,10 +491,11 @@ class Search:
 
     def late(self, expected: float, share: float = 1.0) -> bool:
         """Whether work expected to take ``expected`` seconds would pass the deadline (or the
-        point ``share`` of the way to it)."""
+        point ``share`` of the way to it from the start of the phase: screening, or a round of
+        the race)."""
         if self.deadline is None:
             return False
-        return time.perf_counter() + expected > self.start + share * (self.deadline - self.start)
+        return time.perf_counter() + expected > self.opened + share * (self.deadline - self.opened)
 
     def say(self, what: str) -> None:
         if self.progress is not None:

@@ -95,6 +95,28 @@ def flatten(value: Any) -> list[float]:
     return out
 
 
+def parts(value: Any) -> np.ndarray:
+    """The part of the result each number of ``flatten(value)`` belongs to: the elements of a
+    tuple result (``Filter.estimate()`` gives a tuple as right-nested pairs, unrolled here), or
+    the whole result as one part. tune's error must be reached by every part."""
+    items = []
+    while isinstance(value, tuple) and value:
+        items.extend(value[:-1])
+        value = value[-1]
+    items.append(value)
+    return np.concatenate([np.full(len(flatten(v)), i, dtype=np.intp) for i, v in enumerate(items)])
+
+
+def result_parts(model: Any, rows: Any = None, memory_limit: Any = None) -> np.ndarray:
+    """``parts`` of the model's result, from a run with one particle."""
+    f = model.filter(particles=1, seed=0, memory_limit=memory_limit)
+    try:
+        f.run(rows)
+        return parts(f.estimate())
+    finally:
+        f.close()
+
+
 def ragged(one: int, other: int) -> SirenUsageError:
     return SirenUsageError(f"tune compares the numbers of the program's result between runs, and "
                            f"this result has {min(one, other)} numbers in one run and {max(one, other)} in another "

@@ -128,8 +128,8 @@ class Tuning:
         fixed = ""
         if self.program.fixed:
             fixed = "; fixed by the program: " + ", ".join(f"{v} {a}" for v, a in self.program.fixed.items())
-        return (f"target error {self.target_error:.3g} ({what}): mean squared error of the result's numbers "
-                f"against {against}; particles and time: one run that reaches it{fixed}")
+        return (f"target error {self.target_error:.3g} ({what}): mean squared error of each part of the "
+                f"result's numbers (the largest) against {against}; particles and time: one run that reaches it{fixed}")
 
     def footer(self) -> list[str]:
         c = self.chosen

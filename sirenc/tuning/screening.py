@@ -8,6 +8,7 @@ are compiled (a few tenths of a second each) and run.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from sirenc.diagnostics import SirenError
 from sirenc.tuning.plans import Candidate, Program
@@ -35,6 +36,9 @@ class Verdict:
     tier: int | None = None                                    # None under pf
     runtime_plan: dict[str, str] = field(default_factory=dict)   # tier 2's, fixed when compiling
     loop_shapes: list[int] = field(default_factory=list)
+    # The accepted candidate's compilation, as far as screening took it: compile_model goes on
+    # from there instead of parsing, analysing and specialising the plan again.
+    compilation: Any = field(default=None, repr=False, compare=False)
 
 
 def compilation(program: Program, candidate: Candidate, options: Options):
@@ -63,6 +67,7 @@ def screen(program: Program, candidate: Candidate, options: Options) -> Verdict:
                 verdict.loop_shapes = list(c.specialization.shapes)
             else:
                 verdict.tier = 1
+        verdict.compilation = c
     except SirenError as e:
         return Verdict(False, reason=e.message.splitlines()[0], location=None if e.span is None else str(e.span),
                        diagnostic=e.render())
@@ -94,12 +99,13 @@ def cost_key(candidate: Candidate, verdict: Verdict) -> tuple:
     return (0, kept, sum(verdict.loop_shapes), candidate.as_written, candidate.index)
 
 
-def compile_model(program: Program, candidate: Candidate, options: Options, data: str | None):
+def compile_model(program: Program, candidate: Candidate, options: Options, data: str | None, started: Any = None):
     """The candidate compiled into this process; ``data`` (a CSV path) replaces the program's
-    data file, as ``sirenc run --data`` does."""
+    data file, as ``sirenc run --data`` does. ``started``: its compilation as screening left it
+    (``Verdict.compilation``), which this finishes; without it, a compilation from the text."""
     from sirenc import api, driver
 
-    c = compilation(program, candidate, options)
+    c = started if started is not None else compilation(program, candidate, options)
     module = driver.run_until(c, "llvm-dialect")
     info = driver.model_info(c, module)
     if data is not None:

@@ -153,6 +153,43 @@ def test_a_time_budget_is_kept(walk):
     assert result.seconds <= elapsed and not result.target_given and result.target_error >= 0
 
 
+def test_a_budget_too_short_to_compile_every_plan_still_measures_the_program_as_written(walk):
+    # Ten plans cost about two seconds to compile here; half a second leaves room for the
+    # program as written, which is compiled and run first whatever the budget says.
+    result = sirenc.tune(walk, methods=("ssi", "ds"), time_budget=0.5, seed=4)
+    written = row(result, "ssi", {"x1": None})
+    assert written.runs > 0 and result.chosen.runs > 0
+    assert result.seconds <= 0.5 * 1.2 + 0.4
+
+
+def test_the_program_as_written_stays_in_the_race_to_the_end(walk):
+    result = sirenc.tune(walk, methods=("ssi", "pf"), target_error=TARGET, seed=5)
+    for r in (row(result, "ssi", {"x1": None}), row(result, "pf", {"x1": "sample"})):
+        assert r.status in ("chosen", "indistinguishable") or r.reason == "slower than the chosen plan", r
+
+
+def test_no_plan_needs_more_particles_than_a_run_may_use(walk):
+    capped = sirenc.tune(walk, methods="pf", target_error=10 * TARGET, seed=1, particles=(100, 1000))
+    assert capped.chosen.particles <= 1000
+    with pytest.raises(SirenUsageError, match=r"no plan reaches the target error 0\.0001 with at most 100 "
+                       r"particles a run; the closest, pf: x1 sample, reached .* with 100 particles: give a larger"):
+        sirenc.tune(walk, methods="pf", target_error=TARGET / 10, seed=1, particles=(100,))
+
+
+def test_compiling_a_screened_plan_goes_on_from_its_screening(walk):
+    from sirenc.tuning import plans, screening
+
+    program = plans.read_program(walk)
+    candidate = next(c for c in plans.candidates(program, ["ssi"]) if c.plan == {"x1": "sample"})
+    verdict = screening.screen(program, candidate, screening.Options())
+    assert verdict.accepted and verdict.compilation is not None
+    models = [screening.compile_model(program, candidate, screening.Options(), None, started)
+              for started in (verdict.compilation, None)]
+    screening.restore_source(program)
+    runs = [flatten(m.filter(particles=50, seed=3).run().estimate()) for m in models]
+    assert np.array_equal(runs[0], runs[1])
+
+
 def test_annotations_in_the_program_are_kept(tmp_path):
     write_ys(tmp_path)
     two = WALK.replace("  x1\nin", "  let z <- gaussian(x1, 1.) in\n  x1\nin").replace("let x1", "let sample x1")
