@@ -24,9 +24,9 @@ def tune_options() -> Options:
     p.add_argument("file", help="the Siren program (.si)")
     p.add_argument("-m", "--method", action="append", choices=[*methods.METHODS, ALL], metavar="METHOD",
                    help=f"a method to try: {', '.join(methods.METHODS)}, or {ALL} (the default); repeatable")
-    p.add_argument("--target-error", type=float, metavar="E",
+    p.add_argument("--target-error", type=_target_errors, metavar="E[,E...]",
                    help="the mean squared error that one run must reach on each part of the result "
-                   "(each element of a tuple)")
+                   "(each element of a tuple), or one error per part, separated by commas")
     p.add_argument("--time-budget", type=float, metavar="S",
                    help="seconds tune may take in all; without --target-error it spends them and targets "
                    "the smallest error its runs reach")
@@ -119,3 +119,14 @@ class ProgressLine:
             sys.stderr.write("\r\x1b[K")
             sys.stderr.flush()
             self.drawn = False
+
+
+def _target_errors(text: str) -> float | tuple[float, ...]:
+    """--target-error's value: a number, or numbers separated by commas (one per part)."""
+    import argparse
+
+    try:
+        numbers = tuple(float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number, or numbers separated by commas, not {text!r}") from None
+    return numbers[0] if len(numbers) == 1 else numbers

@@ -45,8 +45,8 @@ def tune(program: str | os.PathLike, data: Any = None, methods: str | tuple | li
          progress: Callable[[str], object] | None = None, client: Any = None):
     """The fastest plan of ``program`` (a path or the program text) to reach ``target_error``,
     the mean squared error of one run's estimate of each part of the result (each element of a
-    tuple result; the largest counts) against the exact posterior mean; a
-    ``sirenc.tuning.result.Tuning``.
+    tuple result; the largest counts) against the exact posterior mean, or a list of errors, one
+    for each part; a ``sirenc.tuning.result.Tuning``.
 
     ``data``: a CSV path that replaces the program's data file (``sirenc run --data``), or rows
     for ``Filter.run``. ``methods``: a method's name or several. ``time_budget``: seconds that
@@ -69,10 +69,9 @@ def tune(program: str | os.PathLike, data: Any = None, methods: str | tuple | li
     from sirenc.tuning.screening import Options
 
     names = _methods(methods)
-    for name, value in (("target_error", target_error), ("time_budget", time_budget)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))
-                                  or not math.isfinite(value) or value <= 0):
-            raise SirenUsageError(f"{name} must be a positive number, not {value!r}")
+    target = _target(target_error)
+    if time_budget is not None and not _positive(time_budget):
+        raise SirenUsageError(f"time_budget must be a positive number, not {time_budget!r}")
     if target_error is None and time_budget is None:
         raise SirenUsageError("tune needs a target error (target_error=, --target-error), a time budget "
                               "(time_budget=, --time-budget) or both")
@@ -86,7 +85,7 @@ def tune(program: str | os.PathLike, data: Any = None, methods: str | tuple | li
         raise SirenUsageError(f"keep must be a fraction in (0, 1], not {keep!r}")
     csv, rows = _data(data)
     prog = read_program(program)
-    settings = Settings(target=None if target_error is None else float(target_error),
+    settings = Settings(target=target,
                         budget=None if time_budget is None else float(time_budget), seed=seed,
                         schedule=tuple(particles), runs=runs, keep=float(keep), bootstrap=bootstrap,
                         memory_limit=memory_limit, rows=rows, data=csv,
@@ -96,6 +95,23 @@ def tune(program: str | os.PathLike, data: Any = None, methods: str | tuple | li
     from sirenc.tuning.cluster import Cluster
     with Cluster(client) as cluster:
         return Search(prog, candidates(prog, names), settings, progress, cluster).run()
+
+
+def _positive(value: Any) -> bool:
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+def _target(value: Any) -> float | tuple[float, ...] | None:
+    """The target error: None, a positive number, or a sequence of them (one per part of the
+    result) as a tuple."""
+    if value is None:
+        return None
+    if _positive(value):
+        return float(value)
+    if isinstance(value, (tuple, list)) and value and all(_positive(v) for v in value):
+        return tuple(float(v) for v in value)
+    raise SirenUsageError(f"target_error must be a positive number, or a list of them (one per part of the "
+                          f"result), not {value!r}")
 
 
 def _methods(value: Any) -> list[str]:

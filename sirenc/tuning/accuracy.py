@@ -8,7 +8,9 @@ does.
 The error of one run is the largest, over the parts of the result (the elements of a tuple,
 pilots.parts), of the mean over the part's numbers of the squared difference between its
 estimate and the exact posterior mean: a target is one every part must reach, so that a plan
-cannot meet it on a long trajectory while it misses it on a parameter beside it. The exact
+cannot meet it on a long trajectory while it misses it on a parameter beside it (where the
+user gives a target per part, each part's error is measured in units of its own target, and
+the target is 1). The exact
 answer is known when some plan gives it (every run of that plan, whatever its seed, gives the
 same estimate); otherwise the reference is the pooled mean of the most accurate groups of runs
 of the other plans, and its own variance is taken out of the error. For a group of K runs with
@@ -91,11 +93,14 @@ def pooled_reference(summaries: list[Summary]) -> Reference:
     return Reference((weight * mean).sum(axis=0) / total, 1 / total)
 
 
-def error(summary: Summary, ref: Reference, parts: np.ndarray | None = None) -> np.ndarray:
+def error(summary: Summary, ref: Reference, parts: np.ndarray | None = None,
+          weights: np.ndarray | None = None) -> np.ndarray:
     """The error of one run of the group (R), as the module docstring says; ``parts``: each
-    number's part (None: one part)."""
+    number's part (None: one part); ``weights``: each number's scale (one over its part's own
+    target, where each part has one), or None."""
     bias2 = (summary.mean - ref.value) ** 2 - summary.var / summary.runs - ref.variance
-    return worst_part(summary.var + np.maximum(bias2, 0.0), parts)
+    squared = summary.var + np.maximum(bias2, 0.0)
+    return worst_part(squared if weights is None else squared * weights, parts)
 
 
 def worst_part(squared: np.ndarray, parts: np.ndarray | None) -> np.ndarray:
@@ -149,7 +154,8 @@ class Prediction:
 
 
 def predict(summaries: list[Summary], ref: Reference, target: float, exact: bool,
-            parts: np.ndarray | None = None, cap: float = math.inf) -> Prediction:
+            parts: np.ndarray | None = None, cap: float = math.inf,
+            weights: np.ndarray | None = None) -> Prediction:
     """The prediction from a plan's groups; a plan that needs more than ``cap`` particles (the
     most a run may use) does not reach the target."""
     measured = sorted((s for s in summaries if s.runs > 1), key=lambda s: s.particles) or summaries[-1:]
@@ -158,7 +164,7 @@ def predict(summaries: list[Summary], ref: Reference, target: float, exact: bool
         errors = np.zeros((len(measured), *measured[-1].seconds.shape))
         needed = np.ones(errors.shape[1:])
     else:
-        errors = np.stack([error(s, ref, parts) for s in measured])           # P x R
+        errors = np.stack([error(s, ref, parts, weights) for s in measured])  # P x R
         needed = particles_needed(counts, errors, target)
         needed = np.where(needed > cap, math.inf, needed)
     finite = np.where(np.isfinite(needed), needed, 1.0)

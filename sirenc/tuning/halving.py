@@ -51,9 +51,9 @@ import numpy as np
 from sirenc import methods
 from sirenc.diagnostics import SirenError, SirenPlanError, SirenUsageError
 from sirenc.tuning import accuracy, choice
-from sirenc.tuning.pilots import Group, Overtime, ragged, result_parts, run_once, run_seed
+from sirenc.tuning.pilots import Group, Overtime, ragged, result_layout, run_once, run_seed
 from sirenc.tuning.plans import Candidate, Program
-from sirenc.tuning.result import CHOSEN, DROPPED, FAILED, NOT_RUN, RACING, REJECTED, TIED, Row, Tuning
+from sirenc.tuning.result import CHOSEN, DROPPED, FAILED, NOT_RUN, RACING, REJECTED, TIED, Row, Tuning, target_text
 from sirenc.tuning.screening import Options, Verdict, compile_model, cost_key, restore_source, screen
 
 CLEARLY = 10.0
@@ -69,7 +69,7 @@ PREFILTER = 100.0        # the pooled reference looks only at groups this close 
 
 @dataclass(frozen=True)
 class Settings:
-    target: float | None
+    target: float | tuple[float, ...] | None      # a tuple: one per part of the result
     budget: float | None
     seed: int
     schedule: tuple[int, ...]
@@ -132,7 +132,11 @@ class Search:
         budget = settings.budget
         self.deadline = None if budget is None else self.start + budget * (1 - RESERVE)
         self.compile_time: float | None = None      # the longest compile so far
-        self.target = settings.target
+        # With a target per part, each part's error is measured in units of its target, and
+        # the target is 1 (accuracy.error's weights, set once the result's parts are known).
+        self.part_targets = settings.target if isinstance(settings.target, tuple) else None
+        self.target = 1.0 if self.part_targets is not None else settings.target
+        self.weights: np.ndarray | None = None
         self.exhausted = False        # the budget ran out: nothing more is started
         self.rungs = 0
         self.opened = self.start      # the start of the phase whose share of the time ``late`` keeps
@@ -230,10 +234,10 @@ class Search:
                        f"{closest.row.error_particles} particles")
             if self.exhausted:
                 raise SirenUsageError(f"the time budget ran out before a plan was seen to reach the target error "
-                                      f"{s.target:.3g} with at most {max(s.schedule)} particles a run ({reached}): "
+                                      f"{target_text(s.target)} with at most {max(s.schedule)} particles a run ({reached}): "
                                       "give a larger budget")
             raise SirenUsageError(
-                f"no plan reaches the target error {s.target:.3g} with at most {max(s.schedule)} particles a run; "
+                f"no plan reaches the target error {target_text(s.target)} with at most {max(s.schedule)} particles a run; "
                 f"{reached}: give a larger target error, or allow more particles (--max-particles)")
         resampled = self.predictions(piloted, compared, picks)
         times = np.stack([resampled[t.index].seconds for t in compared])
@@ -247,9 +251,10 @@ class Search:
                 t.row.status = TIED
             elif t in alive:
                 t.row.status, t.row.rung, t.row.reason = DROPPED, self.rungs, "slower than the chosen plan"
-        return Tuning(self.program, [t.row for t in self.trials], compared[c.chosen].row,
-                      self.target, s.target is not None, "exact" if self.exact() else "pooled",
-                      c.win_share, c.regret, s.bootstrap, self.rungs, time.perf_counter() - self.start, s.seed)
+        target = self.target if self.part_targets is None else self.part_targets
+        return Tuning(self.program, [t.row for t in self.trials], compared[c.chosen].row, target,
+                      s.target is not None, "exact" if self.exact() else "pooled", c.win_share, c.regret,
+                      s.bootstrap, self.rungs, time.perf_counter() - self.start, s.seed)
 
     # ---------------------------------------------------------------- the pilot runs
 
@@ -296,13 +301,27 @@ class Search:
         self.compile_time = max(self.compile_time or 0.0, time.perf_counter() - began)
         if self.parts is None:
             try:
-                self.parts = result_parts(t.model, self.settings.rows, self.settings.memory_limit)
+                self.parts, count = result_layout(t.model, self.settings.rows, self.settings.memory_limit)
             except SirenError:
                 pass                     # its pilot runs fail too, and say why
+            else:
+                self.weigh(count)
         if self.cluster is not None:
             s = self.settings
             self.cluster.ship(t.index, self.program, t.candidate, s.options, s.data)
         return True
+
+    def weigh(self, count: int) -> None:
+        """Each number's weight, one over its part's target, once the result's ``count`` parts
+        are known; a target per part must give one for each."""
+        if self.part_targets is None:
+            return
+        if len(self.part_targets) != count:
+            raise SirenUsageError(
+                f"the target error gives {len(self.part_targets)} number{'' if len(self.part_targets) == 1 else 's'}, "
+                f"one per part of the result, and the result has {count} part{'' if count == 1 else 's'} (the "
+                "elements of its tuple): give one target for each, or one number for all")
+        self.weights = 1.0 / np.asarray(self.part_targets)[self.parts]
 
     def lap(self, work: list[tuple[Trial, int]], rung: int, runs: int | None = None, keep: bool = True) -> bool:
         """``runs`` runs of each (trial, particles) in ``work``, interleaved: run k of every trial,
@@ -472,7 +491,7 @@ class Search:
                 others = [s for u, _ in pool if u is not t for s in pooled[u.index]]
                 reference = accuracy.pooled_reference(others or own[t.index])
             out[t.index] = accuracy.predict(own[t.index], reference, target, t.exact, self.parts,
-                                            max(self.settings.schedule))
+                                            max(self.settings.schedule), self.weights)
         return out
 
     @staticmethod

@@ -99,20 +99,30 @@ def parts(value: Any) -> np.ndarray:
     """The part of the result each number of ``flatten(value)`` belongs to: the elements of a
     tuple result (``Filter.estimate()`` gives a tuple as right-nested pairs, unrolled here), or
     the whole result as one part. tune's error must be reached by every part."""
+    return np.concatenate([np.full(len(flatten(v)), i, dtype=np.intp) for i, v in enumerate(_items(value))])
+
+
+def part_count(value: Any) -> int:
+    """How many parts the result has, those without numbers too."""
+    return len(_items(value))
+
+
+def _items(value: Any) -> list:
     items = []
     while isinstance(value, tuple) and value:
         items.extend(value[:-1])
         value = value[-1]
     items.append(value)
-    return np.concatenate([np.full(len(flatten(v)), i, dtype=np.intp) for i, v in enumerate(items)])
+    return items
 
 
-def result_parts(model: Any, rows: Any = None, memory_limit: Any = None) -> np.ndarray:
-    """``parts`` of the model's result, from a run with one particle."""
+def result_layout(model: Any, rows: Any = None, memory_limit: Any = None) -> tuple[np.ndarray, int]:
+    """``parts`` and ``part_count`` of the model's result, from a run with one particle."""
     f = model.filter(particles=1, seed=0, memory_limit=memory_limit)
     try:
         f.run(rows)
-        return parts(f.estimate())
+        estimate = f.estimate()
+        return parts(estimate), part_count(estimate)
     finally:
         f.close()
 

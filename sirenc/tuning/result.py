@@ -69,15 +69,17 @@ class Row:
 
 @dataclass
 class Tuning:
-    """The outcome of `sirenc.tune`. ``target_error`` is the user's, or without one the smallest
-    error the pilots measured (``target_given`` says which); ``reference`` is "exact" when a plan
+    """The outcome of `sirenc.tune`. ``target_error`` is the user's (a tuple: one per part of the
+    result, and then every row's ``error`` is the largest over the parts of the part's error over
+    its target), or without one the smallest error the pilots measured (``target_given`` says
+    which); ``reference`` is "exact" when a plan
     gave the exact answer, else "pooled"; ``win_share`` and ``regret`` measure the uncertainty of
     the choice (choice.py); ``seconds`` is tune's own time."""
 
     program: Program
     rows: list[Row]
     chosen: Row
-    target_error: float
+    target_error: float | tuple[float, ...]
     target_given: bool
     reference: str
     win_share: float
@@ -128,6 +130,10 @@ class Tuning:
         fixed = ""
         if self.program.fixed:
             fixed = "; fixed by the program: " + ", ".join(f"{v} {a}" for v, a in self.program.fixed.items())
+        if isinstance(self.target_error, tuple):
+            return (f"target errors {target_text(self.target_error)} ({what}, one per part of the result): mean "
+                    f"squared error of each part's numbers over its target (the largest) against {against}; "
+                    f"particles and time: one run that reaches them{fixed}")
         return (f"target error {self.target_error:.3g} ({what}): mean squared error of each part of the "
                 f"result's numbers (the largest) against {against}; particles and time: one run that reaches it{fixed}")
 
@@ -148,13 +154,22 @@ class Tuning:
         return lines
 
     def to_json(self) -> dict:
-        return {"target_error": _number(self.target_error), "target_given": self.target_given,
+        target = [_number(e) for e in self.target_error] if isinstance(self.target_error, tuple) \
+            else _number(self.target_error)
+        return {"target_error": target, "target_given": self.target_given,
                 "reference": self.reference, "variables": list(self.program.free),
                 "fixed": self.program.fixed, "chosen": self.chosen.to_json(),
                 "default": None if self.default is None else self.default.index,
                 "speedup": _number(self.speedup()), "win_share": self.win_share, "regret": _number(self.regret),
                 "bootstrap": self.bootstrap, "rungs": self.rungs, "seconds": self.seconds, "seed": self.seed,
                 "plans": [r.to_json() for r in self.rows], "source": self.source}
+
+
+def target_text(target: float | tuple[float, ...]) -> str:
+    """A target error as the table and the messages write it: one number, or one per part."""
+    if isinstance(target, tuple):
+        return ", ".join(f"{e:.3g}" for e in target)
+    return f"{target:.3g}"
 
 
 def _number(x: float | None) -> float | None:

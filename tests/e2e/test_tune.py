@@ -176,6 +176,27 @@ def test_no_plan_needs_more_particles_than_a_run_may_use(walk):
         sirenc.tune(walk, methods="pf", target_error=TARGET / 10, seed=1, particles=(100,))
 
 
+def test_a_target_per_part_measures_each_part_in_its_own_units(walk):
+    scaled = beside(walk, WALK.replace("fold(step,", "let x = fold(step,").rstrip() + " in\n(x, 10. * x)\n",
+                    "scaled.si")
+    one = sirenc.tune(walk, methods="pf", target_error=10 * TARGET, seed=1)
+    each = sirenc.tune(scaled, methods="pf", target_error=[10 * TARGET, 1000 * TARGET], seed=1)
+    assert each.target_error == (10 * TARGET, 1000 * TARGET)
+    assert each.chosen.particles == one.chosen.particles
+    assert each.chosen.error == pytest.approx(one.chosen.error / (10 * TARGET), rel=1e-9)
+    assert "target errors 0.01, 1 (the user's, one per part of the result)" in each.table()
+    with pytest.raises(SirenUsageError, match="the target error gives 3 numbers, one per part of the result, "
+                       r"and the result has 2 parts"):
+        sirenc.tune(scaled, methods="pf", target_error=(1, 1, 1), seed=1)
+    with pytest.raises(SirenUsageError, match=r"target_error must be a positive number, or a list of them"):
+        sirenc.tune(scaled, methods="pf", target_error=[1, -1])
+    r = sirenc_cli("tune", scaled, "-m", "pf", "--target-error", f"{10 * TARGET},{1000 * TARGET}", "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["target_error"] == [10 * TARGET, 1000 * TARGET]
+    bad = sirenc_cli("tune", scaled, "--target-error", "0.1,x")
+    assert bad.returncode == 2 and "a number, or numbers separated by commas, not '0.1,x'" in bad.stderr
+
+
 def test_compiling_a_screened_plan_goes_on_from_its_screening(walk):
     from sirenc.tuning import plans, screening
 
