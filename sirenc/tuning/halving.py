@@ -232,13 +232,12 @@ class Search:
             closest = min(compared, key=lambda t: (t.row.error, t.key))
             reached = (f"the closest, {closest.row.describe()}, reached {closest.row.error:.3g} with "
                        f"{closest.row.error_particles} particles")
+            within = f"the target error {target_text(s.target)} with at most {max(s.schedule)} particles a run"
             if self.exhausted:
-                raise SirenUsageError(f"the time budget ran out before a plan was seen to reach the target error "
-                                      f"{target_text(s.target)} with at most {max(s.schedule)} particles a run ({reached}): "
+                raise SirenUsageError(f"the time budget ran out before a plan was seen to reach {within} ({reached}): "
                                       "give a larger budget")
-            raise SirenUsageError(
-                f"no plan reaches the target error {target_text(s.target)} with at most {max(s.schedule)} particles a run; "
-                f"{reached}: give a larger target error, or allow more particles (--max-particles)")
+            raise SirenUsageError(f"no plan reaches {within}; {reached}: give a larger target error, or allow more "
+                                  "particles (--max-particles)")
         resampled = self.predictions(piloted, compared, picks)
         times = np.stack([resampled[t.index].seconds for t in compared])
         c = choice.choose(times, np.array([t.seconds for t in compared]), [(not t.exact, t.key) for t in compared],
