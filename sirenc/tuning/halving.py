@@ -22,9 +22,9 @@ is run once more between that count and the last one that did not, where interpo
 ``REFINE`` times fewer particles may do; then it is settled and runs no more. So the budget goes
 to the plans that may win, at the particle counts that decide.
 
-With a time budget, the analysis and compiling stop at ``COMPILE_SHARE`` of it (the plans
-not compiled by then, the last in the cost model's order, are not run), so that the pilot runs
-have the rest. A plan's compiling goes on from where its screening stopped (after the analysis
+With a time budget, each round's analysis stops at ``SCREEN_SHARE`` of its time and its
+compiling at ``COMPILE_SHARE`` (the plans not compiled by then, the last in the cost model's
+order, wait for the next round, or are not run), so that the pilot runs have the rest. A plan's compiling goes on from where its screening stopped (after the analysis
 and tier 2's specialisation), so that work is done once a plan.
 
 A run is stopped, and its plan dropped, when it takes ``RUN_SLACK`` times longer than the best
@@ -63,7 +63,8 @@ MARGIN = 1.2
 REFINE = 1.5             # a count that reached the target is refined when this much fewer may do
 MIN_KEEP = 2
 RESERVE = 0.05           # of the budget, kept for the final choice
-COMPILE_SHARE = 0.6      # of the budget, at most, for the analysis and compiling: the rest is for runs
+COMPILE_SHARE = 0.6      # of a round's time, at most, for the analysis and compiling: the rest is for runs
+SCREEN_SHARE = 0.3       # of a round's time, at most, for the analysis: compiling has the rest of its share
 PREFILTER = 100.0        # the pooled reference looks only at groups this close to the most accurate
 
 
@@ -150,11 +151,10 @@ class Search:
             for t in sorted(references, key=lambda t: t.key):
                 if self.compile(t):      # the first that compiles: what tune measures the others against
                     break
-            others = self.screen([t for t in self.trials if not t.reference])
-            if not references and not others and all(t.row.status == REJECTED for t in self.trials):
+            alive = self.race(references)
+            if not alive and all(t.row.status == REJECTED for t in self.trials):
                 raise SirenPlanError("the plan analysis rejects every plan tune tried under the methods asked for; "
                                      f"the first one's diagnostic:\n{self.trials[0].verdict.diagnostic}")
-            alive = self.race(sorted(references + others, key=lambda t: t.key))
         finally:
             restore_source(self.program)
             for t in self.trials:
@@ -163,18 +163,18 @@ class Search:
         return self.finish(alive)
 
     def screen(self, trials: list[Trial]) -> list[Trial]:
-        """The analysis' verdict on each of ``trials`` until the share of the budget for it and
-        compiling is spent; the accepted ones."""
+        """The analysis' verdict on each of ``trials`` until its share of the round's time is
+        spent; the accepted ones."""
         accepted, spent = [], 0.0
         for t in trials:
-            if self.late(spent, COMPILE_SHARE):
+            if self.late(spent, SCREEN_SHARE):
                 t.row.reason = "the time budget ran out before the analysis reached it"
                 continue
             self.say(f"analysing plan {t.index + 1}/{len(self.trials)}")
             began = time.perf_counter()
             t.verdict = screen(self.program, t.candidate, self.settings.options)
             spent = time.perf_counter() - began
-            t.row.tier, t.row.inferred = t.verdict.tier, t.verdict.inferred
+            t.row.tier, t.row.inferred, t.row.reason = t.verdict.tier, t.verdict.inferred, None
             if t.verdict.accepted:
                 t.row.status = RACING
                 accepted.append(t)
@@ -183,19 +183,25 @@ class Search:
         return accepted
 
     def race(self, accepted: list[Trial]) -> list[Trial]:
-        """Rounds of successive halving: each compiles and pilots as many of the plans not yet
-        compiled as its share of the time left allows (``first_rung``), then halves the field
-        until every plan in it is settled or the budget is spent. A round that ends with time
-        left lets the plans its compiling did not reach into the race."""
+        """Rounds of successive halving. Each analyses as many of the plans not yet analysed,
+        and compiles and pilots as many of those accepted and not yet compiled, as its share of
+        the time left allows (``screen``, ``first_rung``), then halves the field until every
+        plan in it is settled or the budget is spent. A round that ends with time left lets in
+        the plans the ones before did not reach."""
         alive, waiting, rung = [], list(accepted), 0
-        while waiting and not self.exhausted:
-            rung += 1
+        while not self.exhausted:
             self.opened = time.perf_counter()
-            entered = self.first_rung(waiting, rung)
+            unread = [t for t in self.trials if t.verdict is None]
+            waiting = sorted(waiting + self.screen(unread), key=lambda t: t.key)
+            analysed = any(t.verdict is not None for t in unread)
+            entered = self.first_rung(waiting, rung + 1) if waiting else []
             waiting = [t for t in waiting if t.racing and t.model is None]
-            alive = [t for t in alive + entered if t.racing and t.groups]
             if not entered:
+                if analysed:
+                    continue             # the round's share went to the analysis: the next compiles
                 break
+            rung += 1
+            alive = [t for t in alive + entered if t.racing and t.groups]
             self.estimate(self.piloted(), retarget=True)
             while not self.exhausted and any(self.next_particles(t) for t in alive):
                 alive = self.halve(alive, rung)

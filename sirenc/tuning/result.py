@@ -143,7 +143,8 @@ class Tuning:
                  f"{_seconds(c.seconds)} a run"]
         speedup = self.speedup()
         if speedup is not None and c.method != "pf":
-            lines[-1] += f" (predicted {speedup:.3g}x faster than pf, the program as written)"
+            lines[-1] += (f" (predicted {speedup:.3g}x faster than pf, the program as written)" if math.isfinite(speedup)
+                          else " (pf, the program as written, does not reach the target)")
         lines.append(f"the choice: fastest in {self.win_share:.0%} of {self.bootstrap} bootstrap resamplings of "
                      f"the pilot runs; in 90% of them within {self.regret:.3g}x of the fastest")
         counts = {s: sum(r.status == s for r in self.rows) for s in (REJECTED, FAILED, NOT_RUN)}

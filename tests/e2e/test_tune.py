@@ -211,6 +211,19 @@ def test_compiling_a_screened_plan_goes_on_from_its_screening(walk):
     assert np.array_equal(runs[0], runs[1])
 
 
+def test_plans_are_left_unanalysed_only_when_the_budget_is_spent():
+    # 2**8 + 1 plans under ssi, more than a second can analyse; the program as written is
+    # exact, so the first round settles at once, and the later rounds analyse more.
+    names = [f"v{i}" for i in range(8)]
+    program = "".join(f"let {v} <- gaussian(0., 1.) in\nlet () = observe(gaussian({v}, 1.), 0.5) in\n" for v in names)
+    program += "(" + ", ".join(names) + ")\n"
+    budget = 1.5
+    result = sirenc.tune(program, methods="ssi", time_budget=budget, seed=0)
+    unread = [r for r in result.rows if r.reason == "the time budget ran out before the analysis reached it"]
+    assert unread and result.chosen.exact
+    assert result.seconds >= 0.85 * budget
+
+
 def test_annotations_in_the_program_are_kept(tmp_path):
     write_ys(tmp_path)
     two = WALK.replace("  x1\nin", "  let z <- gaussian(x1, 1.) in\n  x1\nin").replace("let x1", "let sample x1")
