@@ -36,7 +36,7 @@ a run still going at the deadline is stopped, and the race ends there.
 A reference is never dropped, by the halving or by a run's limit: the choice is raced to the end
 against what the user has without tune, so that tune does not pick a plan slower than it on the
 strength of one early rung. A round of the race that settles with time left lets in the plans
-its compiling did not reach, until the budget is spent or every accepted plan has run.
+the earlier rounds did not analyse or compile, until the budget is spent or every plan has run.
 """
 
 from __future__ import annotations
