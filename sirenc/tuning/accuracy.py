@@ -8,13 +8,13 @@ does.
 The error of one run is the largest, over the parts of the result (the elements of a tuple,
 pilots.parts), of the mean over the part's numbers of the squared difference between its
 estimate and the exact posterior mean: a target is one every part must reach, so that a plan
-cannot meet it on a long trajectory while it misses it on a parameter beside it (where the
-user gives a target per part, each part's error is measured in units of its own target, and
-the target is 1). The exact
-answer is known when some plan gives it (every run of that plan, whatever its seed, gives the
-same estimate); otherwise the reference is the pooled mean of the most accurate groups of runs
-of the other plans, and its own variance is taken out of the error. For a group of K runs with
-mean m, sample variance s2 and a reference r of variance v, per number:
+cannot meet it on a long trajectory while it misses it on a parameter beside it (where the user
+gives a target per part, each part's error is measured in units of its own target, and the
+target is 1). The exact answer is known when some plan gives it (every run of that plan,
+whatever its seed, gives the same estimate); otherwise the reference is the pooled mean of the
+most accurate groups of runs of the other plans, and its own variance is taken out of the error.
+For a group of K runs with mean m, sample variance s2 and a reference r of variance v, per
+number:
 
     error = s2 + max(0, (m - r)**2 - s2 / K - v)
 

@@ -24,8 +24,9 @@ to the plans that may win, at the particle counts that decide.
 
 With a time budget, each round's analysis stops at ``SCREEN_SHARE`` of its time and its
 compiling at ``COMPILE_SHARE`` (the plans not compiled by then, the last in the cost model's
-order, wait for the next round, or are not run), so that the pilot runs have the rest. A plan's compiling goes on from where its screening stopped (after the analysis
-and tier 2's specialisation), so that work is done once a plan.
+order, wait for the next round, or are not run), so that the pilot runs have the rest. A plan's
+compiling goes on from where its screening stopped (after the analysis and tier 2's
+specialisation), so that work is done once a plan.
 
 A run is stopped, and its plan dropped, when it takes ``RUN_SLACK`` times longer than the best
 time to the target predicted for another plan (and longer than ``RUN_FLOOR``): that one run

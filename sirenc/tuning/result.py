@@ -70,11 +70,11 @@ class Row:
 @dataclass
 class Tuning:
     """The outcome of `sirenc.tune`. ``target_error`` is the user's (a tuple: one per part of the
-    result, and then every row's ``error`` is the largest over the parts of the part's error over
-    its target), or without one the smallest error the pilots measured (``target_given`` says
-    which); ``reference`` is "exact" when a plan
-    gave the exact answer, else "pooled"; ``win_share`` and ``regret`` measure the uncertainty of
-    the choice (choice.py); ``seconds`` is tune's own time."""
+    result, and then every row's ``error`` is the largest over the parts of the part's error
+    over its target), or without one the smallest error the pilots measured (``target_given``
+    says which); ``reference`` is "exact" when a plan gave the exact answer, else "pooled";
+    ``win_share`` and ``regret`` measure the uncertainty of the choice (choice.py); ``seconds``
+    is tune's own time."""
 
     program: Program
     rows: list[Row]
@@ -134,7 +134,7 @@ class Tuning:
             return (f"target errors {target_text(self.target_error)} ({what}, one per part of the result): mean "
                     f"squared error of each part's numbers over its target (the largest) against {against}; "
                     f"particles and time: one run that reaches them{fixed}")
-        return (f"target error {self.target_error:.3g} ({what}): mean squared error of each part of the "
+        return (f"target error {target_text(self.target_error)} ({what}): mean squared error of each part of the "
                 f"result's numbers (the largest) against {against}; particles and time: one run that reaches it{fixed}")
 
     def footer(self) -> list[str]:
@@ -143,8 +143,8 @@ class Tuning:
                  f"{_seconds(c.seconds)} a run"]
         speedup = self.speedup()
         if speedup is not None and c.method != "pf":
-            lines[-1] += (f" (predicted {speedup:.3g}x faster than pf, the program as written)" if math.isfinite(speedup)
-                          else " (pf, the program as written, does not reach the target)")
+            lines[-1] += (f" (predicted {speedup:.3g}x faster than pf, the program as written)"
+                          if math.isfinite(speedup) else " (pf, the program as written, does not reach the target)")
         lines.append(f"the choice: fastest in {self.win_share:.0%} of {self.bootstrap} bootstrap resamplings of "
                      f"the pilot runs; in 90% of them within {self.regret:.3g}x of the fastest")
         counts = {s: sum(r.status == s for r in self.rows) for s in (REJECTED, FAILED, NOT_RUN)}
