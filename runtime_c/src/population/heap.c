@@ -59,13 +59,14 @@
  * Symbolic values (-m ssi) do not live here: a particle's symbolic state is the engine's (sym.h), one
  * reference-counted object that offspring share (barrier.c counts it at the barrier) and that the
  * first offspring to write copies; list cells hold its node references as plain 'S' words. */
+#define _DEFAULT_SOURCE /* posix_memalign, madvise's MADV_HUGEPAGE */
 #include "population.h"
 
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 enum { FIRST_CHUNK_WORDS = 512,  /* a thread's first chunk: small filters take little */
-       CHUNK_WORDS = 8192,       /* chunks double up to this size (64 KiB) */
        FLOOR_WORDS = 1 << 17 };  /* no collection before this many words were allocated (1 MiB) */
 
 #define RT_CELL_MARK (UINT64_C(1) << 63)
@@ -83,6 +84,17 @@ typedef struct chunk {
   uint32_t pad;
   uint64_t words[];
 } chunk;
+
+/* Chunks double up to CHUNK_BYTES, a huge page, which the kernel is asked to back as one
+ * (MADV_HUGEPAGE) for the first HUGE_BYTES of a heap: at 64 KiB chunks of 4 KiB pages, the page
+ * faults of the heap's fresh memory and the TLB misses of cells spread over megabytes took the walk
+ * keeping its trajectory 32 -> 26 ns a particle-step at N = 10^4 and 40 -> 31 at 10^5
+ * (benchmarks/trajectory.py's `kept`, against GLIBC_TUNABLES=glibc.malloc.hugetlb=1 for the same
+ * effect).  Past that, fresh huge pages cost more than they save: at N = 10^6, 1.5 GiB of them took
+ * the walk returning its trajectory from 45-48 to 49-65 ns (the kernel clearing pages: 7 -> 24% of the
+ * run), and chunks there are plain memory. */
+enum { CHUNK_BYTES = 1 << 21, CHUNK_WORDS = (CHUNK_BYTES - sizeof(chunk)) / sizeof(uint64_t) };
+#define HUGE_BYTES (UINT64_C(256) << 20)
 
 static uint32_t *chunk_offsets(chunk *c) { return (uint32_t *)(c->words + c->cap); } /* offsets[-1 - i] */
 static uint64_t *chunk_cell(chunk *c, uint32_t i) { return c->words + chunk_offsets(c)[-1 - (int64_t)i]; }
@@ -117,6 +129,10 @@ typedef struct heap_local {
   const char *last_elem; /* the element type promoted last, and its cells' aux word */
   uint64_t last_aux;
   uint32_t id;           /* the thread, in runs' `local` */
+  chunk *spare;          /* (a young local's) full-size chunks a collection freed, for this thread's next
+                          * chunks and copies (local_retire) */
+  int64_t spare_words;
+  uint64_t huge_bytes;   /* (a young local's) its thread's chunks asked to be huge pages (chunk_malloc) */
   char pad[64];          /* no false sharing between threads' counters */
 } heap_local;
 
@@ -127,6 +143,7 @@ struct rt_heap {
   uint64_t epoch;
   int64_t mature_after_major; /* mature words the last major collection left */
   int64_t kept_by_minor; /* words the last minor collection moved to the mature generation */
+  uint32_t chunk_cap;    /* the chunks' largest size: CHUNK_WORDS, less under a small memory limit */
   char **types;          /* descriptors interned for checkpoints */
   int32_t n_types;
 };
@@ -145,14 +162,22 @@ rt_heap *rt_heap_new(int threads) {
   }
   for (int k = 0; k < h->n_locals; k++) {
     h->locals[k] = (heap_local){.heap = h, .next_cap = FIRST_CHUNK_WORDS, .id = (uint32_t)k};
-    h->mature[k] = (heap_local){.heap = h, .next_cap = CHUNK_WORDS, .id = (uint32_t)k};
+    h->mature[k] = (heap_local){.heap = h, .next_cap = FIRST_CHUNK_WORDS, .id = (uint32_t)k};
   }
   h->epoch = 1;
+  h->chunk_cap = CHUNK_WORDS;
   return h;
 }
 
+/* Each thread's generations end in a chunk partly used, and a collection reserves two more for its
+ * copies: under a limit where chunks of CHUNK_WORDS would be more than a 32nd of it a thread, they
+ * stop growing there (at the least at SMALL_CAP), which is the memory the collector may waste. */
+enum { SMALL_CAP = 8192 };
+
 void rt_heap_set_budget(rt_heap *h, rt_budget *b) {
   for (int k = 0; k < h->n_locals; k++) h->locals[k].budget = h->mature[k].budget = b;
+  uint64_t share = b ? b->words / (32 * (uint64_t)h->n_locals) : CHUNK_WORDS;
+  h->chunk_cap = share >= CHUNK_WORDS ? CHUNK_WORDS : share > SMALL_CAP ? (uint32_t)share : SMALL_CAP;
 }
 
 void rt_heap_next_epoch(rt_heap *h) { h->epoch++; }
@@ -194,16 +219,42 @@ static void local_forget(heap_local *L) {
   L->open_epoch = 0;
   L->words = 0;
   L->chunk_words = 0;
-  L->next_cap = FIRST_CHUNK_WORDS;
 }
 
-/* Frees L's chunks; returns the words it held of the budget. */
-static int64_t local_clear(heap_local *L) {
-  free_chain(L->chunk);
+/* Frees L's chunks, but keeps full-size ones as its thread's spares while the spares hold fewer
+ * than `keep` words; returns the words L held of the budget (spares hold none).  A collection keeps
+ * as many as the young generation it ends held, about what the next one will take before it is
+ * collected: a chunk freed and taken again from malloc was fresh memory the kernel had to fault in
+ * again, and so is every chunk of a generation that starts small again (its chunks' size goes on
+ * where it was).  The spares are memory outside the filter's budget, at most the young generation
+ * just collected, and they go when the heap is cleared or the budget is nearly spent (pressed). */
+static int64_t local_retire(heap_local *L, int64_t keep) {
+  heap_local *S = &L->heap->locals[L->id];
+  for (chunk *c = L->chunk, *prev; c; c = prev) {
+    prev = c->prev;
+    if (c->cap == L->heap->chunk_cap && S->spare_words < keep) {
+      c->prev = S->spare;
+      S->spare = c;
+      S->spare_words += c->cap;
+    } else {
+      free(c);
+    }
+  }
   local_forget(L);
   int64_t taken = L->taken;
   L->taken = L->credit = 0;
   return taken;
+}
+
+static int64_t local_clear(heap_local *L) {
+  L->next_cap = FIRST_CHUNK_WORDS;
+  return local_retire(L, 0);
+}
+
+static void spares_free(heap_local *L) {
+  free_chain(L->spare);
+  L->spare = NULL;
+  L->spare_words = 0;
 }
 
 /* Gives the budget back what clearing took from the locals (a thread's share may be negative: only
@@ -214,7 +265,11 @@ static void give_back(rt_heap *h, int64_t taken) {
 
 void rt_heap_clear(rt_heap *h) {
   int64_t taken = 0;
-  for (int k = 0; k < h->n_locals; k++) taken += local_clear(&h->locals[k]) + local_clear(&h->mature[k]);
+  for (int k = 0; k < h->n_locals; k++) {
+    taken += local_clear(&h->locals[k]) + local_clear(&h->mature[k]);
+    spares_free(&h->locals[k]);
+    h->locals[k].huge_bytes = 0;
+  }
   h->mature_after_major = h->kept_by_minor = 0;
   give_back(h, taken);
 }
@@ -252,15 +307,36 @@ int64_t rt_heap_live_words(const rt_heap *h) {
   return total;
 }
 
+/* A chunk of `cap` words for thread S (its young local) from malloc, a huge page while the thread's
+ * share of HUGE_BYTES lasts. */
+static chunk *chunk_malloc(heap_local *S, uint64_t cap) {
+  size_t bytes = sizeof(chunk) + cap * sizeof(uint64_t);
+  if (bytes != CHUNK_BYTES || S->huge_bytes >= HUGE_BYTES / (uint64_t)S->heap->n_locals) return malloc(bytes);
+  void *p = NULL;
+  if (posix_memalign(&p, CHUNK_BYTES, bytes)) return NULL;
+  S->huge_bytes += bytes;
+#ifdef MADV_HUGEPAGE
+  madvise(p, bytes, MADV_HUGEPAGE); /* advice: refused, the chunk is still memory */
+#endif
+  return p;
+}
+
 /* A new current chunk for L with room for a cell of `words` words; 0, or -1 when refused. */
 static int new_chunk(heap_local *L, uint32_t words) {
   uint64_t cap = L->next_cap;
   uint64_t need = (uint64_t)words + 1; /* the cell and its offset */
   if (cap < need) cap = need;
   if (cap > UINT32_MAX) return -1;
+  heap_local *S = &L->heap->locals[L->id];
+  chunk *c = NULL;
+  uint32_t most = L->heap->chunk_cap;
+  if (S->spare && need <= most) cap = most;
   if (!reserve(L, cap)) return -1;
-  chunk *c = malloc(sizeof(chunk) + cap * sizeof(uint64_t));
-  if (!c) {
+  if (cap == most && S->spare) {
+    c = S->spare;
+    S->spare = c->prev;
+    S->spare_words -= c->cap;
+  } else if (!(c = chunk_malloc(S, cap))) {
     L->credit += (int64_t)cap; /* not taken after all */
     return -1;
   }
@@ -269,7 +345,7 @@ static int new_chunk(heap_local *L, uint32_t words) {
   c->used = c->n_cells = 0;
   L->chunk = c;
   L->chunk_words += (int64_t)cap;
-  if (L->next_cap < CHUNK_WORDS) L->next_cap *= 2;
+  L->next_cap = L->next_cap < most / 2 ? 2 * L->next_cap : most;
   return 0;
 }
 
@@ -526,15 +602,25 @@ void rt_heap_hold(rt_heap *heap, int k, sirenrt_ctx *ctx, uint8_t *frame, const 
 
 /* ------------------------------------------------------------------ collection ----------------- */
 
-/* Under a memory limit, a collection must find room for its copies (at most what the heap holds,
- * and a quarter more for offsets and chunk ends) beside the heap: when what the budget has left
- * comes near that, the next collection is a major one, which leaves the least. */
+/* The chunk words copies of `words` words can take in chunks of `next` words and on: a quarter more
+ * for the offsets and the chunks' ends, and two chunks of the size they double to (at most twice the
+ * copies, or the largest). */
+static uint64_t copy_room(const rt_heap *h, uint64_t words, uint64_t next) {
+  uint64_t last = 2 * words > next ? 2 * words : next;
+  return words + words / 4 + 2 * (last < h->chunk_cap ? last : h->chunk_cap);
+}
+
+/* Under a memory limit, a collection must find room for its copies (at most what the heap holds)
+ * beside the heap: when what the budget has left comes near that, the next collection is a major
+ * one, which leaves the least. */
 static int pressed(const rt_heap *h) {
   const rt_budget *b = h->locals[0].budget;
   if (!b) return 0;
   uint64_t used = __atomic_load_n(&b->used, __ATOMIC_RELAXED);
-  uint64_t heap = (uint64_t)(mature_words(h) + young_words(h));
-  return used + heap + heap / 4 + 4 * CHUNK_WORDS + FLOOR_WORDS / 8 > b->words;
+  uint64_t heap = (uint64_t)(mature_words(h) + young_words(h)), next = 0;
+  for (int k = 0; k < h->n_locals; k++)
+    if (h->mature[k].next_cap > next) next = h->mature[k].next_cap;
+  return used + copy_room(h, heap, next) + FLOOR_WORDS / 8 > b->words;
 }
 
 /* A minor collection once the young cells are 8 times what the last one kept (and at least the floor):
@@ -789,9 +875,9 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
   heap_local *to = g->major ? fresh : h->mature;
   if (g->major)
     for (int k = 0; k < h->n_locals; k++)
-      fresh[k] = (heap_local){.heap = h, .budget = budget, .next_cap = CHUNK_WORDS, .id = (uint32_t)k};
+      fresh[k] = (heap_local){.heap = h, .budget = budget, .next_cap = h->mature[k].next_cap, .id = (uint32_t)k};
   int64_t room[RT_MAX_THREADS], total = 0;
-  for (int k = 0; k < threads; k++) total += room[k] = job.live[k] + job.live[k] / 4 + 2 * CHUNK_WORDS;
+  for (int k = 0; k < threads; k++) total += room[k] = (int64_t)copy_room(h, (uint64_t)job.live[k], to[k].next_cap);
   if (budget && !rt_budget_take(budget, (uint64_t)total)) {
     for (int64_t r = 0; r < n; r++)
       for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) chunk_cell(runs[r].r.c, i)[1] &= ~RT_CELL_MARK;
@@ -830,12 +916,15 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
   }
   walk(arg, root_forward, NULL);
 
-  /* 3. The old chunks go. */
-  int64_t taken = 0;
-  for (int k = 0; k < h->n_locals; k++) taken += local_clear(&h->locals[k]);
+  /* 3. The old chunks go, or stay as spares (local_retire). */
+  int64_t taken = 0, keep[RT_MAX_THREADS];
+  for (int k = 0; k < h->n_locals; k++) {
+    keep[k] = h->locals[k].chunk_words;
+    taken += local_retire(&h->locals[k], keep[k]);
+  }
   if (g->major) {
     for (int k = 0; k < h->n_locals; k++) {
-      taken += local_clear(&h->mature[k]);
+      taken += local_retire(&h->mature[k], keep[k]);
       free(h->mature[k].runs);
     }
     free(h->mature);
@@ -846,6 +935,8 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
     h->kept_by_minor = live;
   }
   give_back(h, taken);
+  if (pressed(h))
+    for (int k = 0; k < h->n_locals; k++) spares_free(&h->locals[k]);
   h->epoch++;
   return 0;
 }
