@@ -75,7 +75,7 @@ enum { FIRST_CHUNK_WORDS = 512,  /* a thread's first chunk: small filters take l
 #define RT_CELL_TYPE_BITS (RT_CELL_MATURE - 1)
 
 /* A chunk of cells: cells from the front; each cell's word offset, a uint32, from the back (so the
- * sweep can walk the cells backwards). */
+ * sweep can walk the cells backwards), written only for the cells of mixed runs (run.stride). */
 typedef struct chunk {
   struct chunk *prev; /* the chunk allocated before this one in the same chain */
   uint32_t cap;       /* words after the header */
@@ -102,13 +102,25 @@ static uint64_t chunk_free_words(const chunk *c) {
   return (uint64_t)c->cap - c->used - ((uint64_t)c->n_cells * 4 + 7) / 8;
 }
 
-/* Cells [first, next run's first or n_cells) of chunk c, allocated in epoch `epoch`. */
+/* Cells [first, next run's first or n_cells) of chunk c, allocated in epoch `epoch`.  While every
+ * cell of a run has the same size (a trajectory's, one a particle), `stride` is that size and the
+ * run's cells lie at base, base + stride, ...: their offsets are not written (a write stream
+ * beside the cells' and a read in the sweep: the walk keeping its trajectory at N = 10^5,
+ * 30.0-31.7 -> 29.6-29.8 ns a particle-step, collection 9.5-9.9 -> 8.9-9.3; unchanged at 10^4).  A cell of another size writes them all and makes the run mixed (stride 0). */
 typedef struct run {
   chunk *c;
   uint32_t first;
   uint32_t local;
   uint64_t epoch;
+  uint32_t base;   /* the word offset of its first cell */
+  uint32_t stride; /* its cells' words, 0 when they differ, RUN_EMPTY before the first */
 } run;
+
+#define RUN_EMPTY UINT32_MAX
+
+static uint64_t *run_cell(const run *r, uint32_t i) {
+  return r->stride ? r->c->words + r->base + (uint64_t)(i - r->first) * r->stride : chunk_cell(r->c, i);
+}
 
 typedef struct heap_local {
   rt_nursery nursery;    /* first: the lanes' conses (rt_heap_nursery) */
@@ -116,6 +128,7 @@ typedef struct heap_local {
   chunk *chunk;          /* the current chunk, the newest of the chain (prev links) */
   uint32_t next_cap;     /* the size of the next chunk */
   run *runs;             /* this thread's runs, in allocation order */
+  run *open;             /* the newest, which the current chunk's next cell joins (NULL: none) */
   int64_t n_runs, cap_runs;
   uint64_t open_epoch;   /* the newest run's epoch (0: no run), which the current chunk holds */
   int64_t words;         /* cell words this thread's chunks hold */
@@ -216,6 +229,7 @@ static int64_t free_chain(chunk *c) {
 static void local_forget(heap_local *L) {
   L->chunk = NULL;
   L->n_runs = 0;
+  L->open = NULL;
   L->open_epoch = 0;
   L->words = 0;
   L->chunk_words = 0;
@@ -357,7 +371,8 @@ static int push_run(heap_local *L, uint64_t epoch) {
     L->runs = r;
     L->cap_runs = cap;
   }
-  L->runs[L->n_runs++] = (run){L->chunk, L->chunk->n_cells, L->id, epoch};
+  L->open = &L->runs[L->n_runs++];
+  *L->open = (run){L->chunk, L->chunk->n_cells, L->id, epoch, L->chunk->used, RUN_EMPTY};
   L->open_epoch = epoch;
   return 0;
 }
@@ -379,11 +394,26 @@ static inline int cell_fits(const heap_local *L, uint32_t words, uint64_t epoch)
   return L->chunk && chunk_free_words(L->chunk) >= (uint64_t)words + 1 && L->open_epoch == epoch;
 }
 
+/* The open run r gets a cell of another size than its others: their offsets are written. */
+static __attribute__((noinline)) void run_mixed(chunk *c, run *r) {
+  for (uint32_t i = r->first; i < c->n_cells; i++)
+    chunk_offsets(c)[-1 - (int64_t)i] = r->base + (i - r->first) * r->stride;
+  r->stride = 0;
+}
+
 /* A cell of `words` words at the end of the open run, which cell_fits. */
 static inline uint64_t *cell_bump(heap_local *L, uint32_t words) {
   chunk *c = L->chunk;
+  run *r = L->open;
   uint64_t *cell = c->words + c->used;
-  chunk_offsets(c)[-1 - (int64_t)c->n_cells] = c->used;
+  if (r->stride != words) {
+    if (r->stride == RUN_EMPTY) {
+      r->stride = words;
+    } else {
+      if (r->stride) run_mixed(c, r);
+      chunk_offsets(c)[-1 - (int64_t)c->n_cells] = c->used;
+    }
+  }
   c->used += words;
   c->n_cells++;
   L->words += words;
@@ -707,7 +737,7 @@ static uint32_t bitmap_words(const span_of_cells *run) { return (run->end - run-
 
 /* The cell of bit b (its lowest set bit) of word w of a run's live bitmap. */
 static uint64_t *live_cell(const span_of_cells *run, uint32_t w, uint64_t b) {
-  return chunk_cell(run->r.c, run->r.first + 64 * w + (uint32_t)__builtin_ctzll(b));
+  return run_cell(&run->r, run->r.first + 64 * w + (uint32_t)__builtin_ctzll(b));
 }
 
 /* Oldest first: by epoch, then as each thread allocated them. */
@@ -759,8 +789,8 @@ static void mark_group(void *arg, int k, int threads) {
     const span_of_cells *run = &j->runs[r];
     if ((int)(run->r.local % (uint32_t)threads) != k) continue;
     for (uint32_t i = run->end; i-- > run->r.first;) {
-      uint64_t *cell = chunk_cell(run->r.c, i);
-      if (i >= run->r.first + AHEAD) prefetch_tail(chunk_cell(run->r.c, i - AHEAD));
+      uint64_t *cell = run_cell(&run->r, i);
+      if (i >= run->r.first + AHEAD) prefetch_tail(run_cell(&run->r, i - AHEAD));
       uint64_t aux = cell[1];
       if (!(aux & RT_CELL_MARK)) continue;
       uint32_t at = i - run->r.first;
@@ -880,7 +910,7 @@ int rt_heap_collect(rt_heap *h, rt_root_walk *walk, void *arg, int major, const 
   for (int k = 0; k < threads; k++) total += room[k] = (int64_t)copy_room(h, (uint64_t)job.live[k], to[k].next_cap);
   if (budget && !rt_budget_take(budget, (uint64_t)total)) {
     for (int64_t r = 0; r < n; r++)
-      for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) chunk_cell(runs[r].r.c, i)[1] &= ~RT_CELL_MARK;
+      for (uint32_t i = runs[r].r.first; i < runs[r].end; i++) run_cell(&runs[r].r, i)[1] &= ~RT_CELL_MARK;
     walk(arg, root_unmark, NULL);
     free(runs);
     free(bits);
