@@ -106,7 +106,8 @@ static uint64_t chunk_free_words(const chunk *c) {
  * cell of a run has the same size (a trajectory's, one a particle), `stride` is that size and the
  * run's cells lie at base, base + stride, ...: their offsets are not written (a write stream
  * beside the cells' and a read in the sweep: the walk keeping its trajectory at N = 10^5,
- * 30.0-31.7 -> 29.6-29.8 ns a particle-step, collection 9.5-9.9 -> 8.9-9.3; unchanged at 10^4).  A cell of another size writes them all and makes the run mixed (stride 0). */
+ * 30.0-31.7 -> 29.6-29.8 ns a particle-step, collection 9.5-9.9 -> 8.9-9.3; unchanged at 10^4).
+ * A cell of another size writes them all and makes the run mixed (stride 0: run_mixed). */
 typedef struct run {
   chunk *c;
   uint32_t first;
