@@ -1,8 +1,8 @@
 /* test_heap.c — the population's shared list heap (heap.c): a collection keeps exactly the cells some
  * particle can reach (the surviving ancestry: far fewer than N copies of the history) with their
- * contents, the heap between collections stays within the policy's bound, answers do not depend on the
- * thread count, what estimate() mid-stream adds is garbage the next collection drops, and a long run
- * with nested lists, dropped suffixes and garbage resamples cleanly.  Checkpoints (checkpoint.c),
+ * contents, the heap between collections stays within the policy's bound and takes the chunks
+ * collections freed again rather than fresh memory, answers do not depend on the thread count,
+ * what estimate() mid-stream adds is garbage the next collection drops, and a long run with nested lists, dropped suffixes and garbage resamples cleanly.  Checkpoints (checkpoint.c),
  * which rebuild that heap: a filter saved mid-stream and restored continues bit for bit, and damaged
  * or foreign bytes are refused.  Under ASan (how CI builds these tests) a cell read after its chunk
  * was freed by a collection is reported. */
@@ -175,6 +175,13 @@ static void test_memory_follows_ancestry(int32_t threads) {
     CHECK(cells <= bound && cells < N * (int64_t)t / 4, "step %d: %lld cells reachable, bound %.0f, N*t = %lld", t,
           (long long)cells, bound, (long long)N * t);
   }
+  /* The chunks collections free are taken again (heap.c: local_retire), not malloc'd afresh: fresh
+   * memory is faulted in by the kernel page by page. */
+  int64_t fresh, reused;
+  rt_heap_chunk_counts(f->heap, &fresh, &reused);
+  printf("# %d threads: %lld chunks from malloc, %lld taken again\n", (int)threads, (long long)fresh, (long long)reused);
+  CHECK(reused > fresh, "%d threads: %lld chunks from malloc, only %lld taken again", (int)threads,
+        (long long)fresh, (long long)reused);
   sirenrt_filter_free(f);
 }
 

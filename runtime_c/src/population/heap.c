@@ -147,6 +147,7 @@ typedef struct heap_local {
                           * chunks and copies (local_retire) */
   int64_t spare_words;
   uint64_t huge_bytes;   /* (a young local's) its thread's chunks asked to be huge pages (chunk_malloc) */
+  int64_t fresh, reused; /* (a young local's) its thread's chunks taken from malloc, and from the spares */
   char pad[64];          /* no false sharing between threads' counters */
 } heap_local;
 
@@ -322,6 +323,14 @@ int64_t rt_heap_live_words(const rt_heap *h) {
   return total;
 }
 
+void rt_heap_chunk_counts(const rt_heap *h, int64_t *fresh, int64_t *reused) {
+  *fresh = *reused = 0;
+  for (int k = 0; k < h->n_locals; k++) {
+    *fresh += h->locals[k].fresh;
+    *reused += h->locals[k].reused;
+  }
+}
+
 /* A chunk of `cap` words for thread S (its young local) from malloc, a huge page while the thread's
  * share of HUGE_BYTES lasts. */
 static chunk *chunk_malloc(heap_local *S, uint64_t cap) {
@@ -351,9 +360,12 @@ static int new_chunk(heap_local *L, uint32_t words) {
     c = S->spare;
     S->spare = c->prev;
     S->spare_words -= c->cap;
+    S->reused++;
   } else if (!(c = chunk_malloc(S, cap))) {
     L->credit += (int64_t)cap; /* not taken after all */
     return -1;
+  } else {
+    S->fresh++;
   }
   c->prev = L->chunk;
   c->cap = (uint32_t)cap;

@@ -41,6 +41,8 @@ void rt_heap_set_budget(rt_heap *h, rt_budget *b); /* its chunks count against b
 void rt_heap_clear(rt_heap *h);    /* frees every cell */
 void rt_heap_free(rt_heap *h);
 int64_t rt_heap_live_words(const rt_heap *h); /* the words of the cells allocated and not yet collected */
+/* The chunks the heap took from malloc, and those it took again from what collections freed (spares). */
+void rt_heap_chunk_counts(const rt_heap *h, int64_t *fresh, int64_t *reused);
 /* A new epoch (heap.c): called between phases that promote cells, on one thread, so that no cell a
  * thread promotes refers to one another thread promoted in the same epoch. */
 void rt_heap_next_epoch(rt_heap *h);
