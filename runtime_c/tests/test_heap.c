@@ -2,10 +2,11 @@
  * particle can reach (the surviving ancestry: far fewer than N copies of the history) with their
  * contents, the heap between collections stays within the policy's bound and takes the chunks
  * collections freed again rather than fresh memory, answers do not depend on the thread count,
- * what estimate() mid-stream adds is garbage the next collection drops, and a long run with nested lists, dropped suffixes and garbage resamples cleanly.  Checkpoints (checkpoint.c),
- * which rebuild that heap: a filter saved mid-stream and restored continues bit for bit, and damaged
- * or foreign bytes are refused.  Under ASan (how CI builds these tests) a cell read after its chunk
- * was freed by a collection is reported. */
+ * what estimate() mid-stream adds is garbage the next collection drops, and a long run with nested
+ * lists, dropped suffixes and garbage resamples cleanly.  Checkpoints (checkpoint.c), which rebuild
+ * that heap: a filter saved mid-stream and restored continues bit for bit, and damaged or foreign
+ * bytes are refused.  Under ASan (how CI builds these tests) a cell read after its chunk was freed
+ * by a collection is reported. */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
 
